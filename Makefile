@@ -1,0 +1,114 @@
+# threadlab -- build, test, bench, install.
+#
+#   make              build build/threadlab
+#   make check        unit, integration and CLI tests (the CI command)
+#   make check-asan   the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make check-tsan   the same under ThreadSanitizer
+#   make bench        throughput and latency tables (not part of check)
+#   make install      PREFIX=/usr/local DESTDIR=
+#   make clean
+
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CC       ?= cc
+SAN      ?=
+
+ifeq ($(SAN),asan)
+  BUILD    := build/asan
+  SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else ifeq ($(SAN),tsan)
+  BUILD    := build/tsan
+  SANFLAGS := -fsanitize=thread
+else ifeq ($(SAN),)
+  BUILD    := build
+  SANFLAGS :=
+else
+  $(error SAN must be asan, tsan or empty, not '$(SAN)')
+endif
+
+OPT      ?= -O2
+WARN     := -Wall -Wextra -Werror -pedantic -Wno-overlength-strings
+CFLAGS   += -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -pthread -MMD -MP $(SANFLAGS)
+CPPFLAGS += -Imodels -Isim
+LDFLAGS  += -pthread $(SANFLAGS)
+
+# pkg-config is asked only when building, so that `make clean` works anywhere.
+NEEDS_DEPS := $(filter-out clean,$(or $(MAKECMDGOALS),all))
+ifneq ($(NEEDS_DEPS),)
+  DEPS_OK := $(shell scripts/need-deps >&2 && echo ok)
+  ifneq ($(DEPS_OK),ok)
+    $(error missing dependencies (see above))
+  endif
+  NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw)
+  NCURSES_LIBS   := $(shell pkg-config --libs ncursesw)
+  CHECK_CFLAGS   := $(shell pkg-config --cflags check)
+  CHECK_LIBS     := $(shell pkg-config --libs check)
+endif
+
+LIB_SRCS  := $(wildcard models/*.c models/*/*.c) \
+             $(filter-out sim/cli/%,$(wildcard sim/*/*.c))
+CLI_SRCS  := $(wildcard sim/cli/*.c)
+TEST_SRCS := $(wildcard tests/check_*.c)
+SUPPORT_SRCS := $(wildcard tests/support/*.c)
+
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+SUPPORT_OBJS := $(SUPPORT_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+LIB       := $(BUILD)/libthreadlab.a
+BIN       := $(BUILD)/threadlab
+
+.PHONY: all check check-asan check-tsan bench install clean
+.DELETE_ON_ERROR:
+
+all: $(BIN)
+
+$(BIN): $(CLI_OBJS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(NCURSES_LIBS) -lm
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(NCURSES_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SUPPORT_OBJS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(CHECK_LIBS) -lm
+
+# Every test binary runs even when one fails; the target fails if any did.
+# THREADLAB_BIN lets the CLI tests find the binary of this build flavour.
+check: $(TEST_BINS) $(BIN)
+	@failed=0; for t in $(TEST_BINS); do \
+	  echo "== $$t"; \
+	  THREADLAB_BIN=$(BIN) $$t || failed=1; \
+	done; \
+	THREADLAB_BIN=$(BIN) tests/cli/run.sh || failed=1; \
+	if [ $$failed -ne 0 ]; then echo "make check: FAILED"; exit 1; fi; \
+	echo "make check ($(or $(SAN),plain)): all passed"
+
+check-asan:
+	$(MAKE) SAN=asan check
+
+# TSan needs a fixed memory layout; setarch -R turns off address
+# randomisation for the test processes (newer kernels' ASLR breaks TSan).
+check-tsan:
+	setarch $$(uname -m) -R $(MAKE) SAN=tsan check
+
+bench: $(BIN)
+	bench/bench.sh $(BIN)
+
+install: $(BIN)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/threadlab
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(SUPPORT_OBJS:.o=.d) \
+         $(TEST_SRCS:tests/%.c=$(BUILD)/obj/tests/%.d)

@@ -1,0 +1,346 @@
+/* bio.c -- model 1: thread per connection, blocking I/O.
+ *
+ * The oldest server design, and the simplest to read: one acceptor thread
+ * waits for connections and gives each one a thread of its own, which
+ * blocks in read(), handles the line, blocks in write(), and loops until the
+ * client leaves.
+ *
+ *     acceptor thread                  connection threads (one per client)
+ *     +--------------------+           +-----------------------------------+
+ *     | poll(listen, wake) |  spawn    | read() -> decode -> handle -> write() |
+ *     | accept()           |---------->|   blocks freely: !sleep stalls    |
+ *     | reap exited threads|           |   only its own client             |
+ *     +--------------------+           +-----------------------------------+
+ *       owns the listen fd               each owns its connection fd
+ *
+ * A line travels: kernel -> read() into the session's buffer -> the session
+ * decides the reply -> the same thread does the work (!cpu, !sleep) ->
+ * write(). Nothing is shared between connections but the list of live
+ * connections (for stop) and the counters.
+ *
+ * The cost is a thread per connection: a stack each (--stack-kb), a
+ * scheduler entry each, and a context switch for every line. It breaks when
+ * connections outnumber the threads the machine can hold; --max-threads
+ * bounds the damage by refusing the rest with "!err busy".
+ */
+#include "bio.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "echo/session.h"
+
+#define BIO_REAP_INTERVAL_MS 1000   /* the acceptor joins exited threads */
+#define BIO_REJECT_LINGER_MS 100    /* the acceptor waits this long at most */
+
+struct bio_conn {
+    struct bio_server *server;
+    int fd;                    /* owned by the connection thread */
+    uint64_t id;               /* connection number, 1, 2, ... */
+    pthread_t thread;
+    char name[16];             /* thread name: "conn-<id>" */
+    struct bio_conn *prev;     /* in server->live, or next in ->exited */
+    struct bio_conn *next;
+};
+
+struct bio_server {
+    struct server_opts opts;
+    struct net_acceptor acceptor;
+    int wake_fd;               /* eventfd: tells the acceptor to stop */
+    pthread_t acceptor_thread;
+    atomic_bool stopping;
+
+    pthread_mutex_t lock;      /* guards live, exited, live_count */
+    pthread_cond_t all_exited; /* signalled when live_count drops to 0 */
+    struct bio_conn *live;     /* connections whose thread runs */
+    struct bio_conn *exited;   /* threads that ended and wait to be joined */
+    uint64_t live_count;
+    uint64_t next_conn_id;     /* acceptor thread only */
+
+    atomic_uint_fast64_t accepted, rejected, spawned, reaped;
+    atomic_uint_fast64_t lines, bytes_in, bytes_out;
+};
+
+/* ---- the connection thread (the heart) ---------------------------------- */
+
+static void conn_leave(struct bio_conn *c)
+{
+    struct bio_server *s = c->server;
+
+    /* Unlink before the fd closes, so that bio_stop never shuts down a
+     * descriptor number that has already been reused. */
+    pthread_mutex_lock(&s->lock);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->live = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->next = s->exited;
+    s->exited = c;
+    if (--s->live_count == 0)
+        pthread_cond_broadcast(&s->all_exited);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void *conn_main(void *arg)
+{
+    struct bio_conn *c = arg;
+    struct bio_server *s = c->server;
+    struct echo_session session;
+    struct echo_reply reply;
+    bool linger = false;
+
+    if (echo_session_init(&session, "bio", c->id, s->opts.max_line) < 0)
+        goto out_leave;
+    for (;;) {
+        size_t room;
+        char *buf = echo_session_space(&session, &room);
+        if (!buf)
+            break;
+        /* Blocks until the client sends, leaves, or bio_stop shuts down
+         * our read side (then the kernel hands over what it already holds,
+         * and 0). */
+        ssize_t n = net_read(c->fd, buf, room);
+        if (n <= 0)
+            break;
+        echo_session_commit(&session, (size_t)n);
+        atomic_fetch_add_explicit(&s->bytes_in, (uint64_t)n, memory_order_relaxed);
+
+        while (echo_session_next(&session, c->name, &reply)) {
+            echo_do_work(&reply);          /* blocking is fine: our own thread */
+            if (net_write_all(c->fd, reply.data, reply.len) < 0)
+                goto out_session;
+            atomic_fetch_add_explicit(&s->bytes_out, reply.len, memory_order_relaxed);
+            atomic_fetch_add_explicit(&s->lines, 1, memory_order_relaxed);
+            if (reply.close_after) {
+                linger = true;
+                goto out_session;
+            }
+        }
+    }
+out_session:
+    echo_session_free(&session);
+out_leave:
+    conn_leave(c);
+    if (linger)
+        net_lingering_close(c->fd, s->opts.linger_ms);
+    else
+        close(c->fd);
+    return NULL;
+}
+
+/* ---- the acceptor thread ------------------------------------------------ */
+
+/* Join threads that have ended. Acceptor thread, or bio_stop after it. */
+static void reap_exited(struct bio_server *s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct bio_conn *c = s->exited;
+    s->exited = NULL;
+    pthread_mutex_unlock(&s->lock);
+
+    while (c) {
+        struct bio_conn *next = c->next;
+        pthread_join(c->thread, NULL);
+        atomic_fetch_add_explicit(&s->reaped, 1, memory_order_relaxed);
+        free(c);
+        c = next;
+    }
+}
+
+static void reject_busy(struct bio_server *s, int fd)
+{
+    /* Said on a fresh socket: the send buffer is empty, so this never
+     * blocks. The short linger keeps the reply from being lost to a reset
+     * without letting one silent client hold up the acceptor for long. */
+    (void)net_write_all(fd, ECHO_ERR_BUSY, sizeof(ECHO_ERR_BUSY) - 1);
+    net_lingering_close(fd, BIO_REJECT_LINGER_MS);
+    atomic_fetch_add_explicit(&s->rejected, 1, memory_order_relaxed);
+}
+
+static void spawn_conn(struct bio_server *s, int fd)
+{
+    struct bio_conn *c = calloc(1, sizeof(*c));
+    if (!c) {
+        close(fd);
+        return;
+    }
+    c->server = s;
+    c->fd = fd;
+    c->id = ++s->next_conn_id;
+    snprintf(c->name, sizeof(c->name), "conn-%llu", (unsigned long long)c->id);
+
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    if (s->opts.stack_kb > 0)
+        pthread_attr_setstacksize(&attr, (size_t)s->opts.stack_kb * 1024);
+
+    /* Link first: the thread may end (and unlink itself) before
+     * pthread_create even returns. */
+    pthread_mutex_lock(&s->lock);
+    c->next = s->live;
+    if (s->live)
+        s->live->prev = c;
+    s->live = c;
+    s->live_count++;
+    int rc = pthread_create(&c->thread, &attr, conn_main, c);
+    if (rc != 0) {
+        s->live = c->next;
+        if (s->live)
+            s->live->prev = NULL;
+        s->live_count--;
+    }
+    pthread_mutex_unlock(&s->lock);
+    pthread_attr_destroy(&attr);
+
+    if (rc != 0) {           /* EAGAIN: the machine is out of threads */
+        free(c);
+        reject_busy(s, fd);
+        return;
+    }
+    pthread_setname_np(c->thread, c->name);
+    atomic_fetch_add_explicit(&s->spawned, 1, memory_order_relaxed);
+}
+
+static bool at_thread_limit(struct bio_server *s)
+{
+    if (s->opts.max_threads <= 0)
+        return false;
+    pthread_mutex_lock(&s->lock);
+    bool full = s->live_count >= (uint64_t)s->opts.max_threads;
+    pthread_mutex_unlock(&s->lock);
+    return full;
+}
+
+static void *acceptor_main(void *arg)
+{
+    struct bio_server *s = arg;
+    struct pollfd fds[2] = {
+        { .fd = s->acceptor.listen_fd, .events = POLLIN },
+        { .fd = s->wake_fd, .events = POLLIN },
+    };
+
+    /* We poll before accept only so that bio_stop can wake us; a pure BIO
+     * server would block in accept() itself. */
+    while (!atomic_load(&s->stopping)) {
+        int rc = poll(fds, 2, BIO_REAP_INTERVAL_MS);
+        reap_exited(s);
+        if (rc <= 0 || !(fds[0].revents & POLLIN))
+            continue;
+        int fd = net_accept(&s->acceptor);
+        if (fd < 0) {
+            if (net_accept_error_is_fatal(fd)) {
+                fprintf(stderr, "bio: accept: %s\n", strerror(-fd));
+                break;
+            }
+            if (fd == -EMFILE || fd == -ENFILE)
+                poll(NULL, 0, 10);    /* let connections close first */
+            continue;
+        }
+        atomic_fetch_add_explicit(&s->accepted, 1, memory_order_relaxed);
+        if (at_thread_limit(s))
+            reject_busy(s, fd);
+        else
+            spawn_conn(s, fd);
+    }
+    return NULL;
+}
+
+/* ---- lifetime ----------------------------------------------------------- */
+
+struct bio_server *bio_start(const struct server_opts *opts)
+{
+    struct bio_server *s = calloc(1, sizeof(*s));
+    int rc;
+
+    if (!s)
+        return NULL;
+    s->opts = *opts;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->all_exited, NULL);
+    net_ignore_sigpipe();
+
+    rc = net_acceptor_open(&s->acceptor, &opts->listen, false);
+    if (rc < 0)
+        goto out_free;
+    s->wake_fd = eventfd(0, EFD_CLOEXEC);
+    if (s->wake_fd < 0) {
+        rc = -errno;
+        goto out_close_acceptor;
+    }
+    rc = -pthread_create(&s->acceptor_thread, NULL, acceptor_main, s);
+    if (rc < 0)
+        goto out_close_wake;
+    pthread_setname_np(s->acceptor_thread, "acceptor");
+    return s;
+
+out_close_wake:
+    close(s->wake_fd);
+out_close_acceptor:
+    net_acceptor_close(&s->acceptor);
+out_free:
+    pthread_cond_destroy(&s->all_exited);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    errno = -rc;
+    return NULL;
+}
+
+uint16_t bio_port(const struct bio_server *s)
+{
+    return net_acceptor_port(&s->acceptor);
+}
+
+void bio_stats(struct bio_server *s, struct bio_stats *out)
+{
+    out->accepted = atomic_load(&s->accepted);
+    out->rejected = atomic_load(&s->rejected);
+    out->shed = atomic_load(&s->acceptor.shed);
+    out->threads_spawned = atomic_load(&s->spawned);
+    out->threads_reaped = atomic_load(&s->reaped);
+    out->lines = atomic_load(&s->lines);
+    out->bytes_in = atomic_load(&s->bytes_in);
+    out->bytes_out = atomic_load(&s->bytes_out);
+    pthread_mutex_lock(&s->lock);
+    out->live_threads = s->live_count;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void bio_stop(struct bio_server *s)
+{
+    uint64_t one = 1;
+
+    /* 1. Stop accepting: wake the acceptor and wait for it. */
+    atomic_store(&s->stopping, true);
+    (void)!write(s->wake_fd, &one, sizeof(one));
+    pthread_join(s->acceptor_thread, NULL);
+    net_acceptor_close(&s->acceptor);
+
+    /* 2. End every connection's input. A thread blocked in read() gets the
+     *    bytes the kernel already holds, then EOF; it answers every complete
+     *    line, flushes and leaves. */
+    pthread_mutex_lock(&s->lock);
+    for (struct bio_conn *c = s->live; c; c = c->next)
+        shutdown(c->fd, SHUT_RD);
+    while (s->live_count > 0)
+        pthread_cond_wait(&s->all_exited, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+
+    /* 3. Join and free. */
+    reap_exited(s);
+    close(s->wake_fd);
+    pthread_cond_destroy(&s->all_exited);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}

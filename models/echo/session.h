@@ -1,0 +1,107 @@
+/* session.h -- the echo protocol's logic, shared by all four models.
+ *
+ * Bytes in, bytes out, plus a work directive. The session decodes lines,
+ * decides what each one means and says what to send back; it never touches
+ * a socket, a thread or a clock. Each model executes the work directive its
+ * own way, and that difference is the lesson: a BIO or pool thread may block
+ * in `!sleep`, a loop thread must not.
+ *
+ *   read() --> echo_session_space/commit --> echo_session_next --> reply
+ *                                                    |
+ *                                          work: none | cpu N us | sleep N ms
+ *
+ * Commands (any other line, '!' or not, is echoed as it came):
+ *   !cpu N     burn N microseconds of CPU (0..10 000 000), then echo
+ *   !sleep N   block N milliseconds (0..60 000), then echo
+ *   !who       reply "!who model=M thread=T conn=C\n"
+ *   !quit      echo, then close
+ * A bad argument gets "!err bad-argument\n" and the connection stays open. A
+ * line over max_line gets "!err line-too-long\n" and the connection closes.
+ */
+#ifndef THREADLAB_ECHO_SESSION_H
+#define THREADLAB_ECHO_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder.h"
+
+#define ECHO_CPU_MAX_US 10000000u   /* !cpu: at most 10 s */
+#define ECHO_SLEEP_MAX_MS 60000u    /* !sleep: at most 60 s */
+#define ECHO_WHO_MAX_BYTES 160      /* room for the !who reply */
+
+#define ECHO_ERR_LINE_TOO_LONG "!err line-too-long\n"
+#define ECHO_ERR_BAD_ARGUMENT "!err bad-argument\n"
+#define ECHO_ERR_BUSY "!err busy\n"
+
+/* What the handling thread must do before sending the reply. */
+enum echo_work {
+    ECHO_WORK_NONE,  /* reply at once */
+    ECHO_WORK_CPU,   /* burn work_amount microseconds of CPU first */
+    ECHO_WORK_SLEEP, /* block work_amount milliseconds first */
+};
+
+/* Why a reply is an error, for the board's counters. */
+enum echo_error {
+    ECHO_ERROR_NONE,
+    ECHO_ERROR_LINE_TOO_LONG,
+    ECHO_ERROR_BAD_ARGUMENT,
+};
+
+/* One decision: send `data`, after doing `work`, then maybe close. */
+struct echo_reply {
+    const char *data;        /* bytes to send; valid until the next _space */
+    size_t len;              /* how many */
+    enum echo_work work;     /* what to do before sending */
+    uint32_t work_amount;    /* microseconds (cpu) or milliseconds (sleep) */
+    bool close_after;        /* !quit or a fatal error: flush, then close */
+    enum echo_error error;   /* non-NONE for "!err" replies */
+    size_t request_len;      /* bytes of the request line, '\n' included */
+};
+
+struct echo_session {
+    struct echo_decoder decoder; /* the connection's input */
+    const char *model;           /* "bio", "pool", ... for !who */
+    uint64_t conn_id;            /* the connection's number, for !who */
+    bool closing;                /* a close_after reply was given */
+    char who[ECHO_WHO_MAX_BYTES];/* the last !who reply */
+};
+
+/* ---- lifetime ---- */
+
+/* Start a session for connection conn_id of a model. Returns 0 or -ENOMEM. */
+int echo_session_init(struct echo_session *s, const char *model,
+                      uint64_t conn_id, size_t max_line);
+void echo_session_free(struct echo_session *s);
+
+/* ---- input ---- */
+
+/* Where to read to and how much (see echo_decoder_space); NULL on ENOMEM. */
+char *echo_session_space(struct echo_session *s, size_t *len_out);
+void echo_session_commit(struct echo_session *s, size_t n);
+
+/* ---- decisions ---- */
+
+/* Decide the reply to the next complete line. thread_name is the name of the
+ * thread handling it (for !who). Returns true and fills *r, or false when
+ * more input is needed or the session is closing. */
+bool echo_session_next(struct echo_session *s, const char *thread_name,
+                       struct echo_reply *r);
+
+/* Decide what one line means, without a session: the pure core of
+ * echo_session_next, exposed for tests. line includes its '\n'. */
+void echo_decide(const char *line, size_t len, struct echo_reply *r);
+
+/* ---- work ---- */
+
+/* Burn `us` microseconds of this thread's CPU time (not wall time). */
+void echo_burn_cpu_us(uint32_t us);
+
+/* Block this thread for `ms` milliseconds, resuming after signals. */
+void echo_sleep_ms(uint32_t ms);
+
+/* Run r->work on the calling thread: the blocking models' way. */
+void echo_do_work(const struct echo_reply *r);
+
+#endif

@@ -1,0 +1,108 @@
+/* net.h -- socket helpers shared by every model and by the load generator.
+ *
+ * Listening with the channel options of Netty's ServerBootstrap (SO_BACKLOG
+ * on the server channel; SO_KEEPALIVE and TCP_NODELAY on each child), an
+ * accept that survives running out of file descriptors, and the small
+ * retry loops that every blocking or nonblocking socket needs (EINTR,
+ * partial writes). Nothing here knows about threads or models.
+ */
+#ifndef THREADLAB_NET_H
+#define THREADLAB_NET_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#define NET_BACKLOG_DEFAULT 511      /* as nginx and Redis; capped by somaxconn */
+#define NET_LINGER_MS_DEFAULT 2000   /* how long a lingering close drains */
+
+/* Where to listen and how to treat each accepted connection. */
+struct net_listen_opts {
+    const char *bind;   /* address to bind; NULL means 127.0.0.1 */
+    uint16_t port;      /* 0 asks the kernel for a free port */
+    int backlog;        /* accept queue length (SO_BACKLOG); 0: default */
+    bool keepalive;     /* SO_KEEPALIVE on accepted sockets */
+    bool nodelay;       /* TCP_NODELAY on accepted sockets */
+};
+
+/* A listening socket with a spare descriptor kept for EMFILE. */
+struct net_acceptor {
+    int listen_fd;      /* the listening socket */
+    int spare_fd;       /* /dev/null, closed to make room when fds run out */
+    bool keepalive;     /* copied from the options, applied per child */
+    bool nodelay;
+    atomic_uint_fast64_t shed; /* connections closed at once for lack of fds */
+};
+
+/* ---- process ---- */
+
+/* Ignore SIGPIPE: a write to a closed peer returns EPIPE instead of killing
+ * the whole server. Call once, before starting threads. */
+void net_ignore_sigpipe(void);
+
+/* ---- listening and accepting ---- */
+
+/* Bind and listen. nonblocking picks the socket mode (reactors want
+ * nonblocking, BIO blocks in poll + accept). Returns 0 or -errno. */
+int net_acceptor_open(struct net_acceptor *a, const struct net_listen_opts *o,
+                      bool nonblocking);
+
+/* Close the listening socket and the spare. */
+void net_acceptor_close(struct net_acceptor *a);
+
+/* The port the acceptor is bound to (useful after asking for port 0). */
+uint16_t net_acceptor_port(const struct net_acceptor *a);
+
+/* Accept one connection: returns its fd (close-on-exec, blocking, child
+ * options applied), or -errno. -EAGAIN: nothing to accept. -EMFILE/-ENFILE:
+ * the process is out of descriptors; the pending connection was accepted
+ * with the spare fd and closed at once so that it does not sit in the
+ * backlog forever (muduo's idle-fd trick, after libev's EMFILE note), and
+ * a->shed counts it. -ECONNABORTED and the like: the peer left early.
+ * Any thread, one at a time per acceptor. */
+int net_accept(struct net_acceptor *a);
+
+/* True when an accept error is fatal for the acceptor (EBADF, EINVAL...),
+ * false for the expected ones (EAGAIN, EMFILE, ECONNABORTED, EPROTO...). */
+bool net_accept_error_is_fatal(int neg_errno);
+
+/* ---- blocking and nonblocking I/O ---- */
+
+/* Set or clear O_NONBLOCK. Returns 0 or -errno. */
+int net_set_nonblocking(int fd, bool on);
+
+/* read(), retried on EINTR. Returns bytes read, 0 at EOF, or -errno. */
+ssize_t net_read(int fd, void *buf, size_t len);
+
+/* Write all of buf, retrying EINTR and partial writes; on a nonblocking
+ * socket stops at EAGAIN. Returns bytes written (== len on success) or
+ * -errno when nothing could be written. Never raises SIGPIPE. */
+ssize_t net_write(int fd, const void *buf, size_t len);
+
+/* Blocking sockets: write everything or fail. Returns 0 or -errno. */
+int net_write_all(int fd, const void *buf, size_t len);
+
+/* Close so that the last reply reaches the peer instead of being lost to a
+ * reset: shutdown(SHUT_WR), read and discard until EOF or linger_ms, close.
+ * (nginx's lingering close.) Blocks up to linger_ms. */
+void net_lingering_close(int fd, int linger_ms);
+
+/* ---- clients ---- */
+
+/* Parse "HOST:PORT" ("[::1]:PORT" for IPv6) into an address. Returns 0 or
+ * -EINVAL with a message in err (size err_len). */
+int net_parse_hostport(const char *s, struct sockaddr_storage *addr,
+                       socklen_t *addr_len, char *err, size_t err_len);
+
+/* Start a connection to addr; nonblocking sockets return at once (connect
+ * in progress). Returns the fd or -errno. */
+int net_connect(const struct sockaddr_storage *addr, socklen_t addr_len,
+                bool nonblocking);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t net_now_ns(void);
+
+#endif

@@ -1,0 +1,44 @@
+/* histogram.h -- a log-linear latency histogram.
+ *
+ * Values (nanoseconds) are counted in buckets: each power of two is split
+ * into 16 equal sub-buckets, so any percentile read back is within 1/16
+ * (6.25%) of the true value, from 1 ns to centuries, in a fixed 7.8 KiB.
+ * (The layout of HdrHistogram with 4 sub-bucket bits.) Counters are atomic
+ * and recorded with relaxed stores: one writer thread per histogram on the
+ * hot path, readers may take snapshots at any time from any thread.
+ */
+#ifndef THREADLAB_HISTOGRAM_H
+#define THREADLAB_HISTOGRAM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define HIST_SUB_BITS 4                        /* 16 sub-buckets per octave */
+#define HIST_SUB_COUNT (1u << HIST_SUB_BITS)
+#define HIST_BUCKETS ((64 - HIST_SUB_BITS + 1) * HIST_SUB_COUNT) /* 976 */
+
+struct hist {
+    atomic_uint_fast64_t counts[HIST_BUCKETS]; /* values per bucket */
+    atomic_uint_fast64_t total;                /* values recorded */
+    atomic_uint_fast64_t max;                  /* largest value, exact */
+};
+
+/* Zero it. */
+void hist_init(struct hist *h);
+
+/* Count one value. Any thread; cheap (no locks, no syscalls). */
+void hist_record(struct hist *h, uint64_t value);
+
+/* Add every count of src into dst. */
+void hist_merge(struct hist *dst, const struct hist *src);
+
+/* The value at or below which `pct` percent of values fall (the upper edge
+ * of that bucket, never above the exact max). 0 when empty. */
+uint64_t hist_percentile(const struct hist *h, double pct);
+
+/* Bucket arithmetic, exposed for tests and for readers of the board. */
+unsigned hist_bucket_of(uint64_t value);
+uint64_t hist_bucket_low(unsigned bucket);
+uint64_t hist_bucket_high(unsigned bucket);
+
+#endif

@@ -1,0 +1,30 @@
+/* registry.c -- every model by name. See registry.h. */
+#include "registry.h"
+
+#include <string.h>
+
+#include "bio/bio.h"
+
+static void *bio_start_any(const struct server_opts *o) { return bio_start(o); }
+static uint16_t bio_port_any(const void *s) { return bio_port(s); }
+static void bio_stop_any(void *s) { bio_stop(s); }
+
+static const struct model_desc models[] = {
+    { "bio", "thread per connection, blocking I/O",
+      bio_start_any, bio_port_any, bio_stop_any },
+};
+
+const struct model_desc *model_at(int i)
+{
+    if (i < 0 || i >= (int)(sizeof(models) / sizeof(models[0])))
+        return NULL;
+    return &models[i];
+}
+
+const struct model_desc *model_find(const char *name)
+{
+    for (int i = 0; model_at(i); i++)
+        if (strcmp(models[i].name, name) == 0)
+            return &models[i];
+    return NULL;
+}

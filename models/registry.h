@@ -1,0 +1,29 @@
+/* registry.h -- the models by name, for the command line and the tests.
+ *
+ * The one place that knows every model, so that `threadlab serve MODEL`,
+ * the demo and the shared test suite name a model instead of copying code
+ * per model (as Netty runs one socket test suite against every transport).
+ */
+#ifndef THREADLAB_REGISTRY_H
+#define THREADLAB_REGISTRY_H
+
+#include <stdint.h>
+
+#include "server.h"
+
+/* How to drive one model without knowing which it is. */
+struct model_desc {
+    const char *name;                      /* "bio", ... */
+    const char *summary;                   /* one line for --help */
+    void *(*start)(const struct server_opts *opts); /* NULL + errno on failure */
+    uint16_t (*port)(const void *server);  /* the port it listens on */
+    void (*stop)(void *server);            /* graceful stop, then free */
+};
+
+/* The model called name, or NULL. */
+const struct model_desc *model_find(const char *name);
+
+/* The i-th model (0-based), or NULL past the end. */
+const struct model_desc *model_at(int i);
+
+#endif

@@ -1,0 +1,26 @@
+/* server.h -- the options every model takes, in one place.
+ *
+ * The four models take the same flags wherever a flag means the same thing
+ * (`--port --bind --max-line --backlog ...`), so they share one options
+ * struct; each model reads the fields that apply to it and ignores the rest.
+ * The command line fills it (sim/cli), and tests fill it directly.
+ */
+#ifndef THREADLAB_SERVER_H
+#define THREADLAB_SERVER_H
+
+#include <stddef.h>
+
+#include "net/net.h"
+
+struct server_opts {
+    struct net_listen_opts listen; /* --bind --port --backlog --keepalive --nodelay */
+    size_t max_line;               /* --max-line: longest line, '\n' not counted */
+    int max_threads;               /* bio --max-threads: 0 means no limit */
+    int stack_kb;                  /* bio --stack-kb: 0 means the system default */
+    int linger_ms;                 /* how long a closing error reply drains input */
+};
+
+/* Fill in the defaults: 127.0.0.1, port 0, max-line 65536, no limits. */
+void server_opts_init(struct server_opts *o);
+
+#endif

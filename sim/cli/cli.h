@@ -1,0 +1,28 @@
+/* cli.h -- the `threadlab` command: one binary, one subcommand per job. */
+#ifndef THREADLAB_CLI_H
+#define THREADLAB_CLI_H
+
+#include <stdbool.h>
+
+#define CLI_EXIT_OK 0       /* it worked */
+#define CLI_EXIT_FAILED 1   /* it ran, and something failed (errors in a load) */
+#define CLI_EXIT_USAGE 2    /* bad command line */
+
+/* Subcommands: argv[0] is the subcommand's name. */
+int cli_serve(int argc, char **argv);
+int cli_load(int argc, char **argv);
+
+/* Parse a whole number in [min, max] given to option `flag`; on error print
+ * "threadlab CMD: --flag: ..." and return false. */
+bool cli_parse_long(const char *cmd, const char *flag, const char *arg,
+                    long min, long max, long *out);
+
+/* The same for a real number (seconds, rates, percentages). */
+bool cli_parse_double(const char *cmd, const char *flag, const char *arg,
+                      double min, double max, double *out);
+
+/* Print "threadlab CMD: message" and a hint to try --help. */
+void cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

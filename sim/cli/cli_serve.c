@@ -1,0 +1,200 @@
+/* cli_serve.c -- `threadlab serve MODEL`: run one model in the foreground. */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "registry.h"
+
+#define SERVE_PORT_DEFAULT 7007   /* echo is port 7; 7007 needs no root */
+
+static void serve_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: threadlab serve MODEL [options]\n"
+            "\n"
+            "Run one model's echo server until SIGINT (Ctrl-C) or SIGTERM, then\n"
+            "stop gracefully: stop accepting, answer the lines already received,\n"
+            "flush, close, join every thread.\n"
+            "\n"
+            "models:\n");
+    for (int i = 0; model_at(i); i++)
+        fprintf(out, "  %-14s %s\n", model_at(i)->name, model_at(i)->summary);
+    fprintf(out,
+            "\n"
+            "options (every model):\n"
+            "  --port N         TCP port (default %d; 0 picks a free one)\n"
+            "  --bind ADDR      address to listen on (default 127.0.0.1)\n"
+            "  --backlog N      accept queue length, SO_BACKLOG (default %d)\n"
+            "  --max-line N     longest line in bytes, '\\n' not counted (default 65536);\n"
+            "                   a longer line gets \"!err line-too-long\" and a close\n"
+            "  --keepalive      set SO_KEEPALIVE on every connection\n"
+            "  --nodelay        set TCP_NODELAY on every connection\n"
+            "  --port-file F    write the port to F once listening (for scripts)\n"
+            "\n"
+            "bio:\n"
+            "  --max-threads N  at most N connection threads; beyond, \"!err busy\"\n"
+            "                   and close (default 0: no limit)\n"
+            "  --stack-kb N     stack size of each connection thread in KiB\n"
+            "                   (default: the system's, usually 8192; minimum 16)\n"
+            "\n"
+            "The protocol: docs/protocol.md. Try: nc 127.0.0.1 %d, then type a line,\n"
+            "or !who, !cpu 1000, !sleep 500, !quit.\n",
+            SERVE_PORT_DEFAULT, NET_BACKLOG_DEFAULT, SERVE_PORT_DEFAULT);
+}
+
+enum {
+    OPT_PORT = 256, OPT_BIND, OPT_BACKLOG, OPT_MAX_LINE, OPT_KEEPALIVE,
+    OPT_NODELAY, OPT_PORT_FILE, OPT_MAX_THREADS, OPT_STACK_KB,
+};
+
+static const struct option serve_options[] = {
+    { "port", required_argument, NULL, OPT_PORT },
+    { "bind", required_argument, NULL, OPT_BIND },
+    { "backlog", required_argument, NULL, OPT_BACKLOG },
+    { "max-line", required_argument, NULL, OPT_MAX_LINE },
+    { "keepalive", no_argument, NULL, OPT_KEEPALIVE },
+    { "nodelay", no_argument, NULL, OPT_NODELAY },
+    { "port-file", required_argument, NULL, OPT_PORT_FILE },
+    { "max-threads", required_argument, NULL, OPT_MAX_THREADS },
+    { "stack-kb", required_argument, NULL, OPT_STACK_KB },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+/* Fill opts from argv; returns false after printing what is wrong. */
+static bool parse_serve_options(int argc, char **argv, struct server_opts *o,
+                                const char **port_file)
+{
+    long v;
+    int c;
+
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", serve_options, NULL)) != -1) {
+        const char *flag = argv[optind - 1];
+        switch (c) {
+        case OPT_PORT:
+            if (!cli_parse_long("serve", "--port", optarg, 0, 65535, &v))
+                return false;
+            o->listen.port = (uint16_t)v;
+            break;
+        case OPT_BIND:
+            o->listen.bind = optarg;
+            break;
+        case OPT_BACKLOG:
+            if (!cli_parse_long("serve", "--backlog", optarg, 1, 1 << 20, &v))
+                return false;
+            o->listen.backlog = (int)v;
+            break;
+        case OPT_MAX_LINE:
+            if (!cli_parse_long("serve", "--max-line", optarg, 1, 1 << 30, &v))
+                return false;
+            o->max_line = (size_t)v;
+            break;
+        case OPT_KEEPALIVE:
+            o->listen.keepalive = true;
+            break;
+        case OPT_NODELAY:
+            o->listen.nodelay = true;
+            break;
+        case OPT_PORT_FILE:
+            *port_file = optarg;
+            break;
+        case OPT_MAX_THREADS:
+            if (!cli_parse_long("serve", "--max-threads", optarg, 0, 1000000, &v))
+                return false;
+            o->max_threads = (int)v;
+            break;
+        case OPT_STACK_KB:
+            if (!cli_parse_long("serve", "--stack-kb", optarg, 16, 1 << 20, &v))
+                return false;
+            o->stack_kb = (int)v;
+            break;
+        case 'h':
+            serve_usage(stdout);
+            exit(CLI_EXIT_OK);
+        default:
+            cli_usage_error("serve", optopt ? "option '%s' needs a value"
+                                            : "unknown option '%s'", flag);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool write_port_file(const char *path, uint16_t port)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "threadlab serve: --port-file %s: %s\n", path,
+                strerror(errno));
+        return false;
+    }
+    fprintf(f, "%u\n", (unsigned)port);
+    return fclose(f) == 0;
+}
+
+int cli_serve(int argc, char **argv)
+{
+    struct server_opts opts;
+    const char *port_file = NULL;
+
+    server_opts_init(&opts);
+    opts.listen.port = SERVE_PORT_DEFAULT;
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        serve_usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (argc < 2 || argv[1][0] == '-') {
+        cli_usage_error("serve", "name a model first, as in: threadlab serve bio");
+        return CLI_EXIT_USAGE;
+    }
+    const struct model_desc *m = model_find(argv[1]);
+    if (!m) {
+        cli_usage_error("serve", "unknown model '%s'", argv[1]);
+        return CLI_EXIT_USAGE;
+    }
+    if (!parse_serve_options(argc - 1, argv + 1, &opts, &port_file))
+        return CLI_EXIT_USAGE;
+    if (optind < argc - 1) {
+        cli_usage_error("serve", "unexpected argument '%s'", argv[optind + 1]);
+        return CLI_EXIT_USAGE;
+    }
+
+    /* Block the stop signals before any server thread exists: threads
+     * inherit the mask, so only sigwait() below ever receives them. */
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+
+    void *server = m->start(&opts);
+    if (!server) {
+        fprintf(stderr, "threadlab serve %s: cannot listen on %s:%u: %s\n",
+                m->name, opts.listen.bind, (unsigned)opts.listen.port,
+                strerror(errno));
+        return CLI_EXIT_FAILED;
+    }
+    uint16_t port = m->port(server);
+    printf("threadlab serve %s: listening on %s:%u (pid %d); Ctrl-C stops\n",
+           m->name, opts.listen.bind, (unsigned)port, (int)getpid());
+    fflush(stdout);
+    int rc = CLI_EXIT_OK;
+    if (port_file && !write_port_file(port_file, port))
+        rc = CLI_EXIT_FAILED;
+
+    int sig = 0;
+    if (rc == CLI_EXIT_OK)
+        sigwait(&stop_signals, &sig);
+    fprintf(stderr, "threadlab serve %s: %s, stopping gracefully\n", m->name,
+            sig ? strsignal(sig) : "error");
+    m->stop(server);
+    fprintf(stderr, "threadlab serve %s: stopped\n", m->name);
+    return rc;
+}

@@ -1,0 +1,106 @@
+/* main.c -- `threadlab`: dispatch to a subcommand. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef THREADLAB_VERSION
+#define THREADLAB_VERSION "0.1"
+#endif
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    { "serve", cli_serve, "run one model's echo server (bio)" },
+    { "load", cli_load, "drive an echo server with verifying clients" },
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: threadlab COMMAND [options]\n"
+            "\n"
+            "A teaching kit for server threading models: real echo servers,\n"
+            "a load generator, and (soon) a visualizer and a simulator.\n"
+            "\n"
+            "commands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n"
+            "threadlab COMMAND --help shows a command's options.\n"
+            "Try:  threadlab serve bio &   threadlab load 127.0.0.1:7007 --conns 64\n");
+}
+
+void cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "threadlab %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(threadlab %s --help lists the options)\n", cmd);
+}
+
+bool cli_parse_long(const char *cmd, const char *flag, const char *arg,
+                    long min, long max, long *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (end == arg || *end != '\0') {
+        cli_usage_error(cmd, "%s: '%s' is not a whole number", flag, arg);
+        return false;
+    }
+    if (v < min || v > max) {
+        cli_usage_error(cmd, "%s: %ld is out of range (%ld to %ld)", flag, v,
+                        min, max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool cli_parse_double(const char *cmd, const char *flag, const char *arg,
+                      double min, double max, double *out)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || *end != '\0' || v != v) {
+        cli_usage_error(cmd, "%s: '%s' is not a number", flag, arg);
+        return false;
+    }
+    if (v < min || v > max) {
+        cli_usage_error(cmd, "%s: %g is out of range (%g to %g)", flag, v, min,
+                        max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("threadlab %s\n", THREADLAB_VERSION);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "threadlab: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}
