@@ -60,6 +60,7 @@ BIN       := $(BUILD)/threadlab
 
 .PHONY: all check check-asan check-tsan bench install clean
 .DELETE_ON_ERROR:
+.SECONDARY:
 
 all: $(BIN)
 
@@ -76,7 +77,7 @@ $(BUILD)/obj/%.o: %.c
 
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SUPPORT_OBJS) $(LIB)
 	@mkdir -p $(@D)

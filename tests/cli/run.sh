@@ -1,0 +1,106 @@
+#!/bin/sh
+# run.sh -- the command line as a person uses it: --help everywhere, clear
+# errors for bad flags, serve + load end to end, nc/socat as the client,
+# a graceful stop on SIGTERM. Every step is bounded by `timeout`.
+set -u
+BIN=${THREADLAB_BIN:-build/threadlab}
+tmp=$(mktemp -d)
+pass=0 fail=0
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "  FAIL: $*"; }
+
+# expect STATUS PATTERN -- CMD...: exit status and a line of output (stdout
+# and stderr together) matching PATTERN.
+expect() {
+  want=$1 pattern=$2; shift 3
+  timeout 30 "$@" >"$tmp/out" 2>&1
+  got=$?
+  if [ "$got" != "$want" ]; then
+    bad "$* -> exit $got, wanted $want"; sed 's/^/    /' "$tmp/out" | head -5
+  elif ! grep -q -- "$pattern" "$tmp/out"; then
+    bad "$* -> output lacks '$pattern'"; sed 's/^/    /' "$tmp/out" | head -5
+  else
+    ok
+  fi
+}
+
+echo "== tests/cli/run.sh ($BIN)"
+
+# --help on every command, and the top level.
+expect 0 "usage: threadlab COMMAND" -- "$BIN" --help
+expect 0 "usage: threadlab serve MODEL" -- "$BIN" serve --help
+expect 0 "usage: threadlab serve MODEL" -- "$BIN" serve bio --help
+expect 0 "usage: threadlab load HOST:PORT" -- "$BIN" load --help
+expect 0 "threadlab " -- "$BIN" --version
+
+# Bad input: a clear message and exit status 2.
+expect 2 "unknown command 'frobnicate'" -- "$BIN" frobnicate
+expect 2 "usage: threadlab COMMAND" -- "$BIN"
+expect 2 "unknown model 'nosuch'" -- "$BIN" serve nosuch
+expect 2 "name a model first" -- "$BIN" serve --port 1
+expect 2 "unknown option '--bogus'" -- "$BIN" serve bio --bogus
+expect 2 "'abc' is not a whole number" -- "$BIN" serve bio --port abc
+expect 2 "70000 is out of range" -- "$BIN" serve bio --port 70000
+expect 2 "--stack-kb: 1 is out of range" -- "$BIN" serve bio --stack-kb 1
+expect 2 "give the server as HOST:PORT" -- "$BIN" load
+expect 2 "is not HOST:PORT" -- "$BIN" load localhost
+expect 2 "port '0' is not a number from 1 to 65535" -- "$BIN" load 127.0.0.1:0
+expect 2 "'-3' is out of range\|-3 is out of range" -- "$BIN" load 127.0.0.1:1 --conns -3
+expect 2 "needs a value" -- "$BIN" load 127.0.0.1:1 --conns
+expect 2 "is not like cpu=US:PCT" -- "$BIN" load 127.0.0.1:1 --mix cpu=5
+expect 2 "is not like cpu=US:PCT" -- "$BIN" load 127.0.0.1:1 --mix sleep=70000:1
+
+# serve + load, end to end.
+"$BIN" serve bio --port 0 --port-file "$tmp/port" >"$tmp/serve.out" 2>&1 &
+server_pid=$!
+for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+port=$(cat "$tmp/port" 2>/dev/null)
+if [ -z "$port" ]; then
+  bad "serve bio did not write its port"; cat "$tmp/serve.out"
+  echo "cli: $pass passed, $((fail)) failed"; exit 1
+fi
+expect 0 "listening on 127.0.0.1:$port" -- cat "$tmp/serve.out"
+expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$port" --conns 200 --duration 2 --threads 2
+expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 8 --lines 1000 --mix cpu=100:5,sleep=5:1 --json
+expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 4 --rate 2000 --duration 1 --json
+expect 1 '"line-too-long":4' -- "$BIN" load "127.0.0.1:$port" --conns 4 --size 70000 --lines 4 --json
+
+# A client we did not write: nc.
+printf 'typed in nc\n!who\n' | timeout 10 nc -q 1 127.0.0.1 "$port" >"$tmp/nc.out" 2>&1
+expect 0 "^typed in nc$" -- cat "$tmp/nc.out"
+expect 0 "^!who model=bio thread=conn-[0-9]* conn=[0-9]*$" -- cat "$tmp/nc.out"
+
+# The same port twice: a clear error, exit 1.
+expect 1 "cannot listen on 127.0.0.1:$port: Address already in use" -- "$BIN" serve bio --port "$port"
+
+# SIGTERM: a graceful stop, exit 0.
+kill -TERM "$server_pid"
+if timeout 10 sh -c "while kill -0 $server_pid 2>/dev/null; do sleep 0.1; done"; then
+  wait "$server_pid"; st=$?
+  [ "$st" = 0 ] && ok || bad "serve exited $st after SIGTERM"
+  expect 0 "stopped" -- cat "$tmp/serve.out"
+else
+  bad "serve did not stop within 10 s of SIGTERM"
+fi
+server_pid=""
+
+# Nobody listening now: load says so and fails.
+expect 1 "could not connect to 127.0.0.1:$port" -- "$BIN" load "127.0.0.1:$port" --lines 10 --timeout 2
+
+# A server that never answers: the run ends at --timeout with a clear error.
+# (The port the server just gave up is free: nc listens there and reads.)
+timeout 20 nc -l 127.0.0.1 "$port" >/dev/null 2>&1 &
+ncpid=$!
+for _ in $(seq 50); do ss -ltnH 2>/dev/null | grep -q "127.0.0.1:$port " && break; sleep 0.1; done
+expect 1 "stopped answering" -- "$BIN" load "127.0.0.1:$port" --lines 10 --timeout 1
+kill "$ncpid" 2>/dev/null
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,114 @@
+/* testnet.c -- blocking test clients with deadlines. See testnet.h. */
+#include "testnet.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+int tn_connect(uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    struct timeval tv = { .tv_sec = TESTNET_TIMEOUT_MS / 1000 };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    int rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
+    ck_assert_msg(rc == 0, "connect to port %u: %s", port, strerror(errno));
+    return fd;
+}
+
+void tn_send(int fd, const void *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        ck_assert_msg(n > 0, "send: %s", strerror(errno));
+        done += (size_t)n;
+    }
+}
+
+void tn_send_str(int fd, const char *s)
+{
+    tn_send(fd, s, strlen(s));
+}
+
+ssize_t tn_read_line(int fd, char *buf, size_t cap)
+{
+    size_t len = 0;
+    while (len < cap) {
+        ssize_t n = recv(fd, buf + len, 1, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return (ssize_t)len;
+        if (buf[len++] == '\n')
+            break;
+    }
+    return (ssize_t)len;
+}
+
+bool tn_read_exact(int fd, void *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = recv(fd, (char *)buf + done, len - done, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        done += (size_t)n;
+    }
+    return true;
+}
+
+int tn_read_eof(int fd)
+{
+    char c;
+    ssize_t n = recv(fd, &c, 1, 0);
+    if (n == 0)
+        return 0;
+    return n < 0 ? -errno : 1;
+}
+
+bool tn_readable(int fd, int wait_ms)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    return poll(&p, 1, wait_ms) == 1;
+}
+
+void tn_close_reset(int fd)
+{
+    struct linger l = { .l_onoff = 1, .l_linger = 0 };
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+    close(fd);
+}
+
+int tn_thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+uint64_t tn_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}

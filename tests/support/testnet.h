@@ -1,0 +1,43 @@
+/* testnet.h -- small blocking-socket helpers for tests: every read has a
+ * deadline, so a broken server fails a test instead of hanging it. */
+#ifndef THREADLAB_TESTNET_H
+#define THREADLAB_TESTNET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TESTNET_TIMEOUT_MS 10000   /* longest a test waits for one read */
+
+/* Connect to 127.0.0.1:port, blocking, with read/write timeouts. Aborts the
+ * test (ck_assert) on failure. */
+int tn_connect(uint16_t port);
+
+/* Send all bytes (asserts). */
+void tn_send(int fd, const void *buf, size_t len);
+void tn_send_str(int fd, const char *s);
+
+/* Read until '\n' (included) or EOF into buf (size cap). Returns the length,
+ * 0 at EOF, -errno on error (ECONNRESET, EAGAIN after the timeout). */
+ssize_t tn_read_line(int fd, char *buf, size_t cap);
+
+/* Read exactly len bytes; returns false at EOF, error or timeout. */
+bool tn_read_exact(int fd, void *buf, size_t len);
+
+/* 0 when the next read is a clean EOF, -errno for a reset, 1 for data. */
+int tn_read_eof(int fd);
+
+/* True if fd has bytes to read within wait_ms. */
+bool tn_readable(int fd, int wait_ms);
+
+/* Close with a reset (SO_LINGER 0) instead of a FIN. */
+void tn_close_reset(int fd);
+
+/* Threads of this process, from /proc/self/task. */
+int tn_thread_count(void);
+
+/* Milliseconds on the monotonic clock. */
+uint64_t tn_now_ms(void);
+
+#endif
