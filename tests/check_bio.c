@@ -37,14 +37,15 @@ START_TEST(thread_per_connection_created_and_reaped)
     ts_opts(&o);
     struct bio_server *s = bio_start(&o);
     ck_assert_ptr_nonnull(s);
-    int before = tn_thread_count();
+    ck_assert_int_eq(tn_thread_count("acceptor"), 1);
+    ck_assert_int_eq(tn_thread_count("conn-"), 0);
 
     for (int i = 0; i < N; i++) {
         fds[i] = tn_connect(bio_port(s));
         tn_send_str(fds[i], "hi\n");      /* a reply proves its thread runs */
         ck_assert_int_eq(tn_read_line(fds[i], line, sizeof(line)), 3);
     }
-    ck_assert_int_eq(tn_thread_count(), before + N);
+    ck_assert_int_eq(tn_thread_count("conn-"), N);
     bio_stats(s, &st);
     ck_assert_uint_eq(st.live_threads, N);
     ck_assert_uint_eq(st.threads_spawned, N);
@@ -59,7 +60,7 @@ START_TEST(thread_per_connection_created_and_reaped)
         usleep(10000);
     } while (st.threads_reaped < N && tn_now_ms() < deadline);
     ck_assert_uint_eq(st.threads_reaped, N);
-    ck_assert_int_eq(tn_thread_count(), before);
+    ck_assert_int_eq(tn_thread_count("conn-"), 0);
     bio_stop(s);
 }
 END_TEST
@@ -131,14 +132,15 @@ START_TEST(stop_with_idle_connections_joins_all)
     struct server_opts o;
     int fds[10];
     ts_opts(&o);
-    int before = tn_thread_count();
     struct bio_server *s = bio_start(&o);
     ck_assert_ptr_nonnull(s);
     for (int i = 0; i < 10; i++)
         fds[i] = tn_connect(bio_port(s));
     wait_for_live_threads(s, 10);
+    ck_assert_int_eq(tn_thread_count("conn-"), 10);
     bio_stop(s);           /* must not wait for the clients to leave */
-    ck_assert_int_eq(tn_thread_count(), before);
+    ck_assert_int_eq(tn_thread_count("conn-"), 0);
+    ck_assert_int_eq(tn_thread_count("acceptor"), 0);
     for (int i = 0; i < 10; i++) {
         ck_assert_int_eq(tn_read_eof(fds[i]), 0);
         close(fds[i]);

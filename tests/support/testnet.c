@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -95,13 +96,23 @@ void tn_close_reset(int fd)
     close(fd);
 }
 
-int tn_thread_count(void)
+int tn_thread_count(const char *prefix)
 {
     DIR *d = opendir("/proc/self/task");
     int n = 0;
     ck_assert_ptr_nonnull(d);
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[300], name[32] = "";
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;                 /* the thread ended meanwhile */
+        if (fgets(name, sizeof(name), f) && strncmp(name, prefix, strlen(prefix)) == 0)
+            n++;
+        fclose(f);
+    }
     closedir(d);
     return n;
 }

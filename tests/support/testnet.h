@@ -34,8 +34,9 @@ bool tn_readable(int fd, int wait_ms);
 /* Close with a reset (SO_LINGER 0) instead of a FIN. */
 void tn_close_reset(int fd);
 
-/* Threads of this process, from /proc/self/task. */
-int tn_thread_count(void);
+/* Threads of this process whose name starts with prefix ("" for all), from
+ * /proc/self/task/N/comm. Naming keeps sanitizer helper threads out. */
+int tn_thread_count(const char *prefix);
 
 /* Milliseconds on the monotonic clock. */
 uint64_t tn_now_ms(void);
