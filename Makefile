@@ -4,6 +4,7 @@
 #   make check        unit, integration and CLI tests (the CI command)
 #   make check-asan   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check-tsan   the same under ThreadSanitizer
+#   make check-valgrind  leaks and memory errors under valgrind
 #   make bench        throughput and latency tables (not part of check)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
@@ -58,7 +59,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all check check-asan check-tsan bench install clean
+.PHONY: all check check-asan check-tsan check-valgrind bench install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -101,6 +102,14 @@ check-asan:
 # randomisation for the test processes (newer kernels' ASLR breaks TSan).
 check-tsan:
 	setarch $$(uname -m) -R $(MAKE) SAN=tsan check
+
+# Valgrind: the pure tests in one process (no fork), and a real server
+# under load, stopped by SIGINT; any leak or memory error fails.
+VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9
+check-valgrind: $(BIN) $(BUILD)/tests/check_echo $(BUILD)/tests/check_load
+	CK_FORK=no $(VALGRIND) $(BUILD)/tests/check_echo
+	CK_FORK=no $(VALGRIND) $(BUILD)/tests/check_load
+	tests/valgrind_serve.sh "$(VALGRIND)" $(BIN)
 
 bench: $(BIN)
 	bench/bench.sh $(BIN)

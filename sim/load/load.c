@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +55,8 @@ struct load_worker {
     int next_to_connect;          /* conns are sorted by connect_at_ns */
     int live;                     /* not yet DONE */
     int epfd;
+    int timer_fd;                 /* timerfd: wakes epoll_wait to the ns */
+    uint64_t timer_armed_ns;      /* the deadline it is set to */
     char *expect;                 /* the reply we are waiting for */
     uint64_t start_ns, stop_sending_ns, last_reply_ns;
     uint64_t open_next_ns;        /* open loop: when the next line is due */
@@ -417,6 +420,22 @@ static void sweep(struct load_worker *w, uint64_t now)
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
+/* Make the timerfd fire at wake_ns (CLOCK_MONOTONIC), unless it already
+ * will. A fired timerfd is only re-armed, never read: setting it again
+ * clears its readiness. */
+static void arm_timer(struct load_worker *w, uint64_t wake_ns)
+{
+    if (wake_ns == w->timer_armed_ns)
+        return;
+    if (wake_ns == 0)
+        wake_ns = 1;                     /* 0 would disarm it */
+    struct itimerspec its = {
+        .it_value = { .tv_sec = (time_t)(wake_ns / 1000000000u),
+                      .tv_nsec = (long)(wake_ns % 1000000000u) } };
+    timerfd_settime(w->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+    w->timer_armed_ns = wake_ns;
+}
+
 static void *worker_main(void *arg)
 {
     struct load_worker *w = arg;
@@ -435,7 +454,9 @@ static void *worker_main(void *arg)
             next_sweep_ns = now + LOAD_SWEEP_INTERVAL_NS;
         }
 
-        /* Sleep until the next thing that is due, to the nanosecond. */
+        /* Sleep until the next thing that is due, to the nanosecond: a
+         * timerfd, because epoll_wait's timeout counts whole milliseconds
+         * and an open-loop schedule needs better. */
         uint64_t wake_ns = next_sweep_ns;
         if (w->next_to_connect < w->nconns)
             wake_ns = min_u64(wake_ns, w->conns[w->next_to_connect].connect_at_ns);
@@ -443,13 +464,15 @@ static void *worker_main(void *arg)
             wake_ns = min_u64(wake_ns, w->open_next_ns);
         if (now < w->stop_sending_ns)
             wake_ns = min_u64(wake_ns, w->stop_sending_ns);
-        uint64_t wait_ns = wake_ns > now ? wake_ns - now : 0;
-        struct timespec ts = { .tv_sec = (time_t)(wait_ns / 1000000000u),
-                               .tv_nsec = (long)(wait_ns % 1000000000u) };
-        int n = epoll_pwait2(w->epfd, events, LOAD_MAX_EVENTS, &ts, NULL);
+        arm_timer(w, wake_ns);
+        int n = epoll_wait(w->epfd, events, LOAD_MAX_EVENTS, -1);
         now = net_now_ns();
-        for (int i = 0; i < n; i++)
-            on_event(w, events[i].data.ptr, events[i].events, now);
+        for (int i = 0; i < n; i++) {
+            if (events[i].data.ptr == NULL)
+                w->timer_armed_ns = 0;      /* fired: re-arm next time */
+            else
+                on_event(w, events[i].data.ptr, events[i].events, now);
+        }
     }
     atomic_store(&w->finished, true);
     return NULL;
@@ -502,8 +525,13 @@ static int worker_setup(struct load_worker *w, const struct load_opts *o,
 {
     memset(w, 0, sizeof(*w));
     w->o = o;
+    w->epfd = w->timer_fd = -1;
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (w->epfd < 0)
+    w->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (w->epfd < 0 || w->timer_fd < 0)
+        return -errno;
+    struct epoll_event tev = { .events = EPOLLIN, .data.ptr = NULL };
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->timer_fd, &tev) < 0)
         return -errno;
     hist_init(&w->r.latency_ns);
     w->start_ns = start_ns;
@@ -565,6 +593,8 @@ static void worker_free(struct load_worker *w)
     free(w->expect);
     if (w->epfd >= 0)
         close(w->epfd);
+    if (w->timer_fd >= 0)
+        close(w->timer_fd);
 }
 
 static void print_progress(struct load_worker *ws, int nw, uint64_t start_ns)
@@ -595,10 +625,10 @@ int load_run(const struct load_opts *o, struct load_report *r)
 
     uint64_t start_ns = net_now_ns();
     int started = 0;
-    for (int i = 0; i < o->threads && rc == 0; i++) {
-        ws[i].epfd = -1;
+    for (int i = 0; i < o->threads; i++)
+        ws[i].epfd = ws[i].timer_fd = -1;   /* nothing to close yet */
+    for (int i = 0; i < o->threads && rc == 0; i++)
         rc = worker_setup(&ws[i], o, i, start_ns);
-    }
     for (int i = 0; i < o->threads && rc == 0; i++) {
         rc = -pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
         if (rc == 0)

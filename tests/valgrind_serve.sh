@@ -1,0 +1,25 @@
+#!/bin/sh
+# valgrind_serve.sh VALGRIND BIN -- every model under valgrind: serve, load,
+# nc, a graceful stop; fails on any leak or memory error.
+set -u
+VALGRIND=$1 BIN=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+for model in bio; do
+  $VALGRIND "$BIN" serve "$model" --port 0 --port-file "$tmp/port" >"$tmp/vg.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+  port=$(cat "$tmp/port")
+  "$BIN" load "127.0.0.1:$port" --conns 16 --depth 4 --lines 4000 --no-progress >/dev/null || status=1
+  printf 'x\n!who\n!quit\n' | timeout 10 nc -q1 127.0.0.1 "$port" >/dev/null
+  kill -INT "$pid"
+  wait "$pid"; rc=$?
+  if [ "$rc" != 0 ]; then
+    echo "valgrind: $model exited $rc"; cat "$tmp/vg.out"; status=1
+  else
+    echo "valgrind: $model clean"
+  fi
+  rm -f "$tmp/port"
+done
+exit $status
