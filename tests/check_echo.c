@@ -7,6 +7,7 @@
 
 #include "echo/decoder.h"
 #include "echo/session.h"
+#include "model_suite.h"
 
 /* Feed `len` bytes of `in` to a decoder in two pieces cut at `cut`, and
  * collect every line it returns, concatenated, into out. */
@@ -265,9 +266,5 @@ int main(void)
     tcase_add_test(cmd, cpu_burn_uses_cpu_time);
     suite_add_tcase(s, cmd);
 
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ts_run(s);
 }

@@ -15,6 +15,7 @@
 #include "load/load.h"
 #include "net/net.h"
 #include "probe/histogram.h"
+#include "model_suite.h"
 #include "testnet.h"
 
 /* ---- histogram -------------------------------------------------------- */
@@ -181,45 +182,46 @@ static void run_against(uint16_t port, double timeout_s, struct load_report *r)
     ck_assert_int_eq(load_run(&o, r), 0);
 }
 
-START_TEST(a_flipped_byte_is_a_mismatch)
+/* Run 20 lines against a fake server with `fault`; the report goes to r. */
+static void run_fault(enum fault fault, double timeout_s, struct load_report *r)
 {
     struct fake_server f;
+    fake_start(&f, fault);
+    run_against(f.port, timeout_s, r);
+    pthread_join(f.thread, NULL);
+    close(f.listen_fd);
+}
+
+START_TEST(a_flipped_byte_is_a_mismatch)
+{
     struct load_report *r = malloc(sizeof(*r));
-    fake_start(&f, FAULT_FLIP_BYTE);
-    run_against(f.port, 5, r);
+    run_fault(FAULT_FLIP_BYTE, 5, r);
     ck_assert_uint_eq(r->errors[LOAD_ERR_MISMATCH], 1);
     ck_assert_uint_eq(r->lines_ok, 4);
-    pthread_join(f.thread, NULL);
     free(r);
 }
 END_TEST
 
 START_TEST(swapped_lines_are_a_mismatch)
 {
-    struct fake_server f;
     struct load_report *r = malloc(sizeof(*r));
-    fake_start(&f, FAULT_SWAP_LINES);
-    run_against(f.port, 5, r);
+    run_fault(FAULT_SWAP_LINES, 5, r);
     ck_assert_uint_eq(r->errors[LOAD_ERR_MISMATCH], 1);
     ck_assert_uint_eq(r->lines_ok, 2);
-    pthread_join(f.thread, NULL);
     free(r);
 }
 END_TEST
 
 START_TEST(a_silent_server_ends_at_the_timeout)
 {
-    struct fake_server f;
     struct load_report *r = malloc(sizeof(*r));
-    fake_start(&f, FAULT_SILENT);
     uint64_t start = tn_now_ms();
-    run_against(f.port, 0.5, r);
+    run_fault(FAULT_SILENT, 0.5, r);
     uint64_t took = tn_now_ms() - start;
     ck_assert_uint_eq(r->errors[LOAD_ERR_TIMEOUT], 1);
     ck_assert_uint_eq(r->lines_ok, 0);
     ck_assert_msg(took >= 500 && took < 5000, "took %llu ms",
                   (unsigned long long)took);
-    pthread_join(f.thread, NULL);
     free(r);
 }
 END_TEST
@@ -259,9 +261,5 @@ int main(void)
     tcase_add_test(f, nobody_listening_is_a_connect_error);
     suite_add_tcase(s, f);
 
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ts_run(s);
 }
