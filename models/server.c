@@ -1,6 +1,7 @@
 /* server.c -- option defaults shared by every model. See server.h. */
 #include "server.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "echo/decoder.h"
@@ -12,4 +13,14 @@ void server_opts_init(struct server_opts *o)
     o->listen.backlog = NET_BACKLOG_DEFAULT;
     o->max_line = ECHO_MAX_LINE_DEFAULT;
     o->linger_ms = NET_LINGER_MS_DEFAULT;
+}
+
+void server_opts_describe(const struct server_opts *o, char *out, size_t len)
+{
+    snprintf(out, len, "bind=%s port=%u backlog=%d max-line=%zu%s%s "
+             "max-threads=%d stack-kb=%d",
+             o->listen.bind ? o->listen.bind : "127.0.0.1",
+             (unsigned)o->listen.port, o->listen.backlog, o->max_line,
+             o->listen.keepalive ? " keepalive" : "",
+             o->listen.nodelay ? " nodelay" : "", o->max_threads, o->stack_kb);
 }

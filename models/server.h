@@ -8,6 +8,7 @@
 #ifndef THREADLAB_SERVER_H
 #define THREADLAB_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "net/net.h"
@@ -18,9 +19,13 @@ struct server_opts {
     int max_threads;               /* bio --max-threads: 0 means no limit */
     int stack_kb;                  /* bio --stack-kb: 0 means the system default */
     int linger_ms;                 /* how long a closing error reply drains input */
+    bool no_board;                 /* --no-board: publish no live state */
 };
 
 /* Fill in the defaults: 127.0.0.1, port 0, max-line 65536, no limits. */
 void server_opts_init(struct server_opts *o);
+
+/* The options as one line of text, for the board's header. */
+void server_opts_describe(const struct server_opts *o, char *out, size_t len);
 
 #endif

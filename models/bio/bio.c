@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "echo/session.h"
+#include "probe/board.h"
 
 #define BIO_REAP_INTERVAL_MS 1000   /* the acceptor joins exited threads */
 #define BIO_REJECT_LINGER_MS 100    /* the acceptor waits this long at most */
@@ -49,6 +50,7 @@ struct bio_conn {
     uint64_t id;               /* connection number, 1, 2, ... */
     pthread_t thread;
     char name[16];             /* thread name: "conn-<id>" */
+    struct board_thread_ref on_board; /* this thread's slot on the board */
     struct bio_conn *prev;     /* in server->live, or next in ->exited */
     struct bio_conn *next;
 };
@@ -67,8 +69,8 @@ struct bio_server {
     uint64_t live_count;
     uint64_t next_conn_id;     /* acceptor thread only */
 
-    atomic_uint_fast64_t accepted, rejected, spawned, reaped;
-    atomic_uint_fast64_t lines, bytes_in, bytes_out;
+    struct board *board;       /* live state; NULL with --no-board */
+    struct board_thread_ref acceptor_on_board;
 };
 
 /* ---- the connection thread (the heart) ---------------------------------- */
@@ -93,14 +95,33 @@ static void conn_leave(struct bio_conn *c)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Why a connection ended, for the event log. */
+static const char *end_reason(ssize_t last_read, const struct echo_reply *r,
+                              bool stopping)
+{
+    if (r && r->error == ECHO_ERROR_LINE_TOO_LONG)
+        return "line too long";
+    if (r && r->close_after)
+        return "!quit";
+    if (last_read == 0)
+        return stopping ? "server stopping" : "client closed";
+    if (last_read == -ECONNRESET)
+        return "reset by client";
+    return "I/O error";
+}
+
 static void *conn_main(void *arg)
 {
     struct bio_conn *c = arg;
     struct bio_server *s = c->server;
+    struct board *board = s->board;
+    struct board_thread_ref *me = &c->on_board;
     struct echo_session session;
-    struct echo_reply reply;
-    bool linger = false;
+    struct echo_reply reply, *closing_reply = NULL;
+    ssize_t n = 0;
+    uint64_t lines = 0;
 
+    board_thread_begin(board, me, ROLE_CONN, c->name, c->id);
     if (echo_session_init(&session, "bio", c->id, s->opts.max_line) < 0)
         goto out_leave;
     for (;;) {
@@ -111,20 +132,36 @@ static void *conn_main(void *arg)
         /* Blocks until the client sends, leaves, or bio_stop shuts down
          * our read side (then the kernel hands over what it already holds,
          * and 0). */
-        ssize_t n = net_read(c->fd, buf, room);
+        board_thread_state(board, me, STATE_BLOCKED_IO);
+        n = net_read(c->fd, buf, room);
         if (n <= 0)
             break;
+        board_thread_state(board, me, STATE_RUNNING);
         echo_session_commit(&session, (size_t)n);
-        atomic_fetch_add_explicit(&s->bytes_in, (uint64_t)n, memory_order_relaxed);
+        board_add(board, CTR_BYTES_IN, (uint64_t)n);
 
         while (echo_session_next(&session, c->name, &reply)) {
+            uint64_t start_ns = board ? net_now_ns() : 0;
+            if (reply.work == ECHO_WORK_SLEEP)
+                board_thread_state(board, me, STATE_BLOCKED_SLEEP);
             echo_do_work(&reply);          /* blocking is fine: our own thread */
+            board_thread_state(board, me, STATE_BLOCKED_IO);
             if (net_write_all(c->fd, reply.data, reply.len) < 0)
                 goto out_session;
-            atomic_fetch_add_explicit(&s->bytes_out, reply.len, memory_order_relaxed);
-            atomic_fetch_add_explicit(&s->lines, 1, memory_order_relaxed);
+            board_thread_state(board, me, STATE_RUNNING);
+            if (board) {
+                board_record_latency(board, net_now_ns() - start_ns);
+                board_add(board, CTR_BYTES_OUT, reply.len);
+                board_add(board, CTR_LINES, 1);
+                board_thread_line(board, me);
+                if (reply.error == ECHO_ERROR_BAD_ARGUMENT)
+                    board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
+                if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
+                    board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
+            }
+            lines++;
             if (reply.close_after) {
-                linger = true;
+                closing_reply = &reply;
                 goto out_session;
             }
         }
@@ -132,11 +169,20 @@ static void *conn_main(void *arg)
 out_session:
     echo_session_free(&session);
 out_leave:
+    if (n == -ECONNRESET)
+        board_add(board, CTR_ERR_RESET, 1);
+    board_event(board, EV_CLOSE, "close conn %llu: %s, after %llu lines",
+                (unsigned long long)c->id,
+                end_reason(n, closing_reply, atomic_load(&s->stopping)),
+                (unsigned long long)lines);
     conn_leave(c);
-    if (linger)
+    if (closing_reply)
         net_lingering_close(c->fd, s->opts.linger_ms);
     else
         close(c->fd);
+    board_sub(board, CTR_ACTIVE, 1);
+    board_add(board, CTR_CLOSED, 1);
+    board_thread_end(board, me);
     return NULL;
 }
 
@@ -153,20 +199,23 @@ static void reap_exited(struct bio_server *s)
     while (c) {
         struct bio_conn *next = c->next;
         pthread_join(c->thread, NULL);
-        atomic_fetch_add_explicit(&s->reaped, 1, memory_order_relaxed);
+        board_add(s->board, CTR_THREADS_EXITED, 1);
+        board_event(s->board, EV_EXIT, "join %s: thread reaped by the acceptor",
+                    c->name);
         free(c);
         c = next;
     }
 }
 
-static void reject_busy(struct bio_server *s, int fd)
+static void reject_busy(struct bio_server *s, int fd, const char *why)
 {
+    board_add(s->board, CTR_REJECTED, 1);
+    board_event(s->board, EV_REJECT, "reject a connection: %s", why);
     /* Said on a fresh socket: the send buffer is empty, so this never
      * blocks. The short linger keeps the reply from being lost to a reset
      * without letting one silent client hold up the acceptor for long. */
     (void)net_write_all(fd, ECHO_ERR_BUSY, sizeof(ECHO_ERR_BUSY) - 1);
     net_lingering_close(fd, BIO_REJECT_LINGER_MS);
-    atomic_fetch_add_explicit(&s->rejected, 1, memory_order_relaxed);
 }
 
 static void spawn_conn(struct bio_server *s, int fd)
@@ -201,16 +250,20 @@ static void spawn_conn(struct bio_server *s, int fd)
             s->live->prev = NULL;
         s->live_count--;
     }
+    uint64_t live_now = s->live_count;
     pthread_mutex_unlock(&s->lock);
     pthread_attr_destroy(&attr);
 
     if (rc != 0) {           /* EAGAIN: the machine is out of threads */
         free(c);
-        reject_busy(s, fd);
+        reject_busy(s, fd, "pthread_create failed, no thread to spare");
         return;
     }
     pthread_setname_np(c->thread, c->name);
-    atomic_fetch_add_explicit(&s->spawned, 1, memory_order_relaxed);
+    board_add(s->board, CTR_ACTIVE, 1);
+    board_add(s->board, CTR_THREADS_SPAWNED, 1);
+    board_event(s->board, EV_SPAWN, "spawn %s: one thread per connection, %llu live",
+                c->name, (unsigned long long)live_now);
 }
 
 static bool at_thread_limit(struct bio_server *s)
@@ -223,6 +276,16 @@ static bool at_thread_limit(struct bio_server *s)
     return full;
 }
 
+static void accept_failed(struct bio_server *s, int neg_errno)
+{
+    board_add(s->board, CTR_ERR_ACCEPT, 1);
+    if (neg_errno == -EMFILE || neg_errno == -ENFILE)
+        board_event(s->board, EV_ERROR, "accept: %s; the spare fd shed the "
+                    "connection with !err busy", strerror(-neg_errno));
+    else
+        board_event(s->board, EV_ERROR, "accept: %s", strerror(-neg_errno));
+}
+
 static void *acceptor_main(void *arg)
 {
     struct bio_server *s = arg;
@@ -233,13 +296,19 @@ static void *acceptor_main(void *arg)
 
     /* We poll before accept only so that bio_stop can wake us; a pure BIO
      * server would block in accept() itself. */
+    board_thread_begin(s->board, &s->acceptor_on_board, ROLE_ACCEPTOR,
+                       "acceptor", 0);
     while (!atomic_load(&s->stopping)) {
+        board_thread_state(s->board, &s->acceptor_on_board, STATE_WAITING);
         int rc = poll(fds, 2, BIO_REAP_INTERVAL_MS);
+        board_thread_state(s->board, &s->acceptor_on_board, STATE_RUNNING);
         reap_exited(s);
         if (rc <= 0 || !(fds[0].revents & POLLIN))
             continue;
         int fd = net_accept(&s->acceptor);
         if (fd < 0) {
+            if (fd != -EAGAIN)
+                accept_failed(s, fd);
             if (net_accept_error_is_fatal(fd)) {
                 fprintf(stderr, "bio: accept: %s\n", strerror(-fd));
                 break;
@@ -248,12 +317,19 @@ static void *acceptor_main(void *arg)
                 poll(NULL, 0, 10);    /* let connections close first */
             continue;
         }
-        atomic_fetch_add_explicit(&s->accepted, 1, memory_order_relaxed);
-        if (at_thread_limit(s))
-            reject_busy(s, fd);
-        else
+        board_add(s->board, CTR_ACCEPTED, 1);
+        board_event(s->board, EV_ACCEPT, "accept conn %llu",
+                    (unsigned long long)s->next_conn_id + 1);
+        if (at_thread_limit(s)) {
+            char why[64];
+            snprintf(why, sizeof(why), "%d of %d threads busy (--max-threads)",
+                     s->opts.max_threads, s->opts.max_threads);
+            reject_busy(s, fd, why);
+        } else {
             spawn_conn(s, fd);
+        }
     }
+    board_thread_end(s->board, &s->acceptor_on_board);
     return NULL;
 }
 
@@ -274,6 +350,14 @@ struct bio_server *bio_start(const struct server_opts *opts)
     rc = net_acceptor_open(&s->acceptor, &opts->listen, false);
     if (rc < 0)
         goto out_free;
+    if (!opts->no_board) {
+        char described[BOARD_OPTIONS_BYTES];
+        server_opts_describe(opts, described, sizeof(described));
+        s->board = board_create("bio", described);
+        if (!s->board)   /* the server works without it; say so once */
+            fprintf(stderr, "bio: no live board (%s); threadlab top will not "
+                    "see this server\n", strerror(errno));
+    }
     s->wake_fd = eventfd(0, EFD_CLOEXEC);
     if (s->wake_fd < 0) {
         rc = -errno;
@@ -288,6 +372,7 @@ struct bio_server *bio_start(const struct server_opts *opts)
 out_close_wake:
     close(s->wake_fd);
 out_close_acceptor:
+    board_close(s->board);
     net_acceptor_close(&s->acceptor);
 out_free:
     pthread_cond_destroy(&s->all_exited);
@@ -304,14 +389,14 @@ uint16_t bio_port(const struct bio_server *s)
 
 void bio_stats(struct bio_server *s, struct bio_stats *out)
 {
-    out->accepted = atomic_load(&s->accepted);
-    out->rejected = atomic_load(&s->rejected);
+    out->accepted = board_counter(s->board, CTR_ACCEPTED);
+    out->rejected = board_counter(s->board, CTR_REJECTED);
     out->shed = atomic_load(&s->acceptor.shed);
-    out->threads_spawned = atomic_load(&s->spawned);
-    out->threads_reaped = atomic_load(&s->reaped);
-    out->lines = atomic_load(&s->lines);
-    out->bytes_in = atomic_load(&s->bytes_in);
-    out->bytes_out = atomic_load(&s->bytes_out);
+    out->threads_spawned = board_counter(s->board, CTR_THREADS_SPAWNED);
+    out->threads_reaped = board_counter(s->board, CTR_THREADS_EXITED);
+    out->lines = board_counter(s->board, CTR_LINES);
+    out->bytes_in = board_counter(s->board, CTR_BYTES_IN);
+    out->bytes_out = board_counter(s->board, CTR_BYTES_OUT);
     pthread_mutex_lock(&s->lock);
     out->live_threads = s->live_count;
     pthread_mutex_unlock(&s->lock);
@@ -323,6 +408,7 @@ void bio_stop(struct bio_server *s)
 
     /* 1. Stop accepting: wake the acceptor and wait for it. */
     atomic_store(&s->stopping, true);
+    board_mark_closing(s->board);
     (void)!write(s->wake_fd, &one, sizeof(one));
     pthread_join(s->acceptor_thread, NULL);
     net_acceptor_close(&s->acceptor);
@@ -339,6 +425,7 @@ void bio_stop(struct bio_server *s)
 
     /* 3. Join and free. */
     reap_exited(s);
+    board_close(s->board);
     close(s->wake_fd);
     pthread_cond_destroy(&s->all_exited);
     pthread_mutex_destroy(&s->lock);

@@ -12,7 +12,8 @@
 
 struct bio_server;
 
-/* Counters, read with bio_stats. Monotonic except live_threads. */
+/* Counters, read with bio_stats from the live board: all zero but
+ * live_threads and shed when the server runs with no_board. */
 struct bio_stats {
     uint64_t accepted;        /* connections accepted */
     uint64_t rejected;        /* refused with "!err busy" (--max-threads) */

@@ -61,10 +61,12 @@ void hist_merge(struct hist *dst, const struct hist *src)
         atomic_store(&dst->max, m);
 }
 
-uint64_t hist_percentile(const struct hist *h, double pct)
+uint64_t hist_counts_percentile(const uint64_t counts[HIST_BUCKETS],
+                                uint64_t max, double pct)
 {
-    uint64_t total = atomic_load(&h->total);
-    uint64_t max = atomic_load(&h->max);
+    uint64_t total = 0;
+    for (unsigned i = 0; i < HIST_BUCKETS; i++)
+        total += counts[i];
     if (total == 0)
         return 0;
     /* The rank of the value wanted, 1-based: p99 of 1000 values is the
@@ -74,11 +76,19 @@ uint64_t hist_percentile(const struct hist *h, double pct)
         rank = 1;
     uint64_t seen = 0;
     for (unsigned i = 0; i < HIST_BUCKETS; i++) {
-        seen += atomic_load(&h->counts[i]);
+        seen += counts[i];
         if (seen >= rank) {
             uint64_t high = hist_bucket_high(i);
-            return high < max ? high : max;
+            return max && high > max ? max : high;
         }
     }
     return max;
+}
+
+uint64_t hist_percentile(const struct hist *h, double pct)
+{
+    uint64_t counts[HIST_BUCKETS];
+    for (unsigned i = 0; i < HIST_BUCKETS; i++)
+        counts[i] = atomic_load_explicit(&h->counts[i], memory_order_relaxed);
+    return hist_counts_percentile(counts, atomic_load(&h->max), pct);
 }

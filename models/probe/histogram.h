@@ -18,9 +18,9 @@
 #define HIST_BUCKETS ((64 - HIST_SUB_BITS + 1) * HIST_SUB_COUNT) /* 976 */
 
 struct hist {
-    atomic_uint_fast64_t counts[HIST_BUCKETS]; /* values per bucket */
-    atomic_uint_fast64_t total;                /* values recorded */
-    atomic_uint_fast64_t max;                  /* largest value, exact */
+    _Atomic uint64_t counts[HIST_BUCKETS]; /* values per bucket */
+    _Atomic uint64_t total;                /* values recorded */
+    _Atomic uint64_t max;                  /* largest value, exact */
 };
 
 /* Zero it. */
@@ -35,6 +35,10 @@ void hist_merge(struct hist *dst, const struct hist *src);
 /* The value at or below which `pct` percent of values fall (the upper edge
  * of that bucket, never above the exact max). 0 when empty. */
 uint64_t hist_percentile(const struct hist *h, double pct);
+
+/* The same for plain counts (a snapshot, or the difference of two). */
+uint64_t hist_counts_percentile(const uint64_t counts[HIST_BUCKETS],
+                                uint64_t max, double pct);
 
 /* Bucket arithmetic, exposed for tests and for readers of the board. */
 unsigned hist_bucket_of(uint64_t value);

@@ -36,6 +36,8 @@ static void serve_usage(FILE *out)
             "  --keepalive      set SO_KEEPALIVE on every connection\n"
             "  --nodelay        set TCP_NODELAY on every connection\n"
             "  --port-file F    write the port to F once listening (for scripts)\n"
+            "  --no-board       do not publish live state (threadlab top will not\n"
+            "                   see this server); for measuring the board's cost\n"
             "\n"
             "bio:\n"
             "  --max-threads N  at most N connection threads; beyond, \"!err busy\"\n"
@@ -50,7 +52,7 @@ static void serve_usage(FILE *out)
 
 enum {
     OPT_PORT = 256, OPT_BIND, OPT_BACKLOG, OPT_MAX_LINE, OPT_KEEPALIVE,
-    OPT_NODELAY, OPT_PORT_FILE, OPT_MAX_THREADS, OPT_STACK_KB,
+    OPT_NODELAY, OPT_PORT_FILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_NO_BOARD,
 };
 
 static const struct option serve_options[] = {
@@ -63,6 +65,7 @@ static const struct option serve_options[] = {
     { "port-file", required_argument, NULL, OPT_PORT_FILE },
     { "max-threads", required_argument, NULL, OPT_MAX_THREADS },
     { "stack-kb", required_argument, NULL, OPT_STACK_KB },
+    { "no-board", no_argument, NULL, OPT_NO_BOARD },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -114,6 +117,9 @@ static bool parse_serve_options(int argc, char **argv, struct server_opts *o,
             if (!cli_parse_long("serve", "--stack-kb", optarg, 16, 1 << 20, &v))
                 return false;
             o->stack_kb = (int)v;
+            break;
+        case OPT_NO_BOARD:
+            o->no_board = true;
             break;
         case 'h':
             serve_usage(stdout);

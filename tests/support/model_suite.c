@@ -374,6 +374,11 @@ Suite *model_suite(const char *model_name)
 
 int ts_run(Suite *s)
 {
+    /* Test servers publish boards; keep them out of the user's own board
+     * directory, where a running `threadlab top` would show them. */
+    char dir[64];
+    snprintf(dir, sizeof(dir), "/tmp/threadlab-tests-%u", (unsigned)getuid());
+    setenv("THREADLAB_BOARD_DIR", dir, 0);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -1,0 +1,209 @@
+/* board.h -- the live state board: a server's state in a shared file.
+ *
+ * Every server publishes its threads, loops, queues, counters, latency
+ * histogram and recent events into a fixed-layout file mapped into its
+ * memory, the way a JVM publishes hsperfdata for jstat. `threadlab top`
+ * reads it from another process and draws it.
+ *
+ *   server threads --atomic stores--> [mmap of <pid>.board] --pread--> top
+ *
+ * Writers: plain atomic stores and adds (relaxed), no locks, no syscalls on
+ * the hot path (the clock is read through the vDSO). Readers: copy the file
+ * with pread and validate every field before use (board_read), so a torn,
+ * truncated, corrupt or hostile file is an error message, never a crash.
+ *
+ * Where: $XDG_RUNTIME_DIR/threadlab/ or /tmp/threadlab-$UID/ (directory
+ * 0700, ours, not a symlink; file 0600, created O_EXCL|O_NOFOLLOW), named
+ * <pid>.board (<pid>.<n>.board for a second board in the same process),
+ * removed by board_close. Files of dead processes are removed by readers.
+ */
+#ifndef THREADLAB_BOARD_H
+#define THREADLAB_BOARD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "histogram.h"
+
+#define BOARD_MAGIC 0x3144524f424c5454ull /* "TTLBORD1" */
+#define BOARD_VERSION 1
+#define BOARD_THREAD_SLOTS 4096   /* threads shown by name; more are counted */
+#define BOARD_LOOP_SLOTS 64
+#define BOARD_QUEUE_SLOTS 8
+#define BOARD_EVENT_SLOTS 512     /* the event ring */
+#define BOARD_NAME_BYTES 16       /* thread, loop and queue names */
+#define BOARD_TEXT_BYTES 96       /* an event's reason */
+#define BOARD_MODEL_BYTES 16
+#define BOARD_OPTIONS_BYTES 192
+
+/* What a thread is for. */
+enum board_role {
+    ROLE_ACCEPTOR, ROLE_CONN, ROLE_WATCHDOG, ROLE_POOL_WORKER, ROLE_BOSS,
+    ROLE_WORKER_LOOP, ROLE_BUSINESS, ROLE_CHECKER, ROLE_COUNT
+};
+
+/* What a thread is doing now. */
+enum board_state {
+    STATE_IDLE,          /* alive, nothing to do (a pool thread between tasks) */
+    STATE_WAITING,       /* waiting for events: accept, select, a task queue */
+    STATE_RUNNING,       /* on the CPU: decoding, handling, !cpu */
+    STATE_BLOCKED_IO,    /* blocked in read() or write() on one connection */
+    STATE_BLOCKED_SLEEP, /* blocked in !sleep */
+    STATE_TERMINATED,    /* ended; the slot is kept until reused */
+    STATE_COUNT
+};
+
+/* Counters, each a running total unless said. */
+enum board_counter {
+    CTR_ACCEPTED,        /* connections accepted */
+    CTR_ACTIVE,          /* connections open now (goes up and down) */
+    CTR_CLOSED,          /* connections closed */
+    CTR_BYTES_IN, CTR_BYTES_OUT,
+    CTR_LINES,           /* lines answered */
+    CTR_REJECTED,        /* connections refused ("!err busy") */
+    CTR_OFFLOADED,       /* lines handed to a business pool */
+    CTR_ERR_LINE_TOO_LONG, CTR_ERR_BAD_ARGUMENT, CTR_ERR_RESET,
+    CTR_ERR_ACCEPT,      /* accept failures, EMFILE included */
+    CTR_THREADS_SPAWNED, CTR_THREADS_EXITED,
+    CTR_COUNT
+};
+
+/* What happened, for the event log. */
+enum board_event_kind {
+    EV_ACCEPT, EV_ASSIGN, EV_CLOSE, EV_SPAWN, EV_EXIT, EV_GROW, EV_SHRINK,
+    EV_TASK_QUEUED, EV_TASK_RUN, EV_TIMER, EV_REJECT, EV_BLOCKED, EV_ERROR,
+    EV_COUNT
+};
+
+/* ---- the file layout (shared between processes; fixed sizes) ---- */
+
+struct board_header {
+    _Atomic uint64_t magic;    /* BOARD_MAGIC, stored last at creation */
+    uint32_t version;              /* BOARD_VERSION */
+    uint32_t header_bytes;         /* sizeof(struct board_header) */
+    uint64_t total_bytes;          /* the file's size */
+    uint32_t thread_slots, loop_slots, queue_slots, event_slots;
+    uint64_t counters_off, hist_off, threads_off, loops_off, queues_off,
+             events_off;           /* byte offsets of each section */
+    int32_t pid;
+    uint32_t reserved;
+    uint64_t start_unix_ns;        /* wall clock at start, for display */
+    uint64_t start_mono_ns;        /* CLOCK_MONOTONIC at start; times below
+                                      are monotonic ns */
+    char model[BOARD_MODEL_BYTES]; /* "bio", ... */
+    char options[BOARD_OPTIONS_BYTES]; /* the options, as text */
+    _Atomic uint64_t threads_by_state[STATE_COUNT]; /* all threads,
+                                      with or without a slot */
+    _Atomic uint64_t threads_unslotted; /* threads with no slot */
+    _Atomic uint64_t event_head; /* events written so far */
+    _Atomic uint32_t closing;  /* 1 once the server began to stop */
+    uint32_t reserved2;
+};
+
+struct board_thread {
+    _Atomic uint32_t in_use;   /* 0 free, 1 claimed; published last */
+    _Atomic uint32_t role;     /* enum board_role */
+    _Atomic uint32_t state;    /* enum board_state */
+    uint32_t reserved;
+    _Atomic uint64_t name[BOARD_NAME_BYTES / 8];
+    _Atomic uint64_t since_ns; /* when it entered its state */
+    _Atomic uint64_t conn;     /* connection it serves, 0 for none */
+    _Atomic uint64_t lines;    /* lines it answered */
+    _Atomic uint64_t busy_ns;  /* time running */
+    _Atomic uint64_t idle_ns;  /* time waiting or blocked */
+};
+
+struct board_loop {
+    _Atomic uint32_t in_use;
+    uint32_t reserved;
+    _Atomic uint64_t name[BOARD_NAME_BYTES / 8];
+    _Atomic uint64_t channels;       /* connections registered */
+    _Atomic uint64_t task_queue_depth;
+    _Atomic uint64_t timers;
+    _Atomic uint64_t io_ns, task_ns; /* the ioRatio split */
+    _Atomic uint64_t iterations;
+    _Atomic uint64_t longest_task_ns;
+    _Atomic uint64_t blocked_since_ns; /* 0, or when a handler got stuck */
+};
+
+struct board_queue {
+    _Atomic uint32_t in_use;
+    uint32_t reserved;
+    _Atomic uint64_t name[BOARD_NAME_BYTES / 8];
+    _Atomic uint64_t depth, capacity, high_water, rejected;
+};
+
+struct board_event {
+    _Atomic uint64_t seq;      /* index + 1 once written; 0 while writing */
+    _Atomic uint64_t time_ns;  /* monotonic */
+    _Atomic uint32_t kind;     /* enum board_event_kind */
+    uint32_t reserved;
+    _Atomic uint64_t text[BOARD_TEXT_BYTES / 8];
+};
+
+/* ---- writing (the server) ---- */
+
+struct board;                      /* the writer's handle */
+
+/* A thread's place on the board. Owned by that thread; slot -1 when all
+ * slots were taken (the thread is then counted by state only). */
+struct board_thread_ref {
+    int slot;
+    enum board_state state;
+    uint64_t since_ns;
+};
+
+/* Create and map this process's board. Returns NULL and sets errno when it
+ * cannot (the server then runs without a board, after a warning). */
+struct board *board_create(const char *model, const char *options);
+
+/* Remove the file and unmap. NULL is ignored. */
+void board_close(struct board *b);
+
+/* The board file's path ("" for NULL). */
+const char *board_path(const struct board *b);
+
+/* Counters. Any thread; b may be NULL (publishing off). */
+void board_add(struct board *b, enum board_counter c, uint64_t n);
+void board_sub(struct board *b, enum board_counter c, uint64_t n);
+
+/* A counter's current value, read by the server itself (0 for NULL). */
+uint64_t board_counter(const struct board *b, enum board_counter c);
+
+/* Record a line's handling time. Any thread. */
+void board_record_latency(struct board *b, uint64_t ns);
+
+/* Threads: register the calling thread (or one it creates), change its
+ * state, count its lines, and mark it terminated. Any thread, for its own
+ * ref (or before the ref's thread starts). */
+void board_thread_begin(struct board *b, struct board_thread_ref *t,
+                        enum board_role role, const char *name, uint64_t conn);
+void board_thread_state(struct board *b, struct board_thread_ref *t,
+                        enum board_state state);
+void board_thread_line(struct board *b, struct board_thread_ref *t);
+void board_thread_end(struct board *b, struct board_thread_ref *t);
+
+/* Loops and queues: claim a slot (NULL when full or b is NULL), then store
+ * into its fields with atomic_store_explicit(..., memory_order_relaxed). */
+struct board_loop *board_loop_claim(struct board *b, const char *name);
+struct board_queue *board_queue_claim(struct board *b, const char *name,
+                                      uint64_t capacity);
+
+/* Append an event with its reason, printf-style. Any thread. Events are
+ * rare (accept, spawn, exit...), never per line. */
+void board_event(struct board *b, enum board_event_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Mark the board as stopping (the server began a graceful stop). */
+void board_mark_closing(struct board *b);
+
+/* ---- where boards live ---- */
+
+/* The directory of this user's boards, created 0700 if missing. Returns 0
+ * or -errno (-EPERM if it exists but is not ours, not private, or a
+ * symlink). */
+int board_dir(char *out, size_t out_len);
+
+#endif

@@ -1,0 +1,323 @@
+/* board_read.c -- copy, validate, list. See board_read.h. */
+#include "board_read.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const role_names[ROLE_COUNT] = {
+    "acceptor", "conn", "watchdog", "pool-worker", "boss", "worker-loop",
+    "business", "checker",
+};
+static const char *const state_names[STATE_COUNT] = {
+    "idle", "waiting", "running", "blocked-io", "blocked-sleep", "terminated",
+};
+static const char *const event_names[EV_COUNT] = {
+    "accept", "assign", "close", "spawn", "exit", "grow", "shrink",
+    "queued", "run", "timer", "reject", "blocked", "error",
+};
+static const char *const counter_names[CTR_COUNT] = {
+    "accepted", "active", "closed", "bytes_in", "bytes_out", "lines",
+    "rejected", "offloaded", "err_line_too_long", "err_bad_argument",
+    "err_reset", "err_accept", "threads_spawned", "threads_exited",
+};
+
+const char *board_role_name(enum board_role r)
+{ return (unsigned)r < ROLE_COUNT ? role_names[r] : "?"; }
+const char *board_state_name(enum board_state s)
+{ return (unsigned)s < STATE_COUNT ? state_names[s] : "?"; }
+const char *board_event_name(enum board_event_kind k)
+{ return (unsigned)k < EV_COUNT ? event_names[k] : "?"; }
+const char *board_counter_name(enum board_counter c)
+{ return (unsigned)c < CTR_COUNT ? counter_names[c] : "?"; }
+
+/* ---- validation ----------------------------------------------------------- */
+
+#define FAIL(...) do { snprintf(err, err_len, __VA_ARGS__); return -EINVAL; } while (0)
+
+/* A plain (non-atomic) read of a field in the copy. */
+static uint64_t u64_at(const char *base, size_t off)
+{
+    uint64_t v;
+    memcpy(&v, base + off, sizeof(v));
+    return v;
+}
+
+static uint32_t u32_at(const char *base, size_t off)
+{
+    uint32_t v;
+    memcpy(&v, base + off, sizeof(v));
+    return v;
+}
+
+/* Copy a text stored as words; always NUL-terminated, non-printables shown
+ * as '?' so a hostile board cannot send escape codes to the terminal. */
+static void text_at(const char *base, size_t off, char *out, size_t bytes)
+{
+    memcpy(out, base + off, bytes);
+    out[bytes - 1] = '\0';
+    for (char *p = out; *p; p++)
+        if ((unsigned char)*p < 32 || (unsigned char)*p == 127)
+            *p = '?';
+}
+
+/* Does [off, off + count * size) lie inside the file, after the header? */
+static bool section_fits(uint64_t off, uint64_t count, uint64_t size,
+                         uint64_t header, uint64_t total)
+{
+    if (off < header || off % 8 != 0 || off > total)
+        return false;
+    if (count != 0 && size > (total - off) / count)
+        return false;
+    return true;
+}
+
+#define F(type, field) offsetof(type, field)
+
+int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
+                char *err, size_t err_len)
+{
+    const char *b = bytes;
+    const size_t H = sizeof(struct board_header);
+
+    memset(s, 0, offsetof(struct board_snapshot, threads));
+    s->nthreads = s->nloops = s->nqueues = s->nevents = 0;
+    if (len < H)
+        FAIL("truncated: %zu bytes, a header needs %zu", len, H);
+    if (u64_at(b, F(struct board_header, magic)) != BOARD_MAGIC)
+        FAIL("not a threadlab board (bad magic)");
+    uint32_t version = u32_at(b, F(struct board_header, version));
+    if (version != BOARD_VERSION) {
+        snprintf(err, err_len, "board layout version %u, this threadlab reads %u",
+                 version, BOARD_VERSION);
+        return -EPROTO;
+    }
+    if (u32_at(b, F(struct board_header, header_bytes)) != H)
+        FAIL("header size %u, expected %zu",
+             u32_at(b, F(struct board_header, header_bytes)), H);
+    uint64_t total = u64_at(b, F(struct board_header, total_bytes));
+    if (total != len)
+        FAIL("truncated or padded: header says %llu bytes, file has %zu",
+             (unsigned long long)total, len);
+
+    uint32_t nthread = u32_at(b, F(struct board_header, thread_slots));
+    uint32_t nloop = u32_at(b, F(struct board_header, loop_slots));
+    uint32_t nqueue = u32_at(b, F(struct board_header, queue_slots));
+    uint32_t nevent = u32_at(b, F(struct board_header, event_slots));
+    if (nthread > BOARD_THREAD_SLOTS || nloop > BOARD_LOOP_SLOTS ||
+        nqueue > BOARD_QUEUE_SLOTS || nevent > BOARD_EVENT_SLOTS || nevent == 0)
+        FAIL("slot counts out of range (%u threads, %u loops, %u queues, %u events)",
+             nthread, nloop, nqueue, nevent);
+    uint64_t coff = u64_at(b, F(struct board_header, counters_off));
+    uint64_t hoff = u64_at(b, F(struct board_header, hist_off));
+    uint64_t toff = u64_at(b, F(struct board_header, threads_off));
+    uint64_t loff = u64_at(b, F(struct board_header, loops_off));
+    uint64_t qoff = u64_at(b, F(struct board_header, queues_off));
+    uint64_t eoff = u64_at(b, F(struct board_header, events_off));
+    if (!section_fits(coff, CTR_COUNT, 8, H, total) ||
+        !section_fits(hoff, 1, sizeof(struct hist), H, total) ||
+        !section_fits(toff, nthread, sizeof(struct board_thread), H, total) ||
+        !section_fits(loff, nloop, sizeof(struct board_loop), H, total) ||
+        !section_fits(qoff, nqueue, sizeof(struct board_queue), H, total) ||
+        !section_fits(eoff, nevent, sizeof(struct board_event), H, total))
+        FAIL("a section lies outside the file");
+
+    s->pid = (int)u32_at(b, F(struct board_header, pid));
+    if (s->pid <= 0)
+        FAIL("bad pid %d", s->pid);
+    text_at(b, F(struct board_header, model), s->model, sizeof(s->model));
+    text_at(b, F(struct board_header, options), s->options, sizeof(s->options));
+    s->start_unix_ns = u64_at(b, F(struct board_header, start_unix_ns));
+    s->start_mono_ns = u64_at(b, F(struct board_header, start_mono_ns));
+    s->closing = u32_at(b, F(struct board_header, closing)) != 0;
+    for (int i = 0; i < STATE_COUNT; i++)
+        s->threads_by_state[i] = u64_at(b, F(struct board_header, threads_by_state) + 8u * i);
+    s->threads_unslotted = u64_at(b, F(struct board_header, threads_unslotted));
+    s->event_head = u64_at(b, F(struct board_header, event_head));
+
+    for (int i = 0; i < CTR_COUNT; i++)
+        s->counters[i] = u64_at(b, coff + 8u * i);
+    for (unsigned i = 0; i < HIST_BUCKETS; i++)
+        s->hist[i] = u64_at(b, hoff + F(struct hist, counts) + 8u * i);
+    s->hist_max = u64_at(b, hoff + F(struct hist, max));
+
+    for (uint32_t i = 0; i < nthread; i++) {
+        size_t o = toff + i * sizeof(struct board_thread);
+        if (u32_at(b, o + F(struct board_thread, in_use)) != 1)
+            continue;                    /* free, or being claimed */
+        struct board_thread_snap *t = &s->threads[s->nthreads];
+        t->role = u32_at(b, o + F(struct board_thread, role));
+        t->state = u32_at(b, o + F(struct board_thread, state));
+        if ((unsigned)t->role >= ROLE_COUNT || (unsigned)t->state >= STATE_COUNT)
+            FAIL("thread slot %u: role %u or state %u out of range", i,
+                 (unsigned)t->role, (unsigned)t->state);
+        text_at(b, o + F(struct board_thread, name), t->name, sizeof(t->name));
+        t->since_ns = u64_at(b, o + F(struct board_thread, since_ns));
+        t->conn = u64_at(b, o + F(struct board_thread, conn));
+        t->lines = u64_at(b, o + F(struct board_thread, lines));
+        t->busy_ns = u64_at(b, o + F(struct board_thread, busy_ns));
+        t->idle_ns = u64_at(b, o + F(struct board_thread, idle_ns));
+        s->nthreads++;
+    }
+    for (uint32_t i = 0; i < nloop; i++) {
+        size_t o = loff + i * sizeof(struct board_loop);
+        if (u32_at(b, o + F(struct board_loop, in_use)) != 1)
+            continue;
+        struct board_loop_snap *l = &s->loops[s->nloops++];
+        text_at(b, o + F(struct board_loop, name), l->name, sizeof(l->name));
+        l->channels = u64_at(b, o + F(struct board_loop, channels));
+        l->task_queue_depth = u64_at(b, o + F(struct board_loop, task_queue_depth));
+        l->timers = u64_at(b, o + F(struct board_loop, timers));
+        l->io_ns = u64_at(b, o + F(struct board_loop, io_ns));
+        l->task_ns = u64_at(b, o + F(struct board_loop, task_ns));
+        l->iterations = u64_at(b, o + F(struct board_loop, iterations));
+        l->longest_task_ns = u64_at(b, o + F(struct board_loop, longest_task_ns));
+        l->blocked_since_ns = u64_at(b, o + F(struct board_loop, blocked_since_ns));
+    }
+    for (uint32_t i = 0; i < nqueue; i++) {
+        size_t o = qoff + i * sizeof(struct board_queue);
+        if (u32_at(b, o + F(struct board_queue, in_use)) != 1)
+            continue;
+        struct board_queue_snap *q = &s->queues[s->nqueues++];
+        text_at(b, o + F(struct board_queue, name), q->name, sizeof(q->name));
+        q->depth = u64_at(b, o + F(struct board_queue, depth));
+        q->capacity = u64_at(b, o + F(struct board_queue, capacity));
+        q->high_water = u64_at(b, o + F(struct board_queue, high_water));
+        q->rejected = u64_at(b, o + F(struct board_queue, rejected));
+    }
+
+    /* Events, oldest first: the last min(head, slots) tickets. A slot whose
+     * seq is not the ticket we expect is being written or was overwritten
+     * during the copy; it is skipped, never trusted. */
+    uint64_t head = s->event_head;
+    uint64_t first = head > nevent ? head - nevent : 0;
+    for (uint64_t idx = first; idx < head; idx++) {
+        size_t o = eoff + (idx % nevent) * sizeof(struct board_event);
+        if (u64_at(b, o + F(struct board_event, seq)) != idx + 1)
+            continue;
+        struct board_event_snap *e = &s->events[s->nevents];
+        e->kind = u32_at(b, o + F(struct board_event, kind));
+        if ((unsigned)e->kind >= EV_COUNT)
+            FAIL("event %llu: kind %u out of range", (unsigned long long)idx,
+                 (unsigned)e->kind);
+        e->seq = idx + 1;
+        e->time_ns = u64_at(b, o + F(struct board_event, time_ns));
+        text_at(b, o + F(struct board_event, text), e->text, sizeof(e->text));
+        s->nevents++;
+    }
+    return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int board_read(const char *path, struct board_snapshot *s, char *err,
+               size_t err_len)
+{
+    struct stat st;
+    int rc;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        rc = -errno;
+        snprintf(err, err_len, "%s: %s", path,
+                 rc == -ENOENT ? "gone (the server exited)" : strerror(-rc));
+        return rc;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, err_len, "%s: not a regular file", path);
+        close(fd);
+        return -EINVAL;
+    }
+    if (st.st_uid != getuid()) {
+        snprintf(err, err_len, "%s: owned by uid %u, not by us", path,
+                 (unsigned)st.st_uid);
+        close(fd);
+        return -EACCES;
+    }
+    if (st.st_size <= 0 || (uint64_t)st.st_size > BOARD_MAX_FILE_BYTES) {
+        snprintf(err, err_len, "%s: size %lld is not a board's", path,
+                 (long long)st.st_size);
+        close(fd);
+        return -EINVAL;
+    }
+    size_t len = (size_t)st.st_size;
+    char *copy = malloc(len);
+    if (!copy) {
+        close(fd);
+        return -ENOMEM;
+    }
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(fd, copy + got, len - got, (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;                        /* shrank under us: parse says so */
+        got += (size_t)n;
+    }
+    close(fd);
+    s->taken_mono_ns = mono_ns();
+    char why[200];
+    rc = board_parse(copy, got, s, why, sizeof(why));
+    if (rc < 0)
+        snprintf(err, err_len, "%s: %s", path, why);
+    free(copy);
+    return rc;
+}
+
+/* ---- listing -------------------------------------------------------------- */
+
+static bool process_alive(int pid)
+{
+    return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    const struct board_entry *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
+int board_list(struct board_entry *out, int max, bool clean_stale)
+{
+    char dir[200];
+    int rc = board_dir(dir, sizeof(dir)), n = 0;
+    if (rc < 0)
+        return rc;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -errno;
+    for (struct dirent *e; (e = readdir(d)) && n < max;) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        size_t len = strlen(e->d_name);
+        if (end == e->d_name || pid <= 0 || len < 7 ||
+            strcmp(e->d_name + len - 6, ".board") != 0)
+            continue;
+        struct board_entry *b = &out[n];
+        b->pid = (int)pid;
+        b->alive = process_alive(b->pid);
+        snprintf(b->path, sizeof(b->path), "%s/%s", dir, e->d_name);
+        if (!b->alive && clean_stale) {
+            unlink(b->path);              /* a crashed server's leftovers */
+            continue;
+        }
+        n++;
+    }
+    closedir(d);
+    qsort(out, (size_t)n, sizeof(*out), by_pid);
+    return n;
+}

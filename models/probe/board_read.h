@@ -1,0 +1,99 @@
+/* board_read.h -- the reader's side of the live state board.
+ *
+ * A reader never maps a board: it copies the file with one pread and checks
+ * every field of the copy (magic, version, sizes, offsets, every enum and
+ * index) before using it. A file that shrinks under a mapping would kill
+ * the reader with SIGBUS; a copy that came up short is just an error.
+ */
+#ifndef THREADLAB_BOARD_READ_H
+#define THREADLAB_BOARD_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "board.h"
+
+#define BOARD_MAX_FILE_BYTES (16u << 20) /* bigger files are refused */
+#define BOARD_LIST_MAX 64
+
+struct board_thread_snap {
+    enum board_role role;
+    enum board_state state;
+    char name[BOARD_NAME_BYTES];
+    uint64_t since_ns, conn, lines, busy_ns, idle_ns;
+};
+
+struct board_loop_snap {
+    char name[BOARD_NAME_BYTES];
+    uint64_t channels, task_queue_depth, timers, io_ns, task_ns, iterations,
+             longest_task_ns, blocked_since_ns;
+};
+
+struct board_queue_snap {
+    char name[BOARD_NAME_BYTES];
+    uint64_t depth, capacity, high_water, rejected;
+};
+
+struct board_event_snap {
+    uint64_t seq;                 /* 1, 2, ...: gaps mean events were missed */
+    uint64_t time_ns;             /* monotonic */
+    enum board_event_kind kind;
+    char text[BOARD_TEXT_BYTES];
+};
+
+/* Everything a board said at one moment, validated. Large: allocate it. */
+struct board_snapshot {
+    int pid;
+    char model[BOARD_MODEL_BYTES];
+    char options[BOARD_OPTIONS_BYTES];
+    uint64_t start_unix_ns, start_mono_ns;
+    uint64_t taken_mono_ns;       /* when the reader copied it */
+    bool closing;                 /* the server began to stop */
+    uint64_t counters[CTR_COUNT];
+    uint64_t hist[HIST_BUCKETS];  /* handling-time counts per bucket */
+    uint64_t hist_max;
+    uint64_t threads_by_state[STATE_COUNT];
+    uint64_t threads_unslotted;
+    int nthreads;                 /* slots in use, terminated ones included */
+    struct board_thread_snap threads[BOARD_THREAD_SLOTS];
+    int nloops;
+    struct board_loop_snap loops[BOARD_LOOP_SLOTS];
+    int nqueues;
+    struct board_queue_snap queues[BOARD_QUEUE_SLOTS];
+    uint64_t event_head;          /* events written in all */
+    int nevents;                  /* oldest first */
+    struct board_event_snap events[BOARD_EVENT_SLOTS];
+};
+
+/* A board found in the directory. */
+struct board_entry {
+    int pid;
+    bool alive;                   /* its process exists */
+    char path[256];
+};
+
+/* Read and validate the board at path. Returns 0, or -ENOENT (gone),
+ * -EACCES (not ours), -EINVAL (corrupt: err says what), -EPROTO (another
+ * layout version), -errno for I/O errors. err (err_len bytes) gets a
+ * sentence for a person in every error case. */
+int board_read(const char *path, struct board_snapshot *s, char *err,
+               size_t err_len);
+
+/* Validate a copy of a board file (the core of board_read; tests feed it
+ * corrupted bytes directly). */
+int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
+                char *err, size_t err_len);
+
+/* List the boards in the board directory, newest pid last. With
+ * clean_stale, boards of processes that no longer exist are removed and
+ * not listed. Returns how many were stored (at most max), or -errno. */
+int board_list(struct board_entry *out, int max, bool clean_stale);
+
+/* Names for display. */
+const char *board_role_name(enum board_role r);
+const char *board_state_name(enum board_state s);
+const char *board_event_name(enum board_event_kind k);
+const char *board_counter_name(enum board_counter c);
+
+#endif
