@@ -267,11 +267,12 @@ int board_read(const char *path, struct board_snapshot *s, char *err,
         got += (size_t)n;
     }
     close(fd);
-    s->taken_mono_ns = mono_ns();
+    uint64_t taken_ns = mono_ns();
     char why[200];
     rc = board_parse(copy, got, s, why, sizeof(why));
     if (rc < 0)
         snprintf(err, err_len, "%s: %s", path, why);
+    s->taken_mono_ns = taken_ns;
     free(copy);
     return rc;
 }

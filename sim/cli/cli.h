@@ -11,6 +11,7 @@
 /* Subcommands: argv[0] is the subcommand's name. */
 int cli_serve(int argc, char **argv);
 int cli_load(int argc, char **argv);
+int cli_top(int argc, char **argv);
 
 /* Parse a whole number in [min, max] given to option `flag`; on error print
  * "threadlab CMD: --flag: ..." and return false. */

@@ -17,6 +17,7 @@ static const struct {
 } commands[] = {
     { "serve", cli_serve, "run one model's echo server (bio)" },
     { "load", cli_load, "drive an echo server with verifying clients" },
+    { "top", cli_top, "watch running servers' threads, loops and queues live" },
 };
 
 static void usage(FILE *out)
@@ -25,7 +26,7 @@ static void usage(FILE *out)
             "usage: threadlab COMMAND [options]\n"
             "\n"
             "A teaching kit for server threading models: real echo servers,\n"
-            "a load generator, and (soon) a visualizer and a simulator.\n"
+            "a load generator that checks every byte, and a live visualizer.\n"
             "\n"
             "commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

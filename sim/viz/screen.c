@@ -1,0 +1,98 @@
+/* screen.c -- a grid of styled cells. See screen.h. */
+#include "screen.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int screen_init(struct screen *s, int w, int h)
+{
+    s->w = w > 0 ? w : 1;
+    s->h = h > 0 ? h : 1;
+    s->cells = calloc((size_t)s->w * (size_t)s->h, sizeof(*s->cells));
+    if (!s->cells)
+        return -ENOMEM;
+    screen_clear(s);
+    return 0;
+}
+
+void screen_free(struct screen *s)
+{
+    free(s->cells);
+    s->cells = NULL;
+}
+
+void screen_clear(struct screen *s)
+{
+    for (int i = 0; i < s->w * s->h; i++)
+        s->cells[i] = (struct cell){ ' ', ST_NORMAL };
+}
+
+int screen_put(struct screen *s, int x, int y, int max_w, enum style st,
+               const char *text)
+{
+    if (y < 0 || y >= s->h)
+        return 0;
+    int limit = max_w < 0 ? s->w - x : max_w;
+    int n = 0;
+    for (; text[n] && n < limit; n++) {
+        int cx = x + n;
+        if (cx < 0 || cx >= s->w)
+            continue;
+        unsigned char c = (unsigned char)text[n];
+        s->cells[y * s->w + cx] = (struct cell){ c >= 32 && c < 127 ? (char)c : '?',
+                                                 (uint8_t)st };
+    }
+    return n;
+}
+
+int screen_printf(struct screen *s, int x, int y, int max_w, enum style st,
+                  const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    return screen_put(s, x, y, max_w, st, buf);
+}
+
+void screen_fill(struct screen *s, int x, int y, int n, char ch, enum style st)
+{
+    for (int i = 0; i < n; i++)
+        if (y >= 0 && y < s->h && x + i >= 0 && x + i < s->w)
+            s->cells[y * s->w + x + i] = (struct cell){ ch, (uint8_t)st };
+}
+
+void screen_row_text(const struct screen *s, int y, char *out, size_t out_len)
+{
+    size_t n = 0;
+    if (out_len == 0)
+        return;
+    if (y >= 0 && y < s->h)
+        for (int x = 0; x < s->w && n + 1 < out_len; x++)
+            out[n++] = s->cells[y * s->w + x].ch;
+    while (n > 0 && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+}
+
+const struct cell *screen_at(const struct screen *s, int x, int y)
+{
+    if (x < 0 || y < 0 || x >= s->w || y >= s->h)
+        return NULL;
+    return &s->cells[y * s->w + x];
+}
+
+int screen_find(const struct screen *s, const char *needle)
+{
+    char row[1024];
+    for (int y = 0; y < s->h; y++) {
+        screen_row_text(s, y, row, sizeof(row));
+        if (strstr(row, needle))
+            return y;
+    }
+    return -1;
+}

@@ -1,0 +1,59 @@
+/* screen.h -- the screen model: what the visualizer shows, as cells.
+ *
+ * Rendering is a pure function from board snapshots to a screen model
+ * (view.c); ncurses only paints the model (term.c), and --plain prints it
+ * as text. Tests read the model without a terminal.
+ */
+#ifndef THREADLAB_SCREEN_H
+#define THREADLAB_SCREEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How a cell looks. The painter maps each to a colour pair, or to plain
+ * text attributes when there is no colour (NO_COLOR). */
+enum style {
+    ST_NORMAL, ST_DIM, ST_TITLE, ST_FOCUS, ST_WARN, ST_GOOD, ST_BAR,
+    ST_IDLE, ST_WAITING, ST_RUNNING, ST_BLOCKED_IO, ST_BLOCKED_SLEEP,
+    ST_TERMINATED, ST_COUNT
+};
+
+struct cell {
+    char ch;          /* printable ASCII */
+    uint8_t style;    /* enum style */
+};
+
+struct screen {
+    int w, h;
+    struct cell *cells;  /* h rows of w cells */
+};
+
+/* Allocate a w x h screen of blanks. Returns 0 or -ENOMEM. */
+int screen_init(struct screen *s, int w, int h);
+void screen_free(struct screen *s);
+
+/* Blank every cell. */
+void screen_clear(struct screen *s);
+
+/* Write text at (x, y) in a style, clipped to the screen and to max_w
+ * columns (max_w < 0: to the screen's edge). Returns columns written. */
+int screen_put(struct screen *s, int x, int y, int max_w, enum style st,
+               const char *text);
+
+/* printf into the screen. */
+int screen_printf(struct screen *s, int x, int y, int max_w, enum style st,
+                  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Fill n cells from (x, y) with ch. */
+void screen_fill(struct screen *s, int x, int y, int n, char ch, enum style st);
+
+/* The text of row y, trailing blanks cut, into out (size out_len). */
+void screen_row_text(const struct screen *s, int y, char *out, size_t out_len);
+
+/* The cell at (x, y), or NULL off screen. */
+const struct cell *screen_at(const struct screen *s, int x, int y);
+
+/* Does any row contain needle? Returns its row, or -1. For tests. */
+int screen_find(const struct screen *s, const char *needle);
+
+#endif

@@ -1,0 +1,30 @@
+/* term.h -- paint a screen model on a real terminal with ncurses. */
+#ifndef THREADLAB_TERM_H
+#define THREADLAB_TERM_H
+
+#include <stdbool.h>
+
+#include "screen.h"
+
+#define TERM_KEY_NONE (-1)     /* no key before the timeout */
+#define TERM_KEY_RESIZE (-2)   /* the terminal changed size */
+
+/* Take over the terminal. Colour unless NO_COLOR is set or the terminal
+ * has none; big makes everything bold (projector mode). The terminal is
+ * restored by term_close, at exit, and on crash signals. Returns 0 or -1. */
+int term_open(bool big);
+void term_close(void);
+
+/* The terminal's size now. */
+void term_size(int *w, int *h);
+
+/* Show the screen model. */
+void term_paint(const struct screen *s);
+
+/* Wait up to timeout_ms for a key. */
+int term_key(int timeout_ms);
+
+/* True once SIGINT, SIGTERM or SIGHUP arrived. */
+bool term_interrupted(void);
+
+#endif

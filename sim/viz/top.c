@@ -1,0 +1,299 @@
+/* top.c -- find boards, read snapshots, render, paint or print.
+ *
+ *   board files --board_read--> panes (two snapshots each)
+ *        --view_render--> screen model --term_paint or print--> you
+ */
+#include "top.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probe/board_read.h"
+#include "term.h"
+#include "view.h"
+
+/* ---- panes ------------------------------------------------------------------ */
+
+static bool pane_attach(struct pane *p, const char *path, int pid)
+{
+    memset(p, 0, sizeof(*p));
+    snprintf(p->path, sizeof(p->path), "%s", path);
+    p->pid = pid;
+    p->now = malloc(sizeof(*p->now));
+    p->before = malloc(sizeof(*p->before));
+    if (!p->now || !p->before) {
+        free(p->now);
+        free(p->before);
+        return false;
+    }
+    /* A pane starts with no snapshots; now/before hold buffers, marked
+     * empty by pid 0 until filled. */
+    p->now->pid = p->before->pid = 0;
+    return true;
+}
+
+static void pane_detach(struct pane *p)
+{
+    free(p->now);
+    free(p->before);
+    memset(p, 0, sizeof(*p));
+}
+
+/* Read a new snapshot into the older buffer, then swap. */
+static void pane_refresh(struct pane *p)
+{
+    char err[256];
+    if (p->gone)
+        return;
+    int rc = board_read(p->path, p->before, err, sizeof(err));
+    if (rc == 0) {
+        struct board_snapshot *t = p->now;
+        p->now = p->before;
+        p->before = t;
+        p->error[0] = '\0';
+        return;
+    }
+    if (rc == -ENOENT || (kill(p->pid, 0) < 0 && errno == ESRCH)) {
+        p->gone = true;        /* the server exited; keep its last picture */
+        snprintf(p->error, sizeof(p->error), "pid %d: the server exited", p->pid);
+    } else {
+        snprintf(p->error, sizeof(p->error), "%s", err);
+    }
+    p->before->pid = 0;        /* its contents are no longer a snapshot */
+}
+
+/* The view reads NULL for "no snapshot yet". */
+static void pane_expose(const struct pane *p, struct pane *out)
+{
+    *out = *p;
+    if (p->now && p->now->pid == 0)
+        out->now = NULL;
+    if (p->before && p->before->pid == 0)
+        out->before = NULL;
+}
+
+/* ---- which boards ------------------------------------------------------------ */
+
+static bool is_number(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s))
+            return false;
+    return true;
+}
+
+static bool watching(const struct view *v, const char *path)
+{
+    for (int i = 0; i < v->npanes; i++)
+        if (!strcmp(v->panes[i].path, path))
+            return true;
+    return false;
+}
+
+static const char *model_of(const char *path, char *model, size_t len)
+{
+    struct board_snapshot *s = malloc(sizeof(*s));
+    char err[256];
+    model[0] = '\0';
+    if (s && board_read(path, s, err, sizeof(err)) == 0)
+        snprintf(model, len, "%s", s->model);
+    free(s);
+    return model;
+}
+
+/* Attach panes to what the targets name; returns false (with a message)
+ * when a named target has no board. */
+static bool attach_targets(struct view *v, const struct top_opts *o)
+{
+    struct board_entry entries[BOARD_LIST_MAX];
+    int n = board_list(entries, BOARD_LIST_MAX, true);
+    if (n < 0)
+        n = 0;
+    for (int t = 0; t < o->ntargets; t++) {
+        bool found = false;
+        for (int i = 0; i < n && v->npanes < VIEW_MAX_PANES; i++) {
+            char model[BOARD_MODEL_BYTES];
+            bool match = is_number(o->targets[t])
+                ? entries[i].pid == atoi(o->targets[t])
+                : !strcmp(model_of(entries[i].path, model, sizeof(model)),
+                          o->targets[t]);
+            if (match && !watching(v, entries[i].path)) {
+                found = pane_attach(&v->panes[v->npanes], entries[i].path,
+                                    entries[i].pid);
+                v->npanes += found;
+            }
+        }
+        if (!found) {
+            fprintf(stderr, "threadlab top: no live board for '%s' in %s "
+                    "(is it a threadlab server, started without --no-board?)\n",
+                    o->targets[t], v->board_dir);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* No targets: watch every live board, up to four; a new server takes the
+ * place of one that is gone. */
+static void attach_every_live_board(struct view *v)
+{
+    struct board_entry entries[BOARD_LIST_MAX];
+    int n = board_list(entries, BOARD_LIST_MAX, true);
+    for (int i = 0; i < n; i++) {
+        if (!entries[i].alive || watching(v, entries[i].path))
+            continue;
+        int slot = v->npanes < VIEW_MAX_PANES ? v->npanes : -1;
+        for (int k = 0; slot < 0 && k < v->npanes; k++)
+            if (v->panes[k].gone)
+                slot = k;
+        if (slot < 0)
+            break;
+        if (slot < v->npanes)
+            pane_detach(&v->panes[slot]);
+        if (pane_attach(&v->panes[slot], entries[i].path, entries[i].pid) &&
+            slot == v->npanes)
+            v->npanes++;
+    }
+}
+
+/* ---- the two ways of showing ------------------------------------------------- */
+
+static void render(const struct view *v, struct screen *scr)
+{
+    struct view shown = *v;
+    for (int i = 0; i < v->npanes; i++)
+        pane_expose(&v->panes[i], &shown.panes[i]);
+    view_render(&shown, scr);
+}
+
+static bool all_gone(const struct view *v)
+{
+    for (int i = 0; i < v->npanes; i++)
+        if (!v->panes[i].gone)
+            return false;
+    return v->npanes > 0;
+}
+
+static void refresh_all(struct view *v, bool auto_attach)
+{
+    if (auto_attach)
+        attach_every_live_board(v);
+    for (int i = 0; i < v->npanes; i++)
+        pane_refresh(&v->panes[i]);
+}
+
+static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
+{
+    struct screen scr;
+    int w = o->width > 0 ? o->width : 120, h = o->height > 0 ? o->height : 40;
+    if (screen_init(&scr, w, h) < 0)
+        return 1;
+    signal(SIGPIPE, SIG_DFL);
+    refresh_all(v, auto_attach);
+    for (int shot = 1; o->count == 0 || shot <= o->count; shot++) {
+        struct timespec tick = { v->refresh_ms / 1000,
+                                 (long)(v->refresh_ms % 1000) * 1000000L };
+        nanosleep(&tick, NULL);
+        refresh_all(v, auto_attach);
+        render(v, &scr);
+        time_t now = time(NULL);
+        char when[32], row[1024];
+        strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+        printf("--- threadlab top %s ---\n", when);
+        int last = h - 1;
+        while (last > 0) {           /* no trailing blank rows */
+            screen_row_text(&scr, last - 1, row, sizeof(row));
+            if (row[0])
+                break;
+            last--;
+        }
+        for (int y = 0; y < last; y++) {
+            screen_row_text(&scr, y, row, sizeof(row));
+            printf("%s\n", row);
+        }
+        fflush(stdout);
+        if (!auto_attach && all_gone(v))
+            break;
+    }
+    screen_free(&scr);
+    return 0;
+}
+
+static int run_terminal(struct view *v, bool auto_attach)
+{
+    struct screen scr;
+    int w, h;
+    if (term_open(v->big) < 0) {
+        fprintf(stderr, "threadlab top: cannot use this terminal; try --plain\n");
+        return 1;
+    }
+    term_size(&w, &h);
+    if (screen_init(&scr, w, h) < 0) {
+        term_close();
+        return 1;
+    }
+    refresh_all(v, auto_attach);
+    uint64_t next_ms = 0;
+    bool running = true;
+    while (running && !term_interrupted()) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+        if (now_ms >= next_ms) {
+            if (!v->paused)
+                refresh_all(v, auto_attach);
+            next_ms = now_ms + (uint64_t)v->refresh_ms;
+        }
+        render(v, &scr);
+        term_paint(&scr);
+        int key = term_key((int)(next_ms > now_ms ? next_ms - now_ms : 0));
+        if (key == TERM_KEY_RESIZE) {
+            term_size(&w, &h);
+            screen_free(&scr);
+            if (screen_init(&scr, w, h) < 0)
+                break;
+        } else if (key != TERM_KEY_NONE) {
+            running = view_key(v, key);
+        }
+    }
+    screen_free(&scr);
+    term_close();
+    return 0;
+}
+
+int top_run(const struct top_opts *o)
+{
+    struct view *v = malloc(sizeof(*v));
+    int rc;
+    if (!v)
+        return 1;
+    view_init(v, o->big);
+    if (o->refresh_ms > 0)
+        v->refresh_ms = o->refresh_ms;
+    if (board_dir(v->board_dir, sizeof(v->board_dir)) < 0) {
+        fprintf(stderr, "threadlab top: the board directory %s is not usable "
+                "(not ours, not private, or a symlink)\n", v->board_dir);
+        free(v);
+        return 1;
+    }
+    bool auto_attach = o->ntargets == 0;
+    if (!auto_attach && !attach_targets(v, o)) {
+        rc = 1;
+        goto out;
+    }
+    bool plain = o->plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
+    rc = plain ? run_plain(v, o, auto_attach) : run_terminal(v, auto_attach);
+out:
+    for (int i = 0; i < v->npanes; i++)
+        pane_detach(&v->panes[i]);
+    free(v);
+    return rc;
+}

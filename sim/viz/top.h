@@ -1,0 +1,21 @@
+/* top.h -- `threadlab top`: attach to boards, refresh, draw. */
+#ifndef THREADLAB_TOP_H
+#define THREADLAB_TOP_H
+
+#include <stdbool.h>
+
+struct top_opts {
+    char **targets;        /* PIDs or model names; none: every live board */
+    int ntargets;
+    bool plain;            /* text snapshots instead of a full screen */
+    bool big;              /* projector mode */
+    int refresh_ms;        /* 0: the default */
+    int count;             /* --plain: stop after this many snapshots (0: no limit) */
+    int width, height;     /* --plain: the size of each snapshot */
+};
+
+/* Run until q, a signal, or (plain) the count or every server gone.
+ * Returns an exit status: 0, 1 when a named target has no board. */
+int top_run(const struct top_opts *o);
+
+#endif

@@ -1,0 +1,505 @@
+/* view.c -- render board snapshots into a screen model. See view.h.
+ *
+ *  +-- pane: one server ---------------------------------------------+
+ *  | bio  pid 4242  up 1m02s  conns 300  lines/s 91.2k  p50 .. p99 .. |  header
+ *  | threads 301: R 2 running  b 298 blocked-io  w 1 waiting ...      |  by state
+ *  | a list of threads, or a grid of one cell per thread              |
+ *  | loops: channels, task queue bar, io/task split, blocked warning  |
+ *  | queues: depth bar against capacity, rejected                     |
+ *  | events: the log tail, with reasons                               |
+ *  +------------------------------------------------------------------+
+ *  legend of states and keys (always on screen)
+ */
+#include "view.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const enum style state_style[STATE_COUNT] = {
+    [STATE_IDLE] = ST_IDLE,          [STATE_WAITING] = ST_WAITING,
+    [STATE_RUNNING] = ST_RUNNING,    [STATE_BLOCKED_IO] = ST_BLOCKED_IO,
+    [STATE_BLOCKED_SLEEP] = ST_BLOCKED_SLEEP,
+    [STATE_TERMINATED] = ST_TERMINATED,
+};
+
+char view_state_letter(enum board_state s)
+{
+    static const char letters[STATE_COUNT] = { '.', 'w', 'R', 'b', 'S', 'x' };
+    return (unsigned)s < STATE_COUNT ? letters[s] : '?';
+}
+
+void view_init(struct view *v, bool big)
+{
+    memset(v, 0, sizeof(*v));
+    v->show_log = true;
+    v->big = big;
+    v->layout = LAYOUT_AUTO;
+    v->refresh_ms = big ? VIEW_REFRESH_MS_BIG : VIEW_REFRESH_MS_DEFAULT;
+}
+
+/* ---- numbers for people ---------------------------------------------------- */
+
+static void fmt_count(char *out, size_t len, double v)
+{
+    if (v >= 1e6)
+        snprintf(out, len, "%.2fM", v / 1e6);
+    else if (v >= 1e4)
+        snprintf(out, len, "%.1fk", v / 1e3);
+    else
+        snprintf(out, len, "%.0f", v);
+}
+
+static void fmt_ns(char *out, size_t len, uint64_t ns)
+{
+    if (ns < 1000)
+        snprintf(out, len, "%lluns", (unsigned long long)ns);
+    else if (ns < 1000000)
+        snprintf(out, len, "%.1fus", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(out, len, "%.1fms", (double)ns / 1e6);
+    else
+        snprintf(out, len, "%.1fs", (double)ns / 1e9);
+}
+
+static void fmt_age(char *out, size_t len, uint64_t ns)
+{
+    uint64_t s = ns / 1000000000u;
+    if (s < 60)
+        snprintf(out, len, "%.1fs", (double)ns / 1e9);
+    else if (s < 3600)
+        snprintf(out, len, "%llum%02llus", (unsigned long long)(s / 60),
+                 (unsigned long long)(s % 60));
+    else
+        snprintf(out, len, "%lluh%02llum", (unsigned long long)(s / 3600),
+                 (unsigned long long)(s / 60 % 60));
+}
+
+void pane_rates(const struct pane *p, struct pane_rates *r)
+{
+    memset(r, 0, sizeof(*r));
+    const struct board_snapshot *a = p->before, *b = p->now;
+    if (!a || !b || b->taken_mono_ns <= a->taken_mono_ns || a->pid != b->pid)
+        return;
+    r->have = true;
+    r->interval_s = (double)(b->taken_mono_ns - a->taken_mono_ns) / 1e9;
+    uint64_t lines = b->counters[CTR_LINES] - a->counters[CTR_LINES];
+    r->lines = b->counters[CTR_LINES] >= a->counters[CTR_LINES] ? lines : 0;
+    r->lines_per_s = (double)r->lines / r->interval_s;
+    /* Percentiles of the interval: the difference of two histograms. */
+    uint64_t delta[HIST_BUCKETS];
+    for (unsigned i = 0; i < HIST_BUCKETS; i++)
+        delta[i] = b->hist[i] >= a->hist[i] ? b->hist[i] - a->hist[i] : 0;
+    r->p50_ns = hist_counts_percentile(delta, 0, 50);
+    r->p99_ns = hist_counts_percentile(delta, 0, 99);
+}
+
+/* ---- which threads to show, in which order --------------------------------- */
+
+static bool thread_shown(const struct board_snapshot *s,
+                         const struct board_thread_snap *t)
+{
+    return t->state != STATE_TERMINATED ||
+           s->taken_mono_ns - t->since_ns < VIEW_TERMINATED_SHOWN_NS;
+}
+
+static int by_role_then_conn(const void *x, const void *y, void *snapshot)
+{
+    const struct board_snapshot *s = snapshot;
+    const struct board_thread_snap *a = &s->threads[*(const int *)x];
+    const struct board_thread_snap *b = &s->threads[*(const int *)y];
+    if (a->role != b->role)
+        return a->role < b->role ? -1 : 1;
+    if (a->conn != b->conn)
+        return a->conn < b->conn ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static int shown_threads(const struct board_snapshot *s, int *order)
+{
+    int n = 0;
+    for (int i = 0; i < s->nthreads; i++)
+        if (thread_shown(s, &s->threads[i]))
+            order[n++] = i;
+    qsort_r(order, (size_t)n, sizeof(*order), by_role_then_conn, (void *)s);
+    return n;
+}
+
+/* ---- the parts of a pane --------------------------------------------------- */
+
+struct rect { int x, y, w, h; };
+
+static int draw_header(const struct view *v, const struct pane *p, int index,
+                       struct screen *scr, struct rect r)
+{
+    const struct board_snapshot *s = p->now;
+    bool focused = v->npanes > 1 && index == v->focus;
+    char up[32];
+    int x = r.x;
+
+    fmt_age(up, sizeof(up), s->taken_mono_ns - s->start_mono_ns);
+    x += screen_printf(scr, x, r.y, r.w, focused ? ST_FOCUS : ST_TITLE,
+                       "%s%s ", focused ? ">" : " ", s->model);
+    x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, " pid %d  up %s",
+                       s->pid, up);
+    if (p->gone)
+        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, "  GONE: the server exited");
+    else if (s->closing)
+        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, "  stopping");
+
+    struct pane_rates rates;
+    char lps[16] = "-", p50[16] = "-", p99[16] = "-";
+    pane_rates(p, &rates);
+    if (rates.have && !p->gone) {
+        fmt_count(lps, sizeof(lps), rates.lines_per_s);
+        if (rates.lines > 0) {
+            fmt_ns(p50, sizeof(p50), rates.p50_ns);
+            fmt_ns(p99, sizeof(p99), rates.p99_ns);
+        }
+    }
+    uint64_t errors = s->counters[CTR_ERR_LINE_TOO_LONG] +
+                      s->counters[CTR_ERR_BAD_ARGUMENT] + s->counters[CTR_ERR_RESET] +
+                      s->counters[CTR_ERR_ACCEPT];
+    screen_printf(scr, r.x + 1, r.y + 1, r.w - 1, ST_NORMAL,
+                  "conns %llu  lines/s %s  p50 %s  p99 %s  rejected %llu  errors %llu",
+                  (unsigned long long)s->counters[CTR_ACTIVE], lps, p50, p99,
+                  (unsigned long long)s->counters[CTR_REJECTED],
+                  (unsigned long long)errors);
+
+    /* Threads by state: counted for every thread, slot or no slot. */
+    uint64_t live = 0;
+    for (int st = 0; st < STATE_COUNT; st++)
+        if (st != STATE_TERMINATED)
+            live += s->threads_by_state[st];
+    x = r.x + 1;
+    x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, "threads %llu:",
+                       (unsigned long long)live);
+    for (int st = 0; st < STATE_COUNT && x < r.x + r.w; st++) {
+        x += screen_put(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " ");
+        x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, state_style[st], "%c",
+                           view_state_letter((enum board_state)st));
+        x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " %llu %s",
+                           (unsigned long long)s->threads_by_state[st],
+                           board_state_name((enum board_state)st));
+    }
+    return 3;
+}
+
+static void draw_thread_list(const struct board_snapshot *s, const int *order,
+                             int n, struct screen *scr, struct rect r)
+{
+    screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "%-15s %-13s %8s %7s %9s",
+                  "THREAD", "STATE", "FOR", "CONN", "LINES");
+    for (int i = 0; i < n && i + 1 < r.h; i++) {
+        const struct board_thread_snap *t = &s->threads[order[i]];
+        char age[32], conn[24] = "-";
+        fmt_age(age, sizeof(age), s->taken_mono_ns - t->since_ns);
+        if (t->conn)
+            snprintf(conn, sizeof(conn), "%llu", (unsigned long long)t->conn);
+        int x = r.x + 1;
+        x += screen_printf(scr, x, r.y + 1 + i, r.x + r.w - x,
+                           t->state == STATE_TERMINATED ? ST_DIM : ST_NORMAL,
+                           "%-15s ", t->name);
+        x += screen_printf(scr, x, r.y + 1 + i, r.x + r.w - x,
+                           state_style[t->state], "%c", view_state_letter(t->state));
+        screen_printf(scr, x, r.y + 1 + i, r.x + r.w - x, ST_NORMAL,
+                      " %-11s %8s %7s %9llu", board_state_name(t->state), age,
+                      conn, (unsigned long long)t->lines);
+    }
+}
+
+static void draw_thread_grid(const struct view *v, const struct board_snapshot *s,
+                             const int *order, int n, struct screen *scr,
+                             struct rect r)
+{
+    int cell_w = v->big ? 3 : 2;
+    int per_row = (r.w - 1) / cell_w;
+    int rows = r.h - 1;
+    if (per_row < 1 || rows < 1)
+        return;
+    int fit = per_row * rows;
+    int shown = n <= fit ? n : fit - 1;    /* keep a cell to say "+N" */
+    screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
+                  "one cell per thread (%d shown%s)", shown,
+                  s->threads_unslotted ? "; more counted above" : "");
+    for (int i = 0; i < shown; i++) {
+        const struct board_thread_snap *t = &s->threads[order[i]];
+        int x = r.x + 1 + (i % per_row) * cell_w, y = r.y + 1 + i / per_row;
+        char cell[4] = { ' ', ' ', ' ', 0 };
+        cell[cell_w == 3 ? 1 : 0] = view_state_letter(t->state);
+        cell[cell_w] = '\0';
+        screen_put(scr, x, y, cell_w - 1 + (v->big ? 0 : 0), state_style[t->state],
+                   cell);
+    }
+    if (shown < n)
+        screen_printf(scr, r.x + 1 + (shown % per_row) * cell_w,
+                      r.y + 1 + shown / per_row, r.w, ST_DIM, "+%d", n - shown);
+}
+
+static void draw_bar(struct screen *scr, int x, int y, int w, uint64_t value,
+                     uint64_t full, enum style st)
+{
+    int filled = full ? (int)((double)value * w / (double)full + 0.5) : 0;
+    if (value > 0 && filled == 0)
+        filled = 1;
+    if (filled > w)
+        filled = w;
+    screen_put(scr, x, y, 1, ST_DIM, "[");
+    screen_fill(scr, x + 1, y, filled, '#', st);
+    screen_fill(scr, x + 1 + filled, y, w - filled, '.', ST_DIM);
+    screen_put(scr, x + 1 + w, y, 1, ST_DIM, "]");
+}
+
+static int draw_loops(const struct board_snapshot *s, struct screen *scr,
+                      struct rect r)
+{
+    if (s->nloops == 0 || r.h < 2)
+        return 0;
+    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
+               "LOOP            CHANNELS TASK QUEUE        TIMERS  IO/TASK");
+    int n = 0;
+    for (; n < s->nloops && n + 1 < r.h; n++) {
+        const struct board_loop_snap *l = &s->loops[n];
+        int y = r.y + 1 + n, x = r.x + 1;
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%-15s %8llu ",
+                           l->name, (unsigned long long)l->channels);
+        draw_bar(scr, x, y, 10, l->task_queue_depth, 64,
+                 l->task_queue_depth > 32 ? ST_WARN : ST_BAR);
+        x += 12;
+        uint64_t total = l->io_ns + l->task_ns;
+        int io_pct = total ? (int)(l->io_ns * 100 / total) : 0;
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%5llu %6llu  %3d/%-3d",
+                           (unsigned long long)l->task_queue_depth,
+                           (unsigned long long)l->timers, io_pct,
+                           total ? 100 - io_pct : 0);
+        if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
+            char age[32];
+            fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
+            screen_printf(scr, x, y, r.x + r.w - x, ST_WARN, " BLOCKED %s", age);
+        }
+    }
+    return n + 1;
+}
+
+static int draw_queues(const struct board_snapshot *s, struct screen *scr,
+                       struct rect r)
+{
+    if (s->nqueues == 0 || r.h < 2)
+        return 0;
+    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
+               "QUEUE           DEPTH                       HIGH  REJECTED");
+    int n = 0;
+    for (; n < s->nqueues && n + 1 < r.h; n++) {
+        const struct board_queue_snap *q = &s->queues[n];
+        int y = r.y + 1 + n, x = r.x + 1;
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%-15s ", q->name);
+        draw_bar(scr, x, y, 14, q->depth, q->capacity,
+                 q->capacity && q->depth >= q->capacity ? ST_WARN : ST_BAR);
+        x += 16;
+        screen_printf(scr, x, y, r.x + r.w - x,
+                      q->rejected ? ST_WARN : ST_NORMAL, "%4llu/%-4llu %5llu %9llu",
+                      (unsigned long long)q->depth, (unsigned long long)q->capacity,
+                      (unsigned long long)q->high_water,
+                      (unsigned long long)q->rejected);
+    }
+    return n + 1;
+}
+
+static void draw_events(const struct board_snapshot *s, struct screen *scr,
+                        struct rect r)
+{
+    if (r.h < 2)
+        return;
+    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "EVENTS");
+    int rows = r.h - 1;
+    int first = s->nevents > rows ? s->nevents - rows : 0;
+    for (int i = first; i < s->nevents; i++) {
+        const struct board_event_snap *e = &s->events[i];
+        bool warn = e->kind == EV_REJECT || e->kind == EV_BLOCKED ||
+                    e->kind == EV_ERROR;
+        screen_printf(scr, r.x + 1, r.y + 1 + i - first, r.w - 1,
+                      warn ? ST_WARN : ST_NORMAL, "%+9.3fs %-7s %s",
+                      (double)(e->time_ns - s->start_mono_ns) / 1e9,
+                      board_event_name(e->kind), e->text);
+    }
+}
+
+static void draw_pane(const struct view *v, int index, struct screen *scr,
+                      struct rect r)
+{
+    const struct pane *p = &v->panes[index];
+    const struct board_snapshot *s = p->now;
+
+    if (!s) {
+        screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_TITLE, "pid %d", p->pid);
+        screen_put(scr, r.x + 1, r.y + 1, r.w - 1, p->gone ? ST_WARN : ST_DIM,
+                   p->error[0] ? p->error : "waiting for the first snapshot");
+        return;
+    }
+    int used = draw_header(v, p, index, scr, r);
+    if (p->error[0] && !p->gone)
+        screen_put(scr, r.x + 1, r.y + used++, r.w - 1, ST_WARN, p->error);
+
+    /* Split the rest: loops and queues take what they need (up to a third
+     * and a quarter), the threads what they need of the remainder but
+     * leave the log a third, and the log takes whatever is left. */
+    int rest = r.h - used;
+    int loops_h = s->nloops ? (s->nloops + 1 < rest / 3 ? s->nloops + 1 : rest / 3) : 0;
+    int queues_h = s->nqueues ? (s->nqueues + 1 < rest / 4 ? s->nqueues + 1 : rest / 4) : 0;
+    int for_threads = rest - loops_h - queues_h;
+    int threads_max = v->show_log ? for_threads - for_threads / 3 : for_threads;
+
+    int order[BOARD_THREAD_SLOTS];
+    int n = shown_threads(s, order);
+    bool list = v->layout == LAYOUT_LIST ||
+                (v->layout == LAYOUT_AUTO && n + 1 <= threads_max && !v->big);
+    int per_row = (r.w - 1) / (v->big ? 3 : 2);
+    int needed = list ? n + 1 : (per_row > 0 ? (n + per_row - 1) / per_row : 0) + 1;
+    int threads_h = needed < threads_max ? needed : threads_max;
+    struct rect tr = { r.x, r.y + used, r.w, threads_h };
+    if (list)
+        draw_thread_list(s, order, n, scr, tr);
+    else
+        draw_thread_grid(v, s, order, n, scr, tr);
+    int y = tr.y + threads_h;
+    y += draw_loops(s, scr, (struct rect){ r.x, y, r.w, loops_h });
+    y += draw_queues(s, scr, (struct rect){ r.x, y, r.w, queues_h });
+    if (v->show_log)
+        draw_events(s, scr, (struct rect){ r.x, y + 1, r.w, r.y + r.h - y - 1 });
+}
+
+/* ---- the whole screen ------------------------------------------------------ */
+
+static void draw_legend(const struct view *v, struct screen *scr)
+{
+    int y = scr->h - 1, x = 0;
+    for (int st = 0; st < STATE_COUNT; st++) {
+        x += screen_printf(scr, x, y, -1, state_style[st], "%c",
+                           view_state_letter((enum board_state)st));
+        x += screen_printf(scr, x, y, -1, ST_NORMAL, " %s  ",
+                           board_state_name((enum board_state)st));
+    }
+    x += screen_printf(scr, x, y, -1, ST_DIM, "| q quit p pause tab focus t list/grid "
+                       "l log +/- speed ? help  ");
+    screen_printf(scr, x, y, -1, v->paused ? ST_WARN : ST_DIM, "%s%dms",
+                  v->paused ? "PAUSED " : "", v->refresh_ms);
+}
+
+static void draw_help(struct screen *scr)
+{
+    static const char *const lines[] = {
+        "threadlab top: keys",
+        "",
+        "  q        quit",
+        "  p        pause / resume (the picture holds still)",
+        "  tab, 1-4 focus a pane (with several servers)",
+        "  t        threads as a list, a grid, or automatic",
+        "  l        show / hide the event log",
+        "  + / -    refresh faster / slower",
+        "  ?        this help (any key closes it)",
+        "",
+        "A grid cell is one thread, its letter its state:",
+        "  R running  b blocked in read/write  S blocked in !sleep",
+        "  w waiting for events  . idle  x ended (fades after 3 s)",
+    };
+    int n = (int)(sizeof(lines) / sizeof(lines[0]));
+    int w = 62, x = (scr->w - w) / 2, y = (scr->h - n - 2) / 2;
+    if (x < 0)
+        x = 0;
+    if (y < 0)
+        y = 0;
+    for (int i = -1; i <= n; i++) {
+        screen_fill(scr, x, y + 1 + i, w, ' ', ST_FOCUS);
+        if (i >= 0 && i < n)
+            screen_put(scr, x + 2, y + 1 + i, w - 4, ST_FOCUS, lines[i]);
+    }
+}
+
+void view_render(const struct view *v, struct screen *scr)
+{
+    screen_clear(scr);
+    if (scr->w < VIEW_MIN_W || scr->h < VIEW_MIN_H) {
+        screen_printf(scr, 0, 0, -1, ST_WARN, "terminal too small: %dx%d",
+                      scr->w, scr->h);
+        screen_printf(scr, 0, 1, -1, ST_NORMAL, "need at least %dx%d; q quits",
+                      VIEW_MIN_W, VIEW_MIN_H);
+        return;
+    }
+    if (v->npanes == 0) {
+        screen_put(scr, 1, 1, -1, ST_TITLE, "threadlab top: no servers running");
+        screen_printf(scr, 1, 3, -1, ST_NORMAL, "looked in %s", v->board_dir);
+        screen_put(scr, 1, 4, -1, ST_NORMAL,
+                   "start one:  threadlab serve bio   (this screen waits for it)");
+        draw_legend(v, scr);
+        return;
+    }
+
+    /* Side by side when each pane gets 60 columns, else stacked when each
+     * gets 10 rows, else only the focused pane. */
+    int avail_h = scr->h - 1, n = v->npanes;
+    if (scr->w / n >= 60) {
+        int w = scr->w / n;
+        for (int i = 0; i < n; i++) {
+            draw_pane(v, i, scr, (struct rect){ i * w, 0, w - 1, avail_h });
+            if (i > 0)
+                for (int y = 0; y < avail_h; y++)
+                    screen_put(scr, i * w - 1, y, 1, ST_DIM, "|");
+        }
+    } else if (avail_h / n >= 10) {
+        int h = avail_h / n;
+        for (int i = 0; i < n; i++) {
+            draw_pane(v, i, scr, (struct rect){ 0, i * h, scr->w, h - 1 });
+            if (i > 0)
+                screen_fill(scr, 0, i * h - 1, scr->w, '-', ST_DIM);
+        }
+    } else {
+        draw_pane(v, v->focus, scr, (struct rect){ 0, 0, scr->w, avail_h - 1 });
+        screen_printf(scr, 0, avail_h - 1, -1, ST_DIM,
+                      "pane %d of %d (too small for all; tab switches)",
+                      v->focus + 1, n);
+    }
+    draw_legend(v, scr);
+    if (v->help)
+        draw_help(scr);
+}
+
+bool view_key(struct view *v, int key)
+{
+    if (v->help && key != 'q') {       /* any key closes the help */
+        v->help = false;
+        return true;
+    }
+    switch (key) {
+    case 'q': case 'Q':
+        return false;
+    case 'p': case ' ':
+        v->paused = !v->paused;
+        break;
+    case '\t':
+        if (v->npanes > 0)
+            v->focus = (v->focus + 1) % v->npanes;
+        break;
+    case '1': case '2': case '3': case '4':
+        if (key - '1' < v->npanes)
+            v->focus = key - '1';
+        break;
+    case 't':
+        v->layout = (enum thread_layout)((v->layout + 1) % 3);
+        break;
+    case 'l':
+        v->show_log = !v->show_log;
+        break;
+    case '+': case '=':
+        v->refresh_ms = v->refresh_ms / 2 < VIEW_REFRESH_MS_MIN
+                            ? VIEW_REFRESH_MS_MIN : v->refresh_ms / 2;
+        break;
+    case '-':
+        v->refresh_ms = v->refresh_ms * 2 > VIEW_REFRESH_MS_MAX
+                            ? VIEW_REFRESH_MS_MAX : v->refresh_ms * 2;
+        break;
+    case '?': case 'h':
+        v->help = true;
+        break;
+    }
+    return true;
+}

@@ -1,0 +1,80 @@
+/* view.h -- what `threadlab top` shows, as a pure function of snapshots.
+ *
+ * view_render draws the panes, legend and help into a screen model; it does
+ * no I/O, so tests feed it snapshots and read the cells back. top.c does
+ * the reading and the painting around it.
+ */
+#ifndef THREADLAB_VIEW_H
+#define THREADLAB_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "probe/board_read.h"
+#include "screen.h"
+
+#define VIEW_MAX_PANES 4
+#define VIEW_MIN_W 40              /* smaller terminals get a message */
+#define VIEW_MIN_H 12
+#define VIEW_TERMINATED_SHOWN_NS 3000000000ull /* ended threads fade after 3 s */
+#define VIEW_REFRESH_MS_DEFAULT 500
+#define VIEW_REFRESH_MS_BIG 1000   /* --big: slower, for a classroom */
+#define VIEW_REFRESH_MS_MIN 100
+#define VIEW_REFRESH_MS_MAX 5000
+
+/* How a pane draws its threads. */
+enum thread_layout {
+    LAYOUT_AUTO,   /* a list when they fit, a grid of cells when not */
+    LAYOUT_LIST,
+    LAYOUT_GRID,
+};
+
+/* One watched server. */
+struct pane {
+    char path[256];                  /* its board file */
+    int pid;
+    struct board_snapshot *now;      /* latest good snapshot, or NULL */
+    struct board_snapshot *before;   /* the one before, for rates, or NULL */
+    bool gone;                       /* the server exited: last state shown */
+    char error[256];                 /* why the last read failed, or "" */
+};
+
+/* Numbers derived from a pane's last two snapshots. */
+struct pane_rates {
+    bool have;                       /* false until two snapshots exist */
+    double interval_s;
+    double lines_per_s;
+    uint64_t p50_ns, p99_ns;         /* of lines handled in the interval */
+    uint64_t lines;                  /* lines handled in the interval */
+};
+
+struct view {
+    struct pane panes[VIEW_MAX_PANES];
+    int npanes;
+    int focus;                       /* index of the focused pane */
+    bool paused;                     /* p: keep showing the same snapshots */
+    bool show_log;                   /* l: the event log */
+    bool big;                        /* --big: projector mode */
+    bool help;                       /* ?: the help box */
+    enum thread_layout layout;       /* t cycles auto, list, grid */
+    int refresh_ms;
+    char board_dir[200];             /* for the "nothing to watch" message */
+};
+
+/* A view with defaults: log shown, auto layout, 500 ms. */
+void view_init(struct view *v, bool big);
+
+/* Rates of a pane between its last two snapshots. */
+void pane_rates(const struct pane *p, struct pane_rates *r);
+
+/* Draw everything into scr (cleared first). */
+void view_render(const struct view *v, struct screen *scr);
+
+/* Apply a key. Returns false when the key means quit. Keys: q quit, p pause,
+ * tab or 1-4 focus, t list/grid, l log, + faster, - slower, ? help. */
+bool view_key(struct view *v, int key);
+
+/* One letter per thread state, used in grids and legends. */
+char view_state_letter(enum board_state s);
+
+#endif
