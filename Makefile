@@ -87,11 +87,13 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SUPPORT_OBJS) $(LIB)
 # Every test binary runs even when one fails; the target fails if any did.
 # THREADLAB_BIN lets the CLI tests find the binary of this build flavour.
 check: $(TEST_BINS) $(BIN)
-	@failed=0; for t in $(TEST_BINS); do \
+	@export THREADLAB_BOARD_DIR=/tmp/threadlab-tests-$$(id -u); \
+	failed=0; for t in $(TEST_BINS); do \
 	  echo "== $$t"; \
 	  THREADLAB_BIN=$(BIN) $$t || failed=1; \
 	done; \
 	THREADLAB_BIN=$(BIN) tests/cli/run.sh || failed=1; \
+	THREADLAB_BIN=$(BIN) tests/tui/run.sh || failed=1; \
 	if [ $$failed -ne 0 ]; then echo "make check: FAILED"; exit 1; fi; \
 	echo "make check ($(or $(SAN),plain)): all passed"
 

@@ -372,17 +372,21 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
 
 static void draw_legend(const struct view *v, struct screen *scr)
 {
+    char status[32];
     int y = scr->h - 1, x = 0;
-    for (int st = 0; st < STATE_COUNT; st++) {
-        x += screen_printf(scr, x, y, -1, state_style[st], "%c",
+    int status_w = snprintf(status, sizeof(status), " %s%dms",
+                            v->paused ? "PAUSED " : "", v->refresh_ms);
+    int end = scr->w - status_w;       /* the status is never cut off */
+    for (int st = 0; st < STATE_COUNT && x < end; st++) {
+        x += screen_printf(scr, x, y, end - x, state_style[st], "%c",
                            view_state_letter((enum board_state)st));
-        x += screen_printf(scr, x, y, -1, ST_NORMAL, " %s  ",
+        x += screen_printf(scr, x, y, end - x, ST_NORMAL, " %s  ",
                            board_state_name((enum board_state)st));
     }
-    x += screen_printf(scr, x, y, -1, ST_DIM, "| q quit p pause tab focus t list/grid "
-                       "l log +/- speed ? help  ");
-    screen_printf(scr, x, y, -1, v->paused ? ST_WARN : ST_DIM, "%s%dms",
-                  v->paused ? "PAUSED " : "", v->refresh_ms);
+    if (x < end)
+        screen_put(scr, x, y, end - x, ST_DIM, "| q quit p pause tab focus "
+                   "t list/grid l log +/- speed ? help");
+    screen_put(scr, end, y, status_w, v->paused ? ST_WARN : ST_DIM, status);
 }
 
 static void draw_help(struct screen *scr)
@@ -430,14 +434,14 @@ void view_render(const struct view *v, struct screen *scr)
         screen_printf(scr, 1, 3, -1, ST_NORMAL, "looked in %s", v->board_dir);
         screen_put(scr, 1, 4, -1, ST_NORMAL,
                    "start one:  threadlab serve bio   (this screen waits for it)");
-        draw_legend(v, scr);
-        return;
     }
 
     /* Side by side when each pane gets 60 columns, else stacked when each
      * gets 10 rows, else only the focused pane. */
     int avail_h = scr->h - 1, n = v->npanes;
-    if (scr->w / n >= 60) {
+    if (n == 0) {
+        /* nothing to lay out */
+    } else if (scr->w / n >= 60) {
         int w = scr->w / n;
         for (int i = 0; i < n; i++) {
             draw_pane(v, i, scr, (struct rect){ i * w, 0, w - 1, avail_h });

@@ -1,0 +1,280 @@
+/* check_view.c -- what `threadlab top` shows for given snapshots, read from
+ * the screen model without a terminal. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_suite.h"
+#include "viz/view.h"
+
+#define SEC 1000000000ull
+
+static struct board_snapshot *make_snapshot(const char *model, int pid,
+                                            uint64_t taken_s)
+{
+    struct board_snapshot *s = calloc(1, sizeof(*s));
+    snprintf(s->model, sizeof(s->model), "%s", model);
+    s->pid = pid;
+    s->start_mono_ns = 100 * SEC;
+    s->taken_mono_ns = (100 + taken_s) * SEC;
+    return s;
+}
+
+static void add_thread(struct board_snapshot *s, enum board_role role,
+                       const char *name, enum board_state st, uint64_t conn)
+{
+    struct board_thread_snap *t = &s->threads[s->nthreads++];
+    t->role = role;
+    t->state = st;
+    snprintf(t->name, sizeof(t->name), "%s", name);
+    t->conn = conn;
+    t->since_ns = s->taken_mono_ns - SEC;
+    s->threads_by_state[st]++;
+}
+
+static void one_pane(struct view *v, struct board_snapshot *now,
+                     struct board_snapshot *before)
+{
+    view_init(v, false);
+    v->npanes = 1;
+    v->panes[0].pid = now->pid;
+    v->panes[0].now = now;
+    v->panes[0].before = before;
+}
+
+static int count_cells(const struct screen *scr, char ch, enum style st)
+{
+    int n = 0;
+    for (int i = 0; i < scr->w * scr->h; i++)
+        n += scr->cells[i].ch == ch && scr->cells[i].style == st;
+    return n;
+}
+
+START_TEST(few_threads_are_a_list_with_states)
+{
+    struct board_snapshot *s = make_snapshot("bio", 4242, 65);
+    add_thread(s, ROLE_ACCEPTOR, "acceptor", STATE_WAITING, 0);
+    add_thread(s, ROLE_CONN, "conn-2", STATE_BLOCKED_SLEEP, 2);
+    add_thread(s, ROLE_CONN, "conn-1", STATE_BLOCKED_IO, 1);
+    s->counters[CTR_ACTIVE] = 2;
+    struct view v;
+    struct screen scr;
+    one_pane(&v, s, NULL);
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+
+    ck_assert_int_eq(screen_find(&scr, "bio  pid 4242  up 1m05s"), 0);
+    ck_assert_int_ge(screen_find(&scr, "conns 2"), 0);
+    ck_assert_int_ge(screen_find(&scr, "threads 3:"), 0);
+    ck_assert_int_ge(screen_find(&scr, "b 1 blocked-io"), 0);
+    ck_assert_int_ge(screen_find(&scr, "S 1 blocked-sleep"), 0);
+    int acc = screen_find(&scr, "acceptor        w waiting");
+    int c1 = screen_find(&scr, "conn-1          b blocked-io");
+    int c2 = screen_find(&scr, "conn-2          S blocked-sleep");
+    ck_assert_int_ge(acc, 0);
+    ck_assert_msg(acc < c1 && c1 < c2, "order: acceptor, then by connection");
+    /* The legend stays on the last row. */
+    char row[256];
+    screen_row_text(&scr, 39, row, sizeof(row));
+    ck_assert_ptr_nonnull(strstr(row, "R running"));
+    ck_assert_ptr_nonnull(strstr(row, "q quit"));
+    screen_free(&scr);
+    free(s);
+}
+END_TEST
+
+START_TEST(many_threads_are_a_grid_of_state_cells)
+{
+    struct board_snapshot *s = make_snapshot("bio", 7, 10);
+    add_thread(s, ROLE_ACCEPTOR, "acceptor", STATE_WAITING, 0);
+    for (int i = 1; i <= 300; i++)
+        add_thread(s, ROLE_CONN, "conn", i % 3 ? STATE_BLOCKED_IO : STATE_RUNNING,
+                   (uint64_t)i);
+    struct view v;
+    struct screen scr;
+    one_pane(&v, s, NULL);
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "one cell per thread (301 shown)"), 0);
+    ck_assert_int_ge(screen_find(&scr, "threads 301:"), 0);
+    /* One cell per thread, lettered and styled by state (plus one letter
+     * each in the by-state line and the legend). */
+    ck_assert_int_eq(count_cells(&scr, 'b', ST_BLOCKED_IO), 200 + 2);
+    ck_assert_int_eq(count_cells(&scr, 'R', ST_RUNNING), 100 + 2);
+    ck_assert_int_eq(count_cells(&scr, 'w', ST_WAITING), 1 + 2);
+
+    /* t forces the list: only the first rows fit. */
+    view_key(&v, 't');
+    ck_assert_int_eq(v.layout, LAYOUT_LIST);
+    view_render(&v, &scr);
+    ck_assert_int_lt(screen_find(&scr, "one cell per thread"), 0);
+    ck_assert_int_ge(screen_find(&scr, "THREAD"), 0);
+    screen_free(&scr);
+    free(s);
+}
+END_TEST
+
+START_TEST(rates_come_from_two_snapshots)
+{
+    struct board_snapshot *a = make_snapshot("bio", 7, 10);
+    struct board_snapshot *b = make_snapshot("bio", 7, 12);
+    a->counters[CTR_LINES] = 1000;
+    b->counters[CTR_LINES] = 51000;       /* 50 000 lines in 2 s */
+    b->hist[hist_bucket_of(2000)] = 49000;
+    b->hist[hist_bucket_of(5000000)] = 1000;
+    struct pane_rates r;
+    struct pane p = { .pid = 7, .now = b, .before = a };
+    pane_rates(&p, &r);
+    ck_assert(r.have);
+    ck_assert(r.lines_per_s > 24999 && r.lines_per_s < 25001);
+    ck_assert_uint_le(r.p50_ns, 2000 * 17 / 16);
+    ck_assert_uint_ge(r.p50_ns, 2000);
+    ck_assert_uint_ge(r.p99_ns, 5000000 - 1);
+
+    struct view v;
+    struct screen scr;
+    one_pane(&v, b, a);
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "lines/s 25.0k  p50 2.0us  p99 5."), 0);
+    /* No earlier snapshot: no rate, a dash instead of a made-up number. */
+    v.panes[0].before = NULL;
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "lines/s -  p50 -  p99 -"), 0);
+    screen_free(&scr);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(loops_and_queues_show_bars)
+{
+    struct board_snapshot *s = make_snapshot("reactor", 9, 5);
+    add_thread(s, ROLE_WORKER_LOOP, "loop-1", STATE_WAITING, 0);
+    s->nloops = 1;
+    snprintf(s->loops[0].name, BOARD_NAME_BYTES, "loop-1");
+    s->loops[0].channels = 12;
+    s->loops[0].task_queue_depth = 32;     /* half of the bar's 64 */
+    s->loops[0].io_ns = 700;
+    s->loops[0].task_ns = 300;
+    s->loops[0].blocked_since_ns = s->taken_mono_ns - 2 * SEC;
+    s->nqueues = 1;
+    snprintf(s->queues[0].name, BOARD_NAME_BYTES, "tasks");
+    s->queues[0].depth = 10;
+    s->queues[0].capacity = 10;
+    s->queues[0].rejected = 3;
+    struct view v;
+    struct screen scr;
+    one_pane(&v, s, NULL);
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "loop-1                12 [#####.....]   32      0   70/30  BLOCKED 2.0s"), 0);
+    ck_assert_int_ge(screen_find(&scr, "tasks           [##############]  10/10"), 0);
+    ck_assert_int_gt(count_cells(&scr, '#', ST_WARN), 13);   /* a full queue warns */
+    screen_free(&scr);
+    free(s);
+}
+END_TEST
+
+START_TEST(two_panes_side_by_side_or_stacked)
+{
+    struct board_snapshot *a = make_snapshot("bio", 11, 1);
+    struct board_snapshot *b = make_snapshot("pool", 22, 1);
+    struct view v;
+    struct screen wide, narrow, tiny;
+    view_init(&v, false);
+    v.npanes = 2;
+    v.panes[0] = (struct pane){ .pid = 11, .now = a };
+    v.panes[1] = (struct pane){ .pid = 22, .now = b, .gone = true };
+
+    screen_init(&wide, 140, 40);
+    view_render(&v, &wide);
+    ck_assert_int_eq(screen_find(&wide, ">bio"), 0);       /* focused */
+    ck_assert_int_eq(screen_find(&wide, " pool  pid 22"), 0);
+    ck_assert_int_eq(screen_find(&wide, "GONE: the server exited"), 0);
+
+    screen_init(&narrow, 80, 40);
+    view_render(&v, &narrow);
+    ck_assert_int_eq(screen_find(&narrow, ">bio"), 0);
+    ck_assert_int_gt(screen_find(&narrow, " pool  pid 22"), 5);
+
+    view_key(&v, '\t');
+    ck_assert_int_eq(v.focus, 1);
+    screen_init(&tiny, 60, 14);              /* too short to stack two */
+    view_render(&v, &tiny);
+    ck_assert_int_eq(screen_find(&tiny, ">pool"), 0);
+    ck_assert_int_ge(screen_find(&tiny, "pane 2 of 2"), 0);
+    ck_assert_int_lt(screen_find(&tiny, "bio  pid 11"), 0);
+
+    struct screen small;
+    screen_init(&small, 30, 8);
+    view_render(&v, &small);
+    ck_assert_int_eq(screen_find(&small, "terminal too small: 30x8"), 0);
+    screen_free(&wide);
+    screen_free(&narrow);
+    screen_free(&tiny);
+    screen_free(&small);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(keys_and_empty_view)
+{
+    struct view v;
+    struct screen scr;
+    view_init(&v, false);
+    snprintf(v.board_dir, sizeof(v.board_dir), "/tmp/x");
+    screen_init(&scr, 100, 30);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "no servers running"), 0);
+    ck_assert_int_ge(screen_find(&scr, "looked in /tmp/x"), 0);
+
+    ck_assert(view_key(&v, 'p'));
+    ck_assert(v.paused);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "PAUSED 500ms"), 0);
+    view_key(&v, '+');
+    ck_assert_int_eq(v.refresh_ms, 250);
+    for (int i = 0; i < 10; i++)
+        view_key(&v, '-');
+    ck_assert_int_eq(v.refresh_ms, VIEW_REFRESH_MS_MAX);
+    view_key(&v, 'l');
+    ck_assert(!v.show_log);
+    view_key(&v, '?');
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "threadlab top: keys"), 0);
+    ck_assert(view_key(&v, 'x'));            /* any key closes help */
+    ck_assert(!v.help);
+    ck_assert(!view_key(&v, 'q'));
+    screen_free(&scr);
+}
+END_TEST
+
+START_TEST(hostile_text_is_made_printable)
+{
+    struct screen scr;
+    screen_init(&scr, 20, 2);
+    screen_put(&scr, 0, 0, -1, ST_NORMAL, "a\033[2Jb\tc");
+    char row[32];
+    screen_row_text(&scr, 0, row, sizeof(row));
+    ck_assert_str_eq(row, "a?[2Jb?c");
+    screen_free(&scr);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("view");
+    TCase *tc = tcase_create("view");
+    tcase_add_test(tc, few_threads_are_a_list_with_states);
+    tcase_add_test(tc, many_threads_are_a_grid_of_state_cells);
+    tcase_add_test(tc, rates_come_from_two_snapshots);
+    tcase_add_test(tc, loops_and_queues_show_bars);
+    tcase_add_test(tc, two_panes_side_by_side_or_stacked);
+    tcase_add_test(tc, keys_and_empty_view);
+    tcase_add_test(tc, hostile_text_is_made_printable);
+    suite_add_tcase(s, tc);
+    return ts_run(s);
+}

@@ -1,0 +1,101 @@
+#!/bin/sh
+# run.sh -- threadlab top on a real terminal (tmux), against a BIO server
+# under load: read the screen as a person sees it, resize, quit with q, and
+# check that the terminal came back sane.
+set -u
+BIN=$(realpath "${THREADLAB_BIN:-build/threadlab}")
+tmp=$(mktemp -d)
+sock="$tmp/tmux.sock"
+export THREADLAB_BOARD_DIR="$tmp/boards"
+pass=0 fail=0
+spid="" lpid=""
+cleanup() {
+  tmux -S "$sock" kill-server 2>/dev/null
+  [ -n "$lpid" ] && kill "$lpid" 2>/dev/null
+  [ -n "$spid" ] && kill -INT "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "  FAIL: $*"; }
+screen() { tmux -S "$sock" capture-pane -p -t top; }
+
+echo "== tests/tui/run.sh ($BIN)"
+command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
+
+"$BIN" serve bio --port 0 --port-file "$tmp/port" >"$tmp/serve.log" 2>&1 &
+spid=$!
+for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+port=$(cat "$tmp/port")
+"$BIN" load "127.0.0.1:$port" --conns 300 --duration 20 --mix sleep=20:5 \
+    --no-progress >"$tmp/load.log" 2>&1 &
+lpid=$!
+
+# The shell around top records the terminal's modes after top exits.
+tmux -S "$sock" new-session -d -s top -x 120 -y 40 \
+  "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top; \
+   st=\$?; stty -a > $tmp/stty; echo \"exit=\$st\" >> $tmp/stty; mv $tmp/stty $tmp/after; sleep 30"
+
+# Wait until top shows 300 connections (the load ramps up).
+shown=""
+for _ in $(seq 60); do
+  sleep 0.25
+  if screen | grep -q "conns 300 "; then shown=yes; break; fi
+done
+screen >"$tmp/screen1"
+[ -n "$shown" ] && ok || { bad "top never showed 'conns 300'"; sed 's/^/    /' "$tmp/screen1" | head -20; }
+grep -q "^ *bio  pid $spid" "$tmp/screen1" && ok || bad "no 'bio  pid $spid' header"
+grep -q "threads 301:" "$tmp/screen1" && ok || bad "no 'threads 301:' (acceptor + 300 connection threads)"
+grep -q "one cell per thread" "$tmp/screen1" && ok || bad "300 threads are not drawn as a grid"
+# Connection threads in their states: blocked in read, or in !sleep.
+n_cells=$(grep -o ' [bSR] ' "$tmp/screen1" | wc -l)
+[ "$n_cells" -ge 100 ] && ok || bad "only $n_cells state cells on screen"
+grep -q "R running" "$tmp/screen1" && ok || bad "the legend is missing"
+grep -q "spawn conn-" "$tmp/screen1" && ok || bad "the event log shows no spawn"
+
+# Keys: t switches to a list, p pauses.
+tmux -S "$sock" send-keys -t top t
+sleep 0.8
+screen | grep -q "THREAD          STATE" && ok || bad "t did not switch to the list"
+tmux -S "$sock" send-keys -t top p
+sleep 0.8
+screen | grep -q "PAUSED" && ok || { bad "p did not pause"; screen | tail -3; }
+
+# Resize to 60x20 and back: still alive, still drawing.
+tmux -S "$sock" resize-window -t top -x 60 -y 20
+sleep 1
+screen >"$tmp/screen2"
+grep -q "bio  pid" "$tmp/screen2" && ok || { bad "nothing sensible at 60x20"; cat "$tmp/screen2"; }
+tmux -S "$sock" resize-window -t top -x 30 -y 10
+sleep 1
+screen | grep -q "terminal too small" && ok || bad "no 'too small' message at 30x10"
+tmux -S "$sock" resize-window -t top -x 120 -y 40
+sleep 1
+
+# q quits, with status 0, and the terminal is back in its normal modes.
+tmux -S "$sock" send-keys -t top q
+for _ in $(seq 40); do [ -s "$tmp/after" ] && break; sleep 0.1; done
+if [ -s "$tmp/after" ]; then
+  grep -q "^exit=0" "$tmp/after" && ok || bad "top exited with $(head -1 "$tmp/after")"
+  grep -q " icanon" "$tmp/after" && grep -q " echo" "$tmp/after" && ok \
+    || { bad "terminal not restored (icanon/echo off after top)"; cat "$tmp/after"; }
+else
+  bad "q did not quit top"
+fi
+
+# When the server exits while watched, top shows it as gone.
+tmux -S "$sock" kill-session -t top 2>/dev/null
+tmux -S "$sock" new-session -d -s top -x 120 -y 40 \
+  "env TERM=xterm THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR NO_COLOR=1 $BIN top $spid; sleep 30"
+sleep 1.5
+kill "$lpid" 2>/dev/null; lpid=""
+kill -INT "$spid"; wait "$spid"; spid=""
+gone=""
+for _ in $(seq 30); do
+  sleep 0.2
+  if screen | grep -q "GONE: the server exited"; then gone=yes; break; fi
+done
+[ -n "$gone" ] && ok || { bad "a server that exits is not shown as gone"; screen | head -5; }
+
+echo "tui: $pass passed, $fail failed"
+[ "$fail" = 0 ]
