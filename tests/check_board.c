@@ -42,7 +42,7 @@ START_TEST(create_publish_read_close)
     board_thread_state(b, &acceptor, STATE_WAITING);
     board_thread_begin(b, &conn, ROLE_CONN, "conn-7", 7);
     board_thread_state(b, &conn, STATE_BLOCKED_SLEEP);
-    board_thread_line(b, &conn);
+    board_thread_lines(b, &conn, 1);
     board_add(b, CTR_ACCEPTED, 3);
     board_add(b, CTR_ACTIVE, 2);
     board_sub(b, CTR_ACTIVE, 1);

@@ -28,7 +28,7 @@ struct board {
     atomic_uint thread_hint;       /* where the next slot search starts */
 };
 
-static uint64_t mono_ns(void)
+uint64_t board_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);   /* vDSO: no syscall */
@@ -158,7 +158,7 @@ struct board *board_create(const char *model, const char *options)
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     h->start_unix_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-    h->start_mono_ns = mono_ns();
+    h->start_mono_ns = board_now_ns();
     snprintf(h->model, sizeof(h->model), "%s", model);
     snprintf(h->options, sizeof(h->options), "%s", options ? options : "");
     b->counters = (_Atomic uint64_t *)(base + h->counters_off);
@@ -242,10 +242,8 @@ static int claim_thread_slot(struct board *b)
             return (int)slot;
         expect = 1;
         if (atomic_load_explicit(&t->state, memory_order_relaxed) == STATE_TERMINATED &&
-            atomic_compare_exchange_strong(&t->in_use, &expect, 2)) {
-            atomic_fetch_sub(&b->header->threads_by_state[STATE_TERMINATED], 1);
+            atomic_compare_exchange_strong(&t->in_use, &expect, 2))
             return (int)slot;
-        }
     }
     return -1;
 }
@@ -255,13 +253,12 @@ void board_thread_begin(struct board *b, struct board_thread_ref *t,
 {
     t->slot = -1;
     t->state = STATE_IDLE;
-    t->since_ns = mono_ns();
+    t->since_ns = board_now_ns();
     if (!b)
         return;
-    atomic_fetch_add_explicit(&b->header->threads_by_state[STATE_IDLE], 1,
-                              memory_order_relaxed);
     t->slot = claim_thread_slot(b);
     if (t->slot < 0) {
+        atomic_fetch_add(&b->header->unslotted_by_state[STATE_IDLE], 1);
         atomic_fetch_add(&b->header->threads_unslotted, 1);
         return;
     }
@@ -280,34 +277,41 @@ void board_thread_begin(struct board *b, struct board_thread_ref *t,
 void board_thread_state(struct board *b, struct board_thread_ref *t,
                         enum board_state state)
 {
+    if (b && t->state != state)
+        board_thread_state_at(b, t, state, board_now_ns());
+}
+
+void board_thread_state_at(struct board *b, struct board_thread_ref *t,
+                           enum board_state state, uint64_t now_ns)
+{
     if (!b || t->state == state)
         return;
-    uint64_t now = mono_ns();
-    atomic_fetch_sub_explicit(&b->header->threads_by_state[t->state], 1,
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&b->header->threads_by_state[state], 1,
-                              memory_order_relaxed);
     if (t->slot >= 0) {
         /* Only this thread writes its slot: load + store, no locked add. */
         struct board_thread *s = &b->threads[t->slot];
         _Atomic uint64_t *acc = t->state == STATE_RUNNING ? &s->busy_ns
-                                                              : &s->idle_ns;
+                                                          : &s->idle_ns;
         atomic_store_explicit(acc, atomic_load_explicit(acc, memory_order_relaxed)
-                              + (now - t->since_ns), memory_order_relaxed);
+                              + (now_ns - t->since_ns), memory_order_relaxed);
         atomic_store_explicit(&s->state, state, memory_order_relaxed);
-        atomic_store_explicit(&s->since_ns, now, memory_order_relaxed);
+        atomic_store_explicit(&s->since_ns, now_ns, memory_order_relaxed);
+    } else {
+        atomic_fetch_sub_explicit(&b->header->unslotted_by_state[t->state], 1,
+                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(&b->header->unslotted_by_state[state], 1,
+                                  memory_order_relaxed);
     }
     t->state = state;
-    t->since_ns = now;
+    t->since_ns = now_ns;
 }
 
-void board_thread_line(struct board *b, struct board_thread_ref *t)
+void board_thread_lines(struct board *b, struct board_thread_ref *t, uint64_t n)
 {
     if (!b || t->slot < 0)
         return;
     struct board_thread *s = &b->threads[t->slot];
     atomic_store_explicit(&s->lines,
-                          atomic_load_explicit(&s->lines, memory_order_relaxed) + 1,
+                          atomic_load_explicit(&s->lines, memory_order_relaxed) + n,
                           memory_order_relaxed);
 }
 
@@ -316,7 +320,7 @@ void board_thread_end(struct board *b, struct board_thread_ref *t)
     if (!b)
         return;
     if (t->slot < 0) {
-        atomic_fetch_sub(&b->header->threads_by_state[t->state], 1);
+        atomic_fetch_sub(&b->header->unslotted_by_state[t->state], 1);
         atomic_fetch_sub(&b->header->threads_unslotted, 1);
         return;
     }
@@ -367,13 +371,18 @@ void board_event(struct board *b, enum board_event_kind kind, const char *fmt, .
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
 
-    /* Take a ticket; the slot is ours until the ring comes round again.
+    /* Take a ticket. The slot is ours once the writer of the ticket one
+     * lap earlier has finished with it (two writers a lap apart must not
+     * mix their texts); events are rare, so this wait almost never spins.
      * seq is 0 while we write and index + 1 after, so a reader can tell a
      * finished event from one being written. */
     uint64_t index = atomic_fetch_add(&b->header->event_head, 1);
     struct board_event *e = &b->events[index % BOARD_EVENT_SLOTS];
+    uint64_t lap_before = index >= BOARD_EVENT_SLOTS ? index - BOARD_EVENT_SLOTS + 1 : 0;
+    while (atomic_load_explicit(&e->seq, memory_order_acquire) != lap_before)
+        ;
     atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
-    atomic_store_explicit(&e->time_ns, mono_ns(), memory_order_relaxed);
+    atomic_store_explicit(&e->time_ns, board_now_ns(), memory_order_relaxed);
     atomic_store_explicit(&e->kind, kind, memory_order_relaxed);
     put_text(e->text, BOARD_TEXT_BYTES, text);
     atomic_store_explicit(&e->seq, index + 1, memory_order_release);

@@ -94,8 +94,9 @@ struct board_header {
                                       are monotonic ns */
     char model[BOARD_MODEL_BYTES]; /* "bio", ... */
     char options[BOARD_OPTIONS_BYTES]; /* the options, as text */
-    _Atomic uint64_t threads_by_state[STATE_COUNT]; /* all threads,
-                                      with or without a slot */
+    _Atomic uint64_t unslotted_by_state[STATE_COUNT]; /* threads with no
+                                      slot, by state (slotted ones are
+                                      counted by the reader, from slots) */
     _Atomic uint64_t threads_unslotted; /* threads with no slot */
     _Atomic uint64_t event_head; /* events written so far */
     _Atomic uint32_t closing;  /* 1 once the server began to stop */
@@ -175,14 +176,21 @@ uint64_t board_counter(const struct board *b, enum board_counter c);
 /* Record a line's handling time. Any thread. */
 void board_record_latency(struct board *b, uint64_t ns);
 
-/* Threads: register the calling thread (or one it creates), change its
- * state, count its lines, and mark it terminated. Any thread, for its own
- * ref (or before the ref's thread starts). */
+/* The clock the board uses (CLOCK_MONOTONIC, ns; a vDSO call, no syscall).
+ * Pass its value to the _at functions to read it once for several uses. */
+uint64_t board_now_ns(void);
+
+/* Threads: register the calling thread, change its state, count its lines,
+ * and mark it terminated. A state change of a thread with a slot is two
+ * plain stores into its own slot: no shared cache line is touched. Any
+ * thread, for its own ref. */
 void board_thread_begin(struct board *b, struct board_thread_ref *t,
                         enum board_role role, const char *name, uint64_t conn);
 void board_thread_state(struct board *b, struct board_thread_ref *t,
                         enum board_state state);
-void board_thread_line(struct board *b, struct board_thread_ref *t);
+void board_thread_state_at(struct board *b, struct board_thread_ref *t,
+                           enum board_state state, uint64_t now_ns);
+void board_thread_lines(struct board *b, struct board_thread_ref *t, uint64_t n);
 void board_thread_end(struct board *b, struct board_thread_ref *t);
 
 /* Loops and queues: claim a slot (NULL when full or b is NULL), then store

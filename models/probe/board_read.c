@@ -138,7 +138,7 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
     s->start_mono_ns = u64_at(b, F(struct board_header, start_mono_ns));
     s->closing = u32_at(b, F(struct board_header, closing)) != 0;
     for (int i = 0; i < STATE_COUNT; i++)
-        s->threads_by_state[i] = u64_at(b, F(struct board_header, threads_by_state) + 8u * i);
+        s->threads_by_state[i] = u64_at(b, F(struct board_header, unslotted_by_state) + 8u * i);
     s->threads_unslotted = u64_at(b, F(struct board_header, threads_unslotted));
     s->event_head = u64_at(b, F(struct board_header, event_head));
 
@@ -164,6 +164,7 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
         t->lines = u64_at(b, o + F(struct board_thread, lines));
         t->busy_ns = u64_at(b, o + F(struct board_thread, busy_ns));
         t->idle_ns = u64_at(b, o + F(struct board_thread, idle_ns));
+        s->threads_by_state[t->state]++;
         s->nthreads++;
     }
     for (uint32_t i = 0; i < nloop; i++) {

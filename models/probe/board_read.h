@@ -53,8 +53,8 @@ struct board_snapshot {
     uint64_t counters[CTR_COUNT];
     uint64_t hist[HIST_BUCKETS];  /* handling-time counts per bucket */
     uint64_t hist_max;
-    uint64_t threads_by_state[STATE_COUNT];
-    uint64_t threads_unslotted;
+    uint64_t threads_by_state[STATE_COUNT]; /* every thread, slot or not */
+    uint64_t threads_unslotted;   /* threads counted but not in threads[] */
     int nthreads;                 /* slots in use, terminated ones included */
     struct board_thread_snap threads[BOARD_THREAD_SLOTS];
     int nloops;

@@ -7,7 +7,6 @@ void hist_init(struct hist *h)
 {
     for (unsigned i = 0; i < HIST_BUCKETS; i++)
         atomic_init(&h->counts[i], 0);
-    atomic_init(&h->total, 0);
     atomic_init(&h->max, 0);
 }
 
@@ -42,7 +41,7 @@ void hist_record(struct hist *h, uint64_t value)
 {
     atomic_fetch_add_explicit(&h->counts[hist_bucket_of(value)], 1,
                               memory_order_relaxed);
-    atomic_fetch_add_explicit(&h->total, 1, memory_order_relaxed);
+    /* Usually a plain load: the max changes rarely. */
     uint64_t seen = atomic_load_explicit(&h->max, memory_order_relaxed);
     while (value > seen &&
            !atomic_compare_exchange_weak_explicit(&h->max, &seen, value,
@@ -55,7 +54,6 @@ void hist_merge(struct hist *dst, const struct hist *src)
 {
     for (unsigned i = 0; i < HIST_BUCKETS; i++)
         atomic_fetch_add(&dst->counts[i], atomic_load(&src->counts[i]));
-    atomic_fetch_add(&dst->total, atomic_load(&src->total));
     uint64_t m = atomic_load(&src->max);
     if (m > atomic_load(&dst->max))
         atomic_store(&dst->max, m);
