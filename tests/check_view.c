@@ -193,6 +193,9 @@ START_TEST(two_panes_side_by_side_or_stacked)
     ck_assert_int_eq(screen_find(&wide, ">bio"), 0);       /* focused */
     ck_assert_int_eq(screen_find(&wide, " pool  pid 22"), 0);
     ck_assert_int_eq(screen_find(&wide, "GONE: the server exited"), 0);
+    /* 70 columns a pane: the short forms. */
+    ck_assert_int_ge(screen_find(&wide, "threads 0: .0 w0 R0 b0 S0 x0"), 0);
+    ck_assert_int_ge(screen_find(&wide, "rej 0 err 0"), 0);
 
     screen_init(&narrow, 80, 40);
     view_render(&v, &narrow);

@@ -184,7 +184,7 @@ out_session:
 out_leave:
     if (n == -ECONNRESET)
         board_add(board, CTR_ERR_RESET, 1);
-    board_event(board, EV_CLOSE, "close conn %llu: %s, after %llu lines",
+    board_event(board, EV_CLOSE, "conn %llu: %s, after %llu lines",
                 (unsigned long long)c->id,
                 end_reason(n, closing_reply, atomic_load(&s->stopping)),
                 (unsigned long long)lines);
@@ -213,7 +213,7 @@ static void reap_exited(struct bio_server *s)
         struct bio_conn *next = c->next;
         pthread_join(c->thread, NULL);
         board_add(s->board, CTR_THREADS_EXITED, 1);
-        board_event(s->board, EV_EXIT, "join %s: thread reaped by the acceptor",
+        board_event(s->board, EV_EXIT, "%s: thread ended, joined by the acceptor",
                     c->name);
         free(c);
         c = next;
@@ -223,7 +223,8 @@ static void reap_exited(struct bio_server *s)
 static void reject_busy(struct bio_server *s, int fd, const char *why)
 {
     board_add(s->board, CTR_REJECTED, 1);
-    board_event(s->board, EV_REJECT, "reject a connection: %s", why);
+    board_event(s->board, EV_REJECT, "conn %llu: %s",
+                (unsigned long long)s->next_conn_id, why);
     /* Said on a fresh socket: the send buffer is empty, so this never
      * blocks. The short linger keeps the reply from being lost to a reset
      * without letting one silent client hold up the acceptor for long. */
@@ -231,7 +232,7 @@ static void reject_busy(struct bio_server *s, int fd, const char *why)
     net_lingering_close(fd, BIO_REJECT_LINGER_MS);
 }
 
-static void spawn_conn(struct bio_server *s, int fd)
+static void spawn_conn(struct bio_server *s, int fd, uint64_t id)
 {
     struct bio_conn *c = calloc(1, sizeof(*c));
     if (!c) {
@@ -240,7 +241,7 @@ static void spawn_conn(struct bio_server *s, int fd)
     }
     c->server = s;
     c->fd = fd;
-    c->id = ++s->next_conn_id;
+    c->id = id;
     snprintf(c->name, sizeof(c->name), "conn-%llu", (unsigned long long)c->id);
 
     pthread_attr_t attr;
@@ -275,8 +276,8 @@ static void spawn_conn(struct bio_server *s, int fd)
     pthread_setname_np(c->thread, c->name);
     board_add(s->board, CTR_ACTIVE, 1);
     board_add(s->board, CTR_THREADS_SPAWNED, 1);
-    board_event(s->board, EV_SPAWN, "spawn %s: one thread per connection, %llu live",
-                c->name, (unsigned long long)live_now);
+    board_event(s->board, EV_SPAWN, "%s: a thread for conn %llu, %llu live",
+                c->name, (unsigned long long)c->id, (unsigned long long)live_now);
 }
 
 static bool at_thread_limit(struct bio_server *s)
@@ -293,10 +294,10 @@ static void accept_failed(struct bio_server *s, int neg_errno)
 {
     board_add(s->board, CTR_ERR_ACCEPT, 1);
     if (neg_errno == -EMFILE || neg_errno == -ENFILE)
-        board_event(s->board, EV_ERROR, "accept: %s; the spare fd shed the "
-                    "connection with !err busy", strerror(-neg_errno));
+        board_event(s->board, EV_ERROR, "%s: the spare fd took the connection "
+                    "and closed it with !err busy", strerror(-neg_errno));
     else
-        board_event(s->board, EV_ERROR, "accept: %s", strerror(-neg_errno));
+        board_event(s->board, EV_ERROR, "accept failed: %s", strerror(-neg_errno));
 }
 
 static void *acceptor_main(void *arg)
@@ -331,15 +332,15 @@ static void *acceptor_main(void *arg)
             continue;
         }
         board_add(s->board, CTR_ACCEPTED, 1);
-        board_event(s->board, EV_ACCEPT, "accept conn %llu",
-                    (unsigned long long)s->next_conn_id + 1);
+        uint64_t id = ++s->next_conn_id;  /* refused ones get a number too */
+        board_event(s->board, EV_ACCEPT, "conn %llu", (unsigned long long)id);
         if (at_thread_limit(s)) {
             char why[64];
             snprintf(why, sizeof(why), "%d of %d threads busy (--max-threads)",
                      s->opts.max_threads, s->opts.max_threads);
             reject_busy(s, fd, why);
         } else {
-            spawn_conn(s, fd);
+            spawn_conn(s, fd, id);
         }
     }
     board_thread_end(s->board, &s->acceptor_on_board);

@@ -160,11 +160,16 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     uint64_t errors = s->counters[CTR_ERR_LINE_TOO_LONG] +
                       s->counters[CTR_ERR_BAD_ARGUMENT] + s->counters[CTR_ERR_RESET] +
                       s->counters[CTR_ERR_ACCEPT];
-    screen_printf(scr, r.x + 1, r.y + 1, r.w - 1, ST_NORMAL,
-                  "conns %llu  lines/s %s  p50 %s  p99 %s  rejected %llu  errors %llu",
-                  (unsigned long long)s->counters[CTR_ACTIVE], lps, p50, p99,
-                  (unsigned long long)s->counters[CTR_REJECTED],
-                  (unsigned long long)errors);
+    bool wide = r.w >= 100;     /* narrow panes get the short forms */
+    x = r.x + 1;
+    x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
+                       "conns %llu  lines/s %s  p50 %s  p99 %s",
+                       (unsigned long long)s->counters[CTR_ACTIVE], lps, p50, p99);
+    uint64_t rejected = s->counters[CTR_REJECTED];
+    screen_printf(scr, x, r.y + 1, r.x + r.w - x,
+                  rejected || errors ? ST_WARN : ST_NORMAL,
+                  wide ? "  rejected %llu  errors %llu" : "  rej %llu err %llu",
+                  (unsigned long long)rejected, (unsigned long long)errors);
 
     /* Threads by state: counted for every thread, slot or no slot. */
     uint64_t live = 0;
@@ -178,9 +183,13 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
         x += screen_put(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " ");
         x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, state_style[st], "%c",
                            view_state_letter((enum board_state)st));
-        x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " %llu %s",
-                           (unsigned long long)s->threads_by_state[st],
-                           board_state_name((enum board_state)st));
+        if (wide)
+            x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " %llu %s",
+                               (unsigned long long)s->threads_by_state[st],
+                               board_state_name((enum board_state)st));
+        else
+            x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, "%llu",
+                               (unsigned long long)s->threads_by_state[st]);
     }
     return 3;
 }
@@ -310,7 +319,7 @@ static void draw_events(const struct board_snapshot *s, struct screen *scr,
 {
     if (r.h < 2)
         return;
-    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "EVENTS");
+    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "EVENTS (newest last)");
     int rows = r.h - 1;
     int first = s->nevents > rows ? s->nevents - rows : 0;
     for (int i = first; i < s->nevents; i++) {

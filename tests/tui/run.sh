@@ -51,7 +51,7 @@ grep -q "one cell per thread" "$tmp/screen1" && ok || bad "300 threads are not d
 n_cells=$(grep -o ' [bSR] ' "$tmp/screen1" | wc -l)
 [ "$n_cells" -ge 100 ] && ok || bad "only $n_cells state cells on screen"
 grep -q "R running" "$tmp/screen1" && ok || bad "the legend is missing"
-grep -q "spawn conn-" "$tmp/screen1" && ok || bad "the event log shows no spawn"
+grep -Eq "spawn +conn-[0-9]+: a thread for conn" "$tmp/screen1" && ok || bad "the event log shows no spawn"
 
 # Keys: t switches to a list, p pauses.
 tmux -S "$sock" send-keys -t top t
