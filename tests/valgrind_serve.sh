@@ -5,6 +5,7 @@ set -u
 VALGRIND=$1 BIN=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export THREADLAB_BOARD_DIR="$tmp/boards"
 status=0
 for model in bio; do
   $VALGRIND "$BIN" serve "$model" --port 0 --port-file "$tmp/port" >"$tmp/vg.out" 2>&1 &
@@ -13,6 +14,10 @@ for model in bio; do
   port=$(cat "$tmp/port")
   "$BIN" load "127.0.0.1:$port" --conns 16 --depth 4 --lines 4000 --no-progress >/dev/null || status=1
   printf 'x\n!who\n!quit\n' | timeout 10 nc -q1 127.0.0.1 "$port" >/dev/null
+  # The reader too: threadlab top reads the board twice.
+  if ! $VALGRIND "$BIN" top --plain --count 2 --interval 100 "$pid" >"$tmp/top.out" 2>&1; then
+    echo "valgrind: top failed"; cat "$tmp/top.out"; status=1
+  fi
   kill -INT "$pid"
   wait "$pid"; rc=$?
   if [ "$rc" != 0 ]; then
