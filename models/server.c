@@ -1,6 +1,7 @@
 /* server.c -- option defaults shared by every model. See server.h. */
 #include "server.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,4 +24,17 @@ void server_opts_describe(const struct server_opts *o, char *out, size_t len)
              (unsigned)o->listen.port, o->listen.backlog, o->max_line,
              o->listen.keepalive ? " keepalive" : "",
              o->listen.nodelay ? " nodelay" : "", o->max_threads, o->stack_kb);
+}
+
+struct board *server_board_create(const char *model, const struct server_opts *opts)
+{
+    char described[BOARD_OPTIONS_BYTES];
+    if (opts->no_board)
+        return NULL;
+    server_opts_describe(opts, described, sizeof(described));
+    struct board *b = board_create(model, described);
+    if (!b)
+        fprintf(stderr, "%s: no live board (%s); threadlab top will not see "
+                "this server\n", model, strerror(errno));
+    return b;
 }

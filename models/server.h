@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "net/net.h"
+#include "probe/board.h"
 
 struct server_opts {
     struct net_listen_opts listen; /* --bind --port --backlog --keepalive --nodelay */
@@ -27,5 +28,10 @@ void server_opts_init(struct server_opts *o);
 
 /* The options as one line of text, for the board's header. */
 void server_opts_describe(const struct server_opts *o, char *out, size_t len);
+
+/* Create the model's live board unless opts->no_board; on failure the
+ * server runs without one, after a warning on stderr. Returns the board or
+ * NULL. */
+struct board *server_board_create(const char *model, const struct server_opts *opts);
 
 #endif

@@ -87,7 +87,7 @@ fi
 tmux -S "$sock" kill-session -t top 2>/dev/null
 tmux -S "$sock" new-session -d -s top -x 120 -y 40 \
   "env TERM=xterm THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR NO_COLOR=1 $BIN top $spid; sleep 30"
-sleep 1.5
+for _ in $(seq 50); do screen | grep -q "bio  pid $spid" && break; sleep 0.1; done
 kill "$lpid" 2>/dev/null; lpid=""
 kill -INT "$spid"; wait "$spid"; spid=""
 gone=""

@@ -1,0 +1,207 @@
+/* conn.c -- the blocking read/handle/write loop. See conn.h. */
+#include "conn.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "echo/session.h"
+
+/* ---- the registry ------------------------------------------------------- */
+
+void conn_registry_init(struct conn_registry *r)
+{
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->emptied, NULL);
+    r->head = NULL;
+    r->count = 0;
+}
+
+void conn_registry_destroy(struct conn_registry *r)
+{
+    pthread_cond_destroy(&r->emptied);
+    pthread_mutex_destroy(&r->lock);
+}
+
+void conn_registry_add(struct conn_registry *r, struct conn *c)
+{
+    pthread_mutex_lock(&r->lock);
+    c->prev = NULL;
+    c->next = r->head;
+    if (r->head)
+        r->head->prev = c;
+    r->head = c;
+    r->count++;
+    pthread_mutex_unlock(&r->lock);
+}
+
+uint64_t conn_registry_remove(struct conn_registry *r, struct conn *c)
+{
+    pthread_mutex_lock(&r->lock);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        r->head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    uint64_t left = --r->count;
+    if (left == 0)
+        pthread_cond_broadcast(&r->emptied);
+    pthread_mutex_unlock(&r->lock);
+    return left;
+}
+
+uint64_t conn_registry_count(struct conn_registry *r)
+{
+    pthread_mutex_lock(&r->lock);
+    uint64_t n = r->count;
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
+void conn_registry_shutdown_reads(struct conn_registry *r)
+{
+    /* Under the lock: a connection leaves the registry before its fd is
+     * closed, so no fd number here can have been reused by then. */
+    pthread_mutex_lock(&r->lock);
+    for (struct conn *c = r->head; c; c = c->next)
+        shutdown(c->fd, SHUT_RD);
+    pthread_mutex_unlock(&r->lock);
+}
+
+void conn_registry_wait_empty(struct conn_registry *r)
+{
+    pthread_mutex_lock(&r->lock);
+    while (r->count > 0)
+        pthread_cond_wait(&r->emptied, &r->lock);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* ---- serving (the heart of both blocking models) -------------------------- */
+
+enum conn_end conn_serve(const struct conn_server *srv, struct conn *c,
+                         const char *thread_name,
+                         struct board_thread_ref *me, uint64_t *lines)
+{
+    struct board *board = srv->board;
+    struct echo_session session;
+    struct echo_reply reply;
+    enum conn_end end = CONN_END_EOF;
+
+    *lines = 0;
+    if (echo_session_init(&session, srv->model, c->id, srv->opts->max_line) < 0)
+        return CONN_END_NO_MEMORY;
+    for (;;) {
+        size_t room;
+        char *buf = echo_session_space(&session, &room);
+        if (!buf) {
+            end = CONN_END_NO_MEMORY;
+            break;
+        }
+        /* Blocks until the client sends, leaves, or a stop shuts down our
+         * read side (then the kernel hands over what it already holds,
+         * and 0). */
+        board_thread_state(board, me, STATE_BLOCKED_IO);
+        ssize_t n = net_read(c->fd, buf, room);
+        if (n <= 0) {
+            end = n == 0 ? CONN_END_EOF
+                : n == -ECONNRESET ? CONN_END_RESET : CONN_END_IO_ERROR;
+            break;
+        }
+        uint64_t now_ns = board ? board_now_ns() : 0;
+        board_thread_state_at(board, me, STATE_RUNNING, now_ns);
+        echo_session_commit(&session, (size_t)n);
+
+        /* Answer every line this read completed. The board's counters are
+         * added once per read, not per line: with pipelined lines that
+         * keeps shared cache lines out of the hot path. */
+        uint64_t batch_lines = 0, batch_bytes = 0;
+        bool closing = false;
+        while (!closing && echo_session_next(&session, thread_name, &reply)) {
+            if (reply.work == ECHO_WORK_SLEEP)
+                board_thread_state(board, me, STATE_BLOCKED_SLEEP);
+            echo_do_work(&reply);       /* blocking is fine: a thread of our own */
+            board_thread_state(board, me, STATE_RUNNING);
+            /* A write to a socket with room returns at once; the thread is
+             * shown blocked in I/O only while it waits in read(). */
+            if (net_write_all(c->fd, reply.data, reply.len) < 0) {
+                end = CONN_END_IO_ERROR;
+                closing = true;
+                break;
+            }
+            if (board) {
+                uint64_t done_ns = board_now_ns();
+                board_record_latency(board, done_ns - now_ns);
+                now_ns = done_ns;       /* the next line starts now */
+                if (reply.error == ECHO_ERROR_BAD_ARGUMENT)
+                    board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
+                if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
+                    board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
+            }
+            batch_lines++;
+            batch_bytes += reply.len;
+            if (reply.close_after) {
+                end = reply.error == ECHO_ERROR_LINE_TOO_LONG ? CONN_END_TOO_LONG
+                                                              : CONN_END_QUIT;
+                closing = true;
+            }
+        }
+        *lines += batch_lines;
+        if (board) {
+            board_add(board, CTR_BYTES_IN, (uint64_t)n);
+            board_add(board, CTR_BYTES_OUT, batch_bytes);
+            board_add(board, CTR_LINES, batch_lines);
+            board_thread_lines(board, me, batch_lines);
+        }
+        if (closing)
+            break;
+    }
+    echo_session_free(&session);
+    return end;
+}
+
+static const char *end_reason(enum conn_end end, bool stopping)
+{
+    switch (end) {
+    case CONN_END_EOF:       return stopping ? "server stopping" : "client closed";
+    case CONN_END_RESET:     return "reset by client";
+    case CONN_END_IO_ERROR:  return "I/O error";
+    case CONN_END_QUIT:      return "!quit";
+    case CONN_END_TOO_LONG:  return "line too long";
+    case CONN_END_NO_MEMORY: return "out of memory";
+    }
+    return "?";
+}
+
+void conn_finish(const struct conn_server *srv, struct conn_registry *r,
+                 struct conn *c, enum conn_end end, uint64_t lines,
+                 bool stopping)
+{
+    struct board *board = srv->board;
+    if (end == CONN_END_RESET)
+        board_add(board, CTR_ERR_RESET, 1);
+    board_event(board, EV_CLOSE, "conn %llu: %s, after %llu lines",
+                (unsigned long long)c->id, end_reason(end, stopping),
+                (unsigned long long)lines);
+    conn_registry_remove(r, c);
+    /* After an error reply, linger so that it is read, not lost to a reset. */
+    if (end == CONN_END_QUIT || end == CONN_END_TOO_LONG)
+        net_lingering_close(c->fd, srv->opts->linger_ms);
+    else
+        close(c->fd);
+    c->fd = -1;
+    board_sub(board, CTR_ACTIVE, 1);
+    board_add(board, CTR_CLOSED, 1);
+}
+
+void conn_reject_busy(struct board *board, int fd, uint64_t id, const char *why)
+{
+    board_add(board, CTR_REJECTED, 1);
+    board_event(board, EV_REJECT, "conn %llu: %s", (unsigned long long)id, why);
+    /* Said on a fresh socket: the send buffer is empty, so this never
+     * blocks. The short linger keeps the reply from being lost to a reset
+     * without letting one silent client hold up the acceptor for long. */
+    (void)net_write_all(fd, ECHO_ERR_BUSY, sizeof(ECHO_ERR_BUSY) - 1);
+    net_lingering_close(fd, CONN_REJECT_LINGER_MS);
+}
