@@ -4,14 +4,21 @@
 #include <string.h>
 
 #include "bio/bio.h"
+#include "poolserver/poolserver.h"
 
 static void *bio_start_any(const struct server_opts *o) { return bio_start(o); }
 static uint16_t bio_port_any(const void *s) { return bio_port(s); }
 static void bio_stop_any(void *s) { bio_stop(s); }
 
+static void *pool_start_any(const struct server_opts *o) { return pool_server_start(o); }
+static uint16_t pool_port_any(const void *s) { return pool_server_port(s); }
+static void pool_stop_any(void *s) { pool_server_stop(s); }
+
 static const struct model_desc models[] = {
     { "bio", "thread per connection, blocking I/O",
       bio_start_any, bio_port_any, bio_stop_any },
+    { "pool", "acceptor + watchdog thread pool, a task per connection",
+      pool_start_any, pool_port_any, pool_stop_any },
 };
 
 const struct model_desc *model_at(int i)

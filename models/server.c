@@ -14,16 +14,27 @@ void server_opts_init(struct server_opts *o)
     o->listen.backlog = NET_BACKLOG_DEFAULT;
     o->max_line = ECHO_MAX_LINE_DEFAULT;
     o->linger_ms = NET_LINGER_MS_DEFAULT;
+    pool_opts_init(&o->pool);
 }
 
-void server_opts_describe(const struct server_opts *o, char *out, size_t len)
+void server_opts_describe(const char *model, const struct server_opts *o,
+                          char *out, size_t len)
 {
-    snprintf(out, len, "bind=%s port=%u backlog=%d max-line=%zu%s%s "
-             "max-threads=%d stack-kb=%d",
-             o->listen.bind ? o->listen.bind : "127.0.0.1",
-             (unsigned)o->listen.port, o->listen.backlog, o->max_line,
-             o->listen.keepalive ? " keepalive" : "",
-             o->listen.nodelay ? " nodelay" : "", o->max_threads, o->stack_kb);
+    int n = snprintf(out, len, "bind=%s port=%u backlog=%d max-line=%zu%s%s",
+                     o->listen.bind ? o->listen.bind : "127.0.0.1",
+                     (unsigned)o->listen.port, o->listen.backlog, o->max_line,
+                     o->listen.keepalive ? " keepalive" : "",
+                     o->listen.nodelay ? " nodelay" : "");
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (!strcmp(model, "bio"))
+        snprintf(out + n, len - (size_t)n, " max-threads=%d stack-kb=%d",
+                 o->max_threads, o->stack_kb);
+    else if (!strcmp(model, "pool"))
+        snprintf(out + n, len - (size_t)n, " min=%d max=%d queue=%d idle-ms=%d "
+                 "reject=%s%s", o->pool.min_threads, o->pool.max_threads,
+                 o->pool.queue_capacity, o->pool.idle_ms,
+                 pool_reject_name(o->pool.reject), o->pool.adaptive ? " adaptive" : "");
 }
 
 struct board *server_board_create(const char *model, const struct server_opts *opts)
@@ -31,7 +42,7 @@ struct board *server_board_create(const char *model, const struct server_opts *o
     char described[BOARD_OPTIONS_BYTES];
     if (opts->no_board)
         return NULL;
-    server_opts_describe(opts, described, sizeof(described));
+    server_opts_describe(model, opts, described, sizeof(described));
     struct board *b = board_create(model, described);
     if (!b)
         fprintf(stderr, "%s: no live board (%s); threadlab top will not see "

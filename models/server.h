@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "net/net.h"
+#include "pool/pool.h"
 #include "probe/board.h"
 
 struct server_opts {
@@ -19,6 +20,8 @@ struct server_opts {
     size_t max_line;               /* --max-line: longest line, '\n' not counted */
     int max_threads;               /* bio --max-threads: 0 means no limit */
     int stack_kb;                  /* bio --stack-kb: 0 means the system default */
+    struct pool_opts pool;         /* pool --min --max --queue --idle-ms --reject
+                                      --adaptive: the task pool's sizes */
     int linger_ms;                 /* how long a closing error reply drains input */
     bool no_board;                 /* --no-board: publish no live state */
 };
@@ -26,8 +29,10 @@ struct server_opts {
 /* Fill in the defaults: 127.0.0.1, port 0, max-line 65536, no limits. */
 void server_opts_init(struct server_opts *o);
 
-/* The options as one line of text, for the board's header. */
-void server_opts_describe(const struct server_opts *o, char *out, size_t len);
+/* The options that matter to `model`, as one line of text (the board's
+ * header shows it). */
+void server_opts_describe(const char *model, const struct server_opts *o,
+                          char *out, size_t len);
 
 /* Create the model's live board unless opts->no_board; on failure the
  * server runs without one, after a warning on stderr. Returns the board or

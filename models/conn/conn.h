@@ -28,6 +28,7 @@ struct conn {
     int fd;                   /* owned by whoever serves it */
     uint64_t id;              /* 1, 2, ... in accept order */
     struct conn *prev, *next; /* in the registry */
+    void *owner;              /* the server it belongs to */
 };
 
 /* The open connections. */

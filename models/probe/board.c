@@ -315,6 +315,12 @@ void board_thread_lines(struct board *b, struct board_thread_ref *t, uint64_t n)
                           memory_order_relaxed);
 }
 
+void board_thread_conn(struct board *b, struct board_thread_ref *t, uint64_t conn)
+{
+    if (b && t->slot >= 0)
+        atomic_store_explicit(&b->threads[t->slot].conn, conn, memory_order_relaxed);
+}
+
 void board_thread_end(struct board *b, struct board_thread_ref *t)
 {
     if (!b)

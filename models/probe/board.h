@@ -191,6 +191,7 @@ void board_thread_state(struct board *b, struct board_thread_ref *t,
 void board_thread_state_at(struct board *b, struct board_thread_ref *t,
                            enum board_state state, uint64_t now_ns);
 void board_thread_lines(struct board *b, struct board_thread_ref *t, uint64_t n);
+void board_thread_conn(struct board *b, struct board_thread_ref *t, uint64_t conn);
 void board_thread_end(struct board *b, struct board_thread_ref *t);
 
 /* Loops and queues: claim a slot (NULL when full or b is NULL), then store

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "pool/pool.h"
 #include "registry.h"
 
 #define SERVE_PORT_DEFAULT 7007   /* echo is port 7; 7007 needs no root */
@@ -45,14 +46,29 @@ static void serve_usage(FILE *out)
             "  --stack-kb N     stack size of each connection thread in KiB\n"
             "                   (default: the system's, usually 8192; minimum 16)\n"
             "\n"
+            "pool:\n"
+            "  --min N          task threads kept even when idle (default %d)\n"
+            "  --max N          task threads at most (default %d); connection max+1\n"
+            "                   waits in the queue until a thread is free\n"
+            "  --queue N        connections that may wait (default %d)\n"
+            "  --idle-ms N      end threads above min idle this long (default %d)\n"
+            "  --reject P       a full queue: abort (\"!err busy\"), caller-runs (the\n"
+            "                   acceptor serves it), discard-oldest, block (default abort)\n"
+            "  --adaptive       min follows the average queue length over a window\n"
+            "  --adaptive-window-ms N  that window (default %d)\n"
+            "\n"
             "The protocol: docs/protocol.md. Try: nc 127.0.0.1 %d, then type a line,\n"
             "or !who, !cpu 1000, !sleep 500, !quit.\n",
-            SERVE_PORT_DEFAULT, NET_BACKLOG_DEFAULT, SERVE_PORT_DEFAULT);
+            SERVE_PORT_DEFAULT, NET_BACKLOG_DEFAULT, POOL_MIN_DEFAULT,
+            POOL_MAX_DEFAULT, POOL_QUEUE_DEFAULT, POOL_IDLE_MS_DEFAULT,
+            POOL_ADAPTIVE_WINDOW_MS_DEFAULT, SERVE_PORT_DEFAULT);
 }
 
 enum {
     OPT_PORT = 256, OPT_BIND, OPT_BACKLOG, OPT_MAX_LINE, OPT_KEEPALIVE,
     OPT_NODELAY, OPT_PORT_FILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_NO_BOARD,
+    OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_IDLE_MS, OPT_REJECT, OPT_ADAPTIVE,
+    OPT_ADAPTIVE_WINDOW,
 };
 
 static const struct option serve_options[] = {
@@ -66,6 +82,13 @@ static const struct option serve_options[] = {
     { "max-threads", required_argument, NULL, OPT_MAX_THREADS },
     { "stack-kb", required_argument, NULL, OPT_STACK_KB },
     { "no-board", no_argument, NULL, OPT_NO_BOARD },
+    { "min", required_argument, NULL, OPT_MIN },
+    { "max", required_argument, NULL, OPT_MAX },
+    { "queue", required_argument, NULL, OPT_QUEUE },
+    { "idle-ms", required_argument, NULL, OPT_IDLE_MS },
+    { "reject", required_argument, NULL, OPT_REJECT },
+    { "adaptive", no_argument, NULL, OPT_ADAPTIVE },
+    { "adaptive-window-ms", required_argument, NULL, OPT_ADAPTIVE_WINDOW },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -121,6 +144,42 @@ static bool parse_serve_options(int argc, char **argv, struct server_opts *o,
         case OPT_NO_BOARD:
             o->no_board = true;
             break;
+        case OPT_MIN:
+            if (!cli_parse_long("serve", "--min", optarg, 0, 10000, &v))
+                return false;
+            o->pool.min_threads = (int)v;
+            break;
+        case OPT_MAX:
+            if (!cli_parse_long("serve", "--max", optarg, 1, 10000, &v))
+                return false;
+            o->pool.max_threads = (int)v;
+            break;
+        case OPT_QUEUE:
+            if (!cli_parse_long("serve", "--queue", optarg, 1, 1000000, &v))
+                return false;
+            o->pool.queue_capacity = (int)v;
+            break;
+        case OPT_IDLE_MS:
+            if (!cli_parse_long("serve", "--idle-ms", optarg, 0, 86400000, &v))
+                return false;
+            o->pool.idle_ms = (int)v;
+            break;
+        case OPT_REJECT:
+            if (pool_reject_parse(optarg, &o->pool.reject) < 0) {
+                cli_usage_error("serve", "--reject: '%s' is not abort, caller-runs, "
+                                "discard-oldest or block", optarg);
+                return false;
+            }
+            break;
+        case OPT_ADAPTIVE:
+            o->pool.adaptive = true;
+            break;
+        case OPT_ADAPTIVE_WINDOW:
+            if (!cli_parse_long("serve", "--adaptive-window-ms", optarg, 100,
+                                86400000, &v))
+                return false;
+            o->pool.adaptive_window_ms = (int)v;
+            break;
         case 'h':
             serve_usage(stdout);
             exit(CLI_EXIT_OK);
@@ -169,6 +228,11 @@ int cli_serve(int argc, char **argv)
         return CLI_EXIT_USAGE;
     if (optind < argc - 1) {
         cli_usage_error("serve", "unexpected argument '%s'", argv[optind + 1]);
+        return CLI_EXIT_USAGE;
+    }
+    if (opts.pool.min_threads > opts.pool.max_threads) {
+        cli_usage_error("serve", "--min %d is more than --max %d",
+                        opts.pool.min_threads, opts.pool.max_threads);
         return CLI_EXIT_USAGE;
     }
 

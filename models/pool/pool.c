@@ -1,0 +1,548 @@
+/* pool.c -- the watchdog and its task threads. See pool.h.
+ *
+ *   submitters --push--> [ bounded task queue ] --watchdog takes one-->
+ *        idle task thread?  yes: mark it running, signal its task signal
+ *                           no, size < max: create a thread (then hand over)
+ *                           no, at max: the task waits; the watchdog sleeps
+ *                                       until a thread goes idle
+ *   nothing queued: end threads idle > idle_ms above min (a NULL task)
+ *
+ * Task thread states (guarded by the pool lock):
+ *
+ *      create          task signal           task done
+ *   ---------> IDLE ------------------> RUNNING ---------> IDLE
+ *               |  NULL task (retire or shutdown)
+ *               +---------------------------------> TERMINATED (joined)
+ *
+ * One lock guards everything: the queue, the threads' states, the counts.
+ * Tasks run outside it.
+ */
+#include "pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum task_thread_state { TASK_IDLE, TASK_RUNNING, TASK_TERMINATED };
+
+struct pool_task {
+    pool_task_cb fn;            /* NULL: the NULL task, "end yourself" */
+    void *arg;
+    uint64_t tag;
+    uint64_t queued_ns;
+};
+
+struct pool_thread {
+    struct pool *pool;
+    pthread_t thread;
+    char name[16];
+    enum task_thread_state state;   /* pool lock */
+    pthread_cond_t task_signal;     /* its own: the watchdog signals it */
+    bool has_task;                  /* pool lock: task is waiting for it */
+    struct pool_task task;
+    uint64_t idle_since_ns;         /* pool lock */
+    struct board_thread_ref on_board; /* its own thread only */
+    struct pool_thread *next;       /* in pool->threads or pool->ended */
+};
+
+struct pool {
+    struct pool_opts o;
+    pthread_mutex_t lock;
+    pthread_cond_t watchdog_signal; /* a task came, a thread went idle, stop */
+    pthread_cond_t queue_not_full;  /* for the block policy */
+    struct pool_task *queue;        /* ring of o.queue_capacity */
+    int head, count;
+    struct pool_thread *threads;    /* alive: idle or running */
+    struct pool_thread *ended;      /* handed a NULL task, to be joined */
+    int size, idle, next_number;
+    int min_now;
+    bool shutting_down, drain;
+    pthread_t watchdog;
+    bool watchdog_started;
+    struct board_thread_ref watchdog_on_board; /* the watchdog only */
+    struct board_queue *board_queue;
+    int samples[POOL_ADAPTIVE_SAMPLES]; /* queue lengths, for adaptive min */
+    int nsamples, sample_pos;
+    uint64_t next_sample_ns;
+    struct pool_stats stats;        /* counters (sizes are filled on read) */
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void publish_queue(struct pool *p)
+{
+    if (!p->board_queue)
+        return;
+    atomic_store_explicit(&p->board_queue->depth, (uint64_t)p->count,
+                          memory_order_relaxed);
+    atomic_store_explicit(&p->board_queue->high_water, p->stats.high_water,
+                          memory_order_relaxed);
+    atomic_store_explicit(&p->board_queue->rejected,
+                          p->stats.rejected + p->stats.discarded,
+                          memory_order_relaxed);
+}
+
+/* ---- the queue (pool lock held) -------------------------------------------- */
+
+static void queue_push(struct pool *p, struct pool_task t)
+{
+    p->queue[(p->head + p->count) % p->o.queue_capacity] = t;
+    p->count++;
+    if ((uint64_t)p->count > p->stats.high_water)
+        p->stats.high_water = (uint64_t)p->count;
+    publish_queue(p);
+}
+
+static struct pool_task queue_pop(struct pool *p)
+{
+    struct pool_task t = p->queue[p->head];
+    p->head = (p->head + 1) % p->o.queue_capacity;
+    p->count--;
+    pthread_cond_signal(&p->queue_not_full);
+    publish_queue(p);
+    return t;
+}
+
+/* ---- a task thread ------------------------------------------------------- */
+
+static void *task_thread_main(void *arg)
+{
+    struct pool_thread *t = arg;
+    struct pool *p = t->pool;
+    struct board *board = p->o.board;
+
+    board_thread_begin(board, &t->on_board, p->o.role, t->name, 0);
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        /* Idle: blocked on our own task signal, using no CPU. */
+        while (!t->has_task) {
+            board_thread_state(board, &t->on_board, STATE_IDLE);
+            pthread_cond_wait(&t->task_signal, &p->lock);
+        }
+        struct pool_task task = t->task;
+        t->has_task = false;
+        if (!task.fn)
+            break;                         /* the NULL task: we are done */
+        pthread_mutex_unlock(&p->lock);
+
+        board_thread_conn(board, &t->on_board, task.tag);
+        board_thread_state(board, &t->on_board, STATE_RUNNING);
+        task.fn(task.arg, t);
+        board_thread_conn(board, &t->on_board, 0);
+
+        pthread_mutex_lock(&p->lock);
+        t->state = TASK_IDLE;
+        t->idle_since_ns = now_ns();
+        p->idle++;
+        p->stats.completed++;
+        pthread_cond_signal(&p->watchdog_signal);   /* a thread is free */
+    }
+    pthread_mutex_unlock(&p->lock);
+    board_thread_end(board, &t->on_board);
+    return NULL;
+}
+
+/* Create a task thread, idle. Pool lock held. Returns false if the system
+ * would not give us one. */
+static bool spawn_task_thread(struct pool *p, const char *why)
+{
+    struct pool_thread *t = calloc(1, sizeof(*t));
+    if (!t)
+        return false;
+    t->pool = p;
+    t->state = TASK_IDLE;
+    t->idle_since_ns = now_ns();
+    snprintf(t->name, sizeof(t->name), "%s-%d", p->o.thread_prefix, ++p->next_number);
+    pthread_cond_init(&t->task_signal, NULL);
+    if (pthread_create(&t->thread, NULL, task_thread_main, t) != 0) {
+        pthread_cond_destroy(&t->task_signal);
+        free(t);
+        return false;
+    }
+    pthread_setname_np(t->thread, t->name);
+    t->next = p->threads;
+    p->threads = t;
+    p->size++;
+    p->idle++;
+    p->stats.spawned++;
+    board_event(p->o.board, EV_GROW, "%s: %s, size %d of max %d", t->name, why,
+                p->size, p->o.max_threads);
+    return true;
+}
+
+/* Hand a NULL task to an idle thread: it ends itself. Pool lock held. */
+static void retire_task_thread(struct pool *p, struct pool_thread *t,
+                               const char *why)
+{
+    struct pool_thread **link = &p->threads;
+    while (*link != t)
+        link = &(*link)->next;
+    *link = t->next;
+    t->next = p->ended;
+    p->ended = t;
+    t->state = TASK_TERMINATED;
+    t->task = (struct pool_task){ 0 };
+    t->has_task = true;
+    pthread_cond_signal(&t->task_signal);
+    p->size--;
+    p->idle--;
+    p->stats.retired++;
+    if (why)
+        board_event(p->o.board, EV_SHRINK, "%s: %s, size %d, min %d", t->name,
+                    why, p->size, p->min_now);
+}
+
+/* ---- the watchdog (值守线程) ------------------------------------------------ */
+
+/* Join the threads that were handed a NULL task. Unlocks meanwhile. */
+static void join_ended(struct pool *p)
+{
+    struct pool_thread *t = p->ended;
+    p->ended = NULL;
+    pthread_mutex_unlock(&p->lock);
+    while (t) {
+        struct pool_thread *next = t->next;
+        pthread_join(t->thread, NULL);
+        pthread_cond_destroy(&t->task_signal);
+        free(t);
+        t = next;
+    }
+    pthread_mutex_lock(&p->lock);
+}
+
+static struct pool_thread *find_idle(struct pool *p)
+{
+    for (struct pool_thread *t = p->threads; t; t = t->next)
+        if (t->state == TASK_IDLE && !t->has_task)
+            return t;
+    return NULL;
+}
+
+/* Take the next task off the queue and hand it to t. */
+static void dispatch(struct pool *p, struct pool_thread *t)
+{
+    t->task = queue_pop(p);
+    t->has_task = true;
+    t->state = TASK_RUNNING;
+    p->idle--;
+    pthread_cond_signal(&t->task_signal);
+    if (p->o.log_tasks)
+        board_event(p->o.board, EV_TASK_RUN, "conn %llu -> %s after %.3f s queued",
+                    (unsigned long long)t->task.tag, t->name,
+                    (double)(now_ns() - t->task.queued_ns) / 1e9);
+}
+
+/* Adaptive min: the floor plus the average queue length over the window. */
+static void sample_queue(struct pool *p, uint64_t now)
+{
+    p->samples[p->sample_pos] = p->count;
+    p->sample_pos = (p->sample_pos + 1) % POOL_ADAPTIVE_SAMPLES;
+    if (p->nsamples < POOL_ADAPTIVE_SAMPLES)
+        p->nsamples++;
+    p->next_sample_ns = now + (uint64_t)p->o.adaptive_window_ms * 1000000u /
+                              POOL_ADAPTIVE_SAMPLES;
+    int sum = 0;
+    for (int i = 0; i < p->nsamples; i++)
+        sum += p->samples[i];
+    double average = (double)sum / p->nsamples;
+    int target = p->o.min_threads + (int)(average + 0.999);
+    if (target > p->o.max_threads)
+        target = p->o.max_threads;
+    if (target != p->min_now) {
+        board_event(p->o.board, target > p->min_now ? EV_GROW : EV_SHRINK,
+                    "min %d -> %d: average queue %.1f over the last %.1f s",
+                    p->min_now, target, average, p->o.adaptive_window_ms / 1e3);
+        p->min_now = target;
+    }
+}
+
+/* End idle threads above min that have been idle too long; returns when
+ * the next one would be due (0: none). */
+static uint64_t retire_idle(struct pool *p, uint64_t now)
+{
+    uint64_t idle_ns = (uint64_t)p->o.idle_ms * 1000000u, next_due = 0;
+    struct pool_thread *t = p->threads;
+    while (t && p->size > p->min_now) {
+        struct pool_thread *next = t->next;
+        if (t->state == TASK_IDLE && !t->has_task) {
+            uint64_t due = t->idle_since_ns + idle_ns;
+            if (due <= now) {
+                char why[64];
+                snprintf(why, sizeof(why), "idle %.1f s > %.1f s",
+                         (double)(now - t->idle_since_ns) / 1e9, p->o.idle_ms / 1e3);
+                retire_task_thread(p, t, why);
+            } else if (next_due == 0 || due < next_due) {
+                next_due = due;
+            }
+        }
+        t = next;
+    }
+    return next_due;
+}
+
+static void watchdog_wait(struct pool *p, uint64_t until_ns)
+{
+    board_thread_state(p->o.board, &p->watchdog_on_board, STATE_WAITING);
+    if (until_ns == 0) {
+        pthread_cond_wait(&p->watchdog_signal, &p->lock);
+    } else {
+        struct timespec ts = { .tv_sec = (time_t)(until_ns / 1000000000u),
+                               .tv_nsec = (long)(until_ns % 1000000000u) };
+        pthread_cond_timedwait(&p->watchdog_signal, &p->lock, &ts);
+    }
+    board_thread_state(p->o.board, &p->watchdog_on_board, STATE_RUNNING);
+}
+
+static void *watchdog_main(void *arg)
+{
+    struct pool *p = arg;
+
+    board_thread_begin(p->o.board, &p->watchdog_on_board, ROLE_WATCHDOG,
+                       "watchdog", 0);
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        if (p->ended)
+            join_ended(p);
+        uint64_t now = now_ns(), wake = 0;
+        if (p->o.adaptive) {
+            if (now >= p->next_sample_ns)
+                sample_queue(p, now);
+            wake = p->next_sample_ns;      /* sample even while all are busy */
+        }
+        if (p->count > 0 && (!p->shutting_down || p->drain)) {
+            struct pool_thread *t = find_idle(p);
+            if (t) {
+                dispatch(p, t);
+                continue;
+            }
+            if (p->size < p->o.max_threads) {
+                char why[64];
+                snprintf(why, sizeof(why), "no idle thread, %d queued", p->count);
+                if (spawn_task_thread(p, why))
+                    continue;
+            }
+            watchdog_wait(p, wake);    /* at max: until a thread frees up */
+            continue;
+        }
+        if (p->shutting_down)
+            break;                     /* drained, or told to drop */
+        uint64_t retire_due = retire_idle(p, now);
+        if (retire_due && (wake == 0 || retire_due < wake))
+            wake = retire_due;
+        if (!p->ended && p->count == 0 && !p->shutting_down)
+            watchdog_wait(p, wake);
+    }
+
+    /* Shutdown: every thread gets a NULL task once it is idle. */
+    while (p->threads) {
+        struct pool_thread *t = find_idle(p);
+        if (t)
+            retire_task_thread(p, t, NULL);
+        else
+            watchdog_wait(p, 0);
+    }
+    join_ended(p);
+    pthread_mutex_unlock(&p->lock);
+    board_thread_end(p->o.board, &p->watchdog_on_board);
+    return NULL;
+}
+
+/* ---- the public side ------------------------------------------------------ */
+
+void pool_opts_init(struct pool_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->thread_prefix = "task";
+    o->queue_name = "task queue";
+    o->min_threads = POOL_MIN_DEFAULT;
+    o->max_threads = POOL_MAX_DEFAULT;
+    o->queue_capacity = POOL_QUEUE_DEFAULT;
+    o->idle_ms = POOL_IDLE_MS_DEFAULT;
+    o->reject = POOL_REJECT_ABORT;
+    o->adaptive_window_ms = POOL_ADAPTIVE_WINDOW_MS_DEFAULT;
+    o->role = ROLE_POOL_WORKER;
+}
+
+struct pool *pool_create(const struct pool_opts *o)
+{
+    if (o->min_threads < 0 || o->max_threads < 1 || o->min_threads > o->max_threads ||
+        o->queue_capacity < 1 || o->idle_ms < 0 || (unsigned)o->reject >= POOL_REJECT_COUNT ||
+        (o->adaptive && o->adaptive_window_ms < POOL_ADAPTIVE_SAMPLES)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    struct pool *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->o = *o;
+    p->queue = calloc((size_t)o->queue_capacity, sizeof(*p->queue));
+    if (!p->queue) {
+        free(p);
+        errno = ENOMEM;
+        return NULL;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_condattr_t mono;
+    pthread_condattr_init(&mono);
+    pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);  /* for timedwait */
+    pthread_cond_init(&p->watchdog_signal, &mono);
+    pthread_condattr_destroy(&mono);
+    pthread_cond_init(&p->queue_not_full, NULL);
+    p->min_now = o->min_threads;
+    p->board_queue = board_queue_claim(o->board, o->queue_name,
+                                       (uint64_t)o->queue_capacity);
+
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < o->min_threads; i++)
+        spawn_task_thread(p, "pre-created up to min");
+    pthread_mutex_unlock(&p->lock);
+    if (pthread_create(&p->watchdog, NULL, watchdog_main, p) != 0) {
+        pool_shutdown(p, false);      /* without a watchdog: see below */
+        errno = EAGAIN;
+        return NULL;
+    }
+    p->watchdog_started = true;
+    pthread_setname_np(p->watchdog, "watchdog");
+    return p;
+}
+
+int pool_submit(struct pool *p, pool_task_cb fn, void *arg, uint64_t tag)
+{
+    struct pool_task dropped = { 0 };
+
+    pthread_mutex_lock(&p->lock);
+    while (!p->shutting_down && p->count == p->o.queue_capacity) {
+        if (p->o.reject == POOL_REJECT_BLOCK) {
+            pthread_cond_wait(&p->queue_not_full, &p->lock);
+            continue;
+        }
+        if (p->o.reject == POOL_REJECT_ABORT) {
+            p->stats.rejected++;
+            publish_queue(p);
+            pthread_mutex_unlock(&p->lock);
+            return -EAGAIN;
+        }
+        if (p->o.reject == POOL_REJECT_CALLER_RUNS) {
+            p->stats.caller_ran++;
+            p->stats.submitted++;
+            board_event(p->o.board, EV_REJECT, "conn %llu: queue full (%d), the "
+                        "caller runs it (caller-runs)", (unsigned long long)tag,
+                        p->o.queue_capacity);
+            pthread_mutex_unlock(&p->lock);
+            fn(arg, NULL);
+            return 0;
+        }
+        dropped = queue_pop(p);       /* discard-oldest */
+        p->stats.discarded++;
+        board_event(p->o.board, EV_REJECT, "conn %llu dropped: queue full (%d), "
+                    "oldest discarded for conn %llu", (unsigned long long)dropped.tag,
+                    p->o.queue_capacity, (unsigned long long)tag);
+    }
+    if (p->shutting_down) {
+        pthread_mutex_unlock(&p->lock);
+        return -ESHUTDOWN;
+    }
+    queue_push(p, (struct pool_task){ fn, arg, tag, now_ns() });
+    p->stats.submitted++;
+    if (p->o.log_tasks && p->idle == 0 && p->size >= p->o.max_threads)
+        board_event(p->o.board, EV_TASK_QUEUED, "conn %llu waits: all %d threads "
+                    "busy, %d queued", (unsigned long long)tag, p->size, p->count);
+    pthread_cond_signal(&p->watchdog_signal);
+    pthread_mutex_unlock(&p->lock);
+    if (dropped.fn && p->o.on_drop)
+        p->o.on_drop(dropped.arg);
+    return 0;
+}
+
+void pool_shutdown(struct pool *p, bool drain)
+{
+    struct pool_task *dropped = NULL;
+    int ndropped = 0;
+
+    pthread_mutex_lock(&p->lock);
+    p->shutting_down = true;
+    p->drain = drain;
+    if (!drain && p->count > 0) {
+        dropped = malloc(sizeof(*dropped) * (size_t)p->count);
+        while (p->count > 0) {
+            struct pool_task t = queue_pop(p);
+            p->stats.discarded++;
+            if (dropped)
+                dropped[ndropped++] = t;
+        }
+    }
+    pthread_cond_broadcast(&p->queue_not_full);   /* blocked submitters leave */
+    pthread_cond_signal(&p->watchdog_signal);
+    bool have_watchdog = p->watchdog_started;
+    pthread_mutex_unlock(&p->lock);
+
+    for (int i = 0; i < ndropped; i++)
+        if (p->o.on_drop)
+            p->o.on_drop(dropped[i].arg);
+    free(dropped);
+
+    if (have_watchdog) {
+        pthread_join(p->watchdog, NULL);
+    } else {
+        /* pool_create failed to start the watchdog: end the threads here. */
+        pthread_mutex_lock(&p->lock);
+        while (p->threads)
+            retire_task_thread(p, p->threads, NULL);
+        join_ended(p);
+        pthread_mutex_unlock(&p->lock);
+    }
+    pthread_cond_destroy(&p->queue_not_full);
+    pthread_cond_destroy(&p->watchdog_signal);
+    pthread_mutex_destroy(&p->lock);
+    free(p->queue);
+    free(p);
+}
+
+void pool_stats(struct pool *p, struct pool_stats *out)
+{
+    pthread_mutex_lock(&p->lock);
+    *out = p->stats;
+    out->size = p->size;
+    out->idle = p->idle;
+    out->running = p->size - p->idle;
+    out->min_now = p->min_now;
+    out->queued = p->count;
+    pthread_mutex_unlock(&p->lock);
+}
+
+const char *pool_thread_name(const struct pool_thread *t)
+{
+    return t->name;
+}
+
+struct board_thread_ref *pool_thread_board(struct pool_thread *t)
+{
+    return &t->on_board;
+}
+
+static const char *const reject_names[POOL_REJECT_COUNT] = {
+    "abort", "caller-runs", "discard-oldest", "block",
+};
+
+const char *pool_reject_name(enum pool_reject r)
+{
+    return (unsigned)r < POOL_REJECT_COUNT ? reject_names[r] : "?";
+}
+
+int pool_reject_parse(const char *s, enum pool_reject *out)
+{
+    for (int i = 0; i < POOL_REJECT_COUNT; i++)
+        if (!strcmp(s, reject_names[i])) {
+            *out = (enum pool_reject)i;
+            return 0;
+        }
+    return -EINVAL;
+}

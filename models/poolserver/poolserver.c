@@ -1,0 +1,165 @@
+/* poolserver.c -- model 2: an acceptor hands connections to a thread pool.
+ *
+ * The classic fix for "a thread per connection piles up threads": keep a
+ * pool of threads and give each accepted connection to one of them as a
+ * task. The thread serves that connection until it closes (blocking read,
+ * handle, write: the same loop as BIO), then goes back to the pool.
+ *
+ *   acceptor thread          watchdog thread             task threads
+ *   +-------------+  submit  +----------------------+    +---------------+
+ *   | accept()    |--------->| [conn 9][conn 10]... |--->| task-1: conn 3 |
+ *   +-------------+  (task)  | queue -> idle thread |    | task-2: conn 7 |
+ *                            | grow / shrink / wait |    | ...  (max)     |
+ *                            +----------------------+    +---------------+
+ *
+ * The lesson: the pool bounds threads, not waiting. With --max 4, the
+ * fifth connection is accepted by the kernel and by us, then waits in the
+ * queue, its lines unanswered, until one of the first four closes. Past
+ * the queue, the rejection policy decides (--reject abort answers
+ * "!err busy").
+ */
+#include "poolserver.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "conn/acceptor.h"
+#include "conn/conn.h"
+
+struct pool_server {
+    struct server_opts opts;
+    struct conn_server serving;    /* what conn_serve needs */
+    struct acceptor acceptor;
+    struct conn_registry conns;    /* accepted: queued or being served */
+    struct board *board;           /* NULL with --no-board */
+    struct pool *pool;
+};
+
+/* One connection, as one task: serve it until it ends. On a task thread,
+ * or on the acceptor under caller-runs (self is NULL). */
+static void serve_task(void *arg, struct pool_thread *self)
+{
+    struct conn *c = arg;
+    struct pool_server *s = c->owner;
+    uint64_t lines;
+    const char *name = self ? pool_thread_name(self) : "acceptor";
+    struct board_thread_ref *me = self ? pool_thread_board(self)
+                                       : &s->acceptor.on_board;
+
+    enum conn_end end = conn_serve(&s->serving, c, name, me, &lines);
+    conn_finish(&s->serving, &s->conns, c, end, lines,
+                acceptor_stopping(&s->acceptor));
+    free(c);
+}
+
+/* A queued connection that will never be served (discard-oldest). */
+static void drop_task(void *arg)
+{
+    struct conn *c = arg;
+    struct pool_server *s = c->owner;
+    conn_registry_remove(&s->conns, c);
+    board_sub(s->board, CTR_ACTIVE, 1);
+    conn_reject_busy(s->board, c->fd, c->id, "dropped from a full queue "
+                     "(discard-oldest)");
+    free(c);
+}
+
+static void on_accept(void *owner, int fd, uint64_t id)
+{
+    struct pool_server *s = owner;
+    struct conn *c = calloc(1, sizeof(*c));
+    if (!c) {
+        conn_reject_busy(s->board, fd, id, "out of memory");
+        return;
+    }
+    c->fd = fd;
+    c->id = id;
+    c->owner = s;
+    conn_registry_add(&s->conns, c);
+    board_add(s->board, CTR_ACTIVE, 1);
+    int rc = pool_submit(s->pool, serve_task, c, id);
+    if (rc < 0) {
+        char why[80];
+        snprintf(why, sizeof(why), "queue full (%d), reject policy abort",
+                 s->opts.pool.queue_capacity);
+        conn_registry_remove(&s->conns, c);
+        board_sub(s->board, CTR_ACTIVE, 1);
+        conn_reject_busy(s->board, fd, id, rc == -EAGAIN ? why : "stopping");
+        free(c);
+    }
+}
+
+struct pool_server *pool_server_start(const struct server_opts *opts)
+{
+    struct pool_server *s = calloc(1, sizeof(*s));
+    int rc;
+
+    if (!s)
+        return NULL;
+    s->opts = *opts;
+    conn_registry_init(&s->conns);
+    net_ignore_sigpipe();
+
+    rc = acceptor_open(&s->acceptor, &opts->listen);
+    if (rc < 0)
+        goto out_free;
+    s->board = server_board_create("pool", opts);
+    s->serving = (struct conn_server){ "pool", &s->opts, s->board };
+
+    struct pool_opts po = opts->pool;
+    po.thread_prefix = "task";
+    po.queue_name = "connections";
+    po.board = s->board;
+    po.role = ROLE_POOL_WORKER;
+    po.on_drop = drop_task;
+    po.log_tasks = true;          /* a task is a connection: worth an event */
+    s->pool = pool_create(&po);
+    if (!s->pool) {
+        rc = -errno;
+        goto out_close;
+    }
+    rc = acceptor_start(&s->acceptor, s->board, on_accept, NULL, s);
+    if (rc < 0)
+        goto out_pool;
+    return s;
+
+out_pool:
+    pool_shutdown(s->pool, false);
+out_close:
+    acceptor_stop(&s->acceptor);
+    board_close(s->board);
+out_free:
+    conn_registry_destroy(&s->conns);
+    free(s);
+    errno = -rc;
+    return NULL;
+}
+
+uint16_t pool_server_port(const struct pool_server *s)
+{
+    return acceptor_port(&s->acceptor);
+}
+
+void pool_server_stats(struct pool_server *s, struct pool_stats *out)
+{
+    pool_stats(s->pool, out);
+}
+
+void pool_server_stop(struct pool_server *s)
+{
+    /* 1. Stop accepting. */
+    board_mark_closing(s->board);
+    acceptor_stop(&s->acceptor);
+
+    /* 2. End every connection's input, served or still queued: each will
+     *    answer the lines it has received, then see EOF. */
+    conn_registry_shutdown_reads(&s->conns);
+
+    /* 3. Drain the pool: queued connections are served (briefly) too. */
+    pool_shutdown(s->pool, true);
+    conn_registry_wait_empty(&s->conns);
+    board_close(s->board);
+    conn_registry_destroy(&s->conns);
+    free(s);
+}

@@ -1,0 +1,406 @@
+/* check_pool.c -- the watchdog pool on its own, then the pool server: the
+ * shared echo suite plus "the pool bounds threads, not waiting". */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model_suite.h"
+#include "pool/pool.h"
+#include "poolserver/poolserver.h"
+#include "testnet.h"
+
+/* ---- a gate that tasks wait behind ----------------------------------------- */
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static bool gate_open;
+static atomic_int runs[64];               /* how often each task ran */
+static atomic_int dropped[64];
+static pthread_t ran_on[64];
+
+static void gated_task(void *arg, struct pool_thread *self)
+{
+    int i = (int)(intptr_t)arg;
+    (void)self;
+    ran_on[i] = pthread_self();
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_open)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    atomic_fetch_add(&runs[i], 1);
+}
+
+static void drop_cb(void *arg)
+{
+    atomic_fetch_add(&dropped[(int)(intptr_t)arg], 1);
+}
+
+static void open_gate(void)
+{
+    pthread_mutex_lock(&gate_lock);
+    gate_open = true;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+static struct pool_stats wait_stats(struct pool *p, int running, int queued)
+{
+    struct pool_stats st;
+    uint64_t deadline = tn_now_ms() + 5000;
+    do {
+        pool_stats(p, &st);
+        if (st.running == running && st.queued == queued)
+            return st;
+        usleep(2000);
+    } while (tn_now_ms() < deadline);
+    ck_abort_msg("running %d queued %d, wanted %d and %d", st.running, st.queued,
+                 running, queued);
+    return st;
+}
+
+static struct pool_opts small_opts(int min, int max, int queue)
+{
+    struct pool_opts o;
+    pool_opts_init(&o);
+    o.thread_prefix = "t";
+    o.min_threads = min;
+    o.max_threads = max;
+    o.queue_capacity = queue;
+    o.on_drop = drop_cb;
+    return o;
+}
+
+START_TEST(k_tasks_over_max_m_wait)
+{
+    enum { K = 10, M = 4 };
+    struct pool_opts o = small_opts(0, M, 100);
+    struct pool *p = pool_create(&o);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(tn_thread_count("t-"), 0);
+    ck_assert_int_eq(tn_thread_count("watchdog"), 1);
+    for (int i = 0; i < K; i++)
+        ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)i, (uint64_t)i), 0);
+
+    struct pool_stats st = wait_stats(p, M, K - M);
+    ck_assert_int_eq(st.size, M);               /* exactly M threads */
+    ck_assert_uint_eq(st.spawned, M);
+    ck_assert_int_eq(tn_thread_count("t-"), M);
+    ck_assert_uint_eq(st.high_water, K);
+
+    open_gate();
+    wait_stats(p, 0, 0);
+    for (int i = 0; i < K; i++)
+        ck_assert_int_eq(atomic_load(&runs[i]), 1);   /* each exactly once */
+    pool_stats(p, &st);
+    ck_assert_uint_eq(st.completed, K);
+    ck_assert_int_eq(st.size, M);               /* never more than M */
+    pool_shutdown(p, true);
+    ck_assert_int_eq(tn_thread_count("t-"), 0);
+    ck_assert_int_eq(tn_thread_count("watchdog"), 0);
+}
+END_TEST
+
+START_TEST(idle_threads_shrink_to_min)
+{
+    struct pool_opts o = small_opts(2, 6, 100);
+    o.idle_ms = 100;
+    struct pool *p = pool_create(&o);
+    for (int i = 0; i < 6; i++)
+        pool_submit(p, gated_task, (void *)(intptr_t)i, 0);
+    wait_stats(p, 6, 0);
+    ck_assert_int_eq(tn_thread_count("t-"), 6);
+    open_gate();
+    struct pool_stats st;
+    uint64_t deadline = tn_now_ms() + 5000;
+    do {
+        usleep(10000);
+        pool_stats(p, &st);
+    } while (st.size > 2 && tn_now_ms() < deadline);
+    ck_assert_int_eq(st.size, 2);
+    ck_assert_uint_eq(st.retired, 4);
+    usleep(300000);                     /* and it stays at min */
+    pool_stats(p, &st);
+    ck_assert_int_eq(st.size, 2);
+    deadline = tn_now_ms() + 2000;      /* joined, not just asked to end */
+    while (tn_thread_count("t-") != 2 && tn_now_ms() < deadline)
+        usleep(5000);
+    ck_assert_int_eq(tn_thread_count("t-"), 2);
+    pool_shutdown(p, true);
+}
+END_TEST
+
+static void sleepy_task(void *arg, struct pool_thread *self)
+{
+    (void)arg;
+    (void)self;
+    usleep(20000);
+}
+
+START_TEST(adaptive_min_follows_the_queue)
+{
+    struct pool_opts o = small_opts(1, 3, 1000);
+    o.adaptive = true;
+    o.adaptive_window_ms = 300;
+    o.idle_ms = 50;
+    struct pool *p = pool_create(&o);
+    struct pool_stats st;
+    int highest_min = 1;
+    /* A sustained queue: 3 threads, tasks of 20 ms, 15 submitted every
+     * 100 ms for a second. */
+    for (int round = 0; round < 10; round++) {
+        for (int i = 0; i < 15; i++)
+            pool_submit(p, sleepy_task, NULL, 0);
+        usleep(100000);
+        pool_stats(p, &st);
+        if (st.min_now > highest_min)
+            highest_min = st.min_now;
+    }
+    ck_assert_int_eq(highest_min, 3);   /* rose to max under the queue */
+    uint64_t deadline = tn_now_ms() + 10000;
+    do {
+        usleep(20000);
+        pool_stats(p, &st);
+    } while ((st.min_now != 1 || st.size != 1) && tn_now_ms() < deadline);
+    ck_assert_int_eq(st.min_now, 1);    /* fell back when the load went */
+    ck_assert_int_eq(st.size, 1);
+    pool_shutdown(p, true);
+}
+END_TEST
+
+/* One thread busy behind the gate, a queue of two full: the next submit
+ * meets the policy. */
+static struct pool *full_pool(enum pool_reject policy)
+{
+    struct pool_opts o = small_opts(1, 1, 2);
+    o.reject = policy;
+    struct pool *p = pool_create(&o);
+    ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)0, 0), 0);
+    wait_stats(p, 1, 0);                 /* task 0 runs, then two wait */
+    for (int i = 1; i < 3; i++)
+        ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)i, 0), 0);
+    wait_stats(p, 1, 2);
+    return p;
+}
+
+START_TEST(reject_abort_fails_the_submit)
+{
+    struct pool *p = full_pool(POOL_REJECT_ABORT);
+    ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)3, 0), -EAGAIN);
+    struct pool_stats st;
+    pool_stats(p, &st);
+    ck_assert_uint_eq(st.rejected, 1);
+    open_gate();
+    pool_shutdown(p, true);
+    ck_assert_int_eq(atomic_load(&runs[3]), 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(atomic_load(&runs[i]), 1);
+}
+END_TEST
+
+START_TEST(reject_caller_runs_on_the_caller)
+{
+    struct pool *p = full_pool(POOL_REJECT_CALLER_RUNS);
+    open_gate();                        /* or the caller would wait forever */
+    ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)3, 0), 0);
+    ck_assert_int_eq(atomic_load(&runs[3]), 1);       /* ran before returning */
+    ck_assert(pthread_equal(ran_on[3], pthread_self()));
+    struct pool_stats st;
+    pool_stats(p, &st);
+    ck_assert_uint_eq(st.caller_ran, 1);
+    pool_shutdown(p, true);
+}
+END_TEST
+
+START_TEST(reject_discard_oldest_drops_the_oldest)
+{
+    struct pool *p = full_pool(POOL_REJECT_DISCARD_OLDEST);
+    ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)3, 0), 0);
+    ck_assert_int_eq(atomic_load(&dropped[1]), 1);    /* 1 was the oldest queued */
+    open_gate();
+    pool_shutdown(p, true);
+    ck_assert_int_eq(atomic_load(&runs[0]), 1);
+    ck_assert_int_eq(atomic_load(&runs[1]), 0);
+    ck_assert_int_eq(atomic_load(&runs[2]), 1);
+    ck_assert_int_eq(atomic_load(&runs[3]), 1);
+}
+END_TEST
+
+struct submitter { struct pool *p; int rc; atomic_bool returned; };
+
+static void *blocked_submit(void *arg)
+{
+    struct submitter *s = arg;
+    s->rc = pool_submit(s->p, gated_task, (void *)(intptr_t)3, 0);
+    atomic_store(&s->returned, true);
+    return NULL;
+}
+
+START_TEST(reject_block_waits_for_room)
+{
+    struct submitter s = { .p = full_pool(POOL_REJECT_BLOCK) };
+    pthread_t th;
+    pthread_create(&th, NULL, blocked_submit, &s);
+    usleep(200000);
+    ck_assert_msg(!atomic_load(&s.returned), "submit returned with the queue full");
+    open_gate();
+    pthread_join(th, NULL);
+    ck_assert_int_eq(s.rc, 0);
+    pool_shutdown(s.p, true);
+    ck_assert_int_eq(atomic_load(&runs[3]), 1);
+}
+END_TEST
+
+START_TEST(shutdown_drains_or_drops)
+{
+    struct pool *p = full_pool(POOL_REJECT_ABORT);
+    open_gate();
+    pool_shutdown(p, true);              /* drain: everything runs */
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(atomic_load(&runs[i]), 1);
+    ck_assert_int_eq(tn_thread_count("t-"), 0);
+
+    gate_open = false;
+    memset(runs, 0, sizeof(runs));
+    p = full_pool(POOL_REJECT_ABORT);
+    pthread_t th;
+    /* drop: the queued two are dropped, the running one finishes. */
+    struct pool *victim = p;
+    pthread_create(&th, NULL, (void *(*)(void *))open_gate, NULL);
+    pool_shutdown(victim, false);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(atomic_load(&runs[0]), 1);
+    ck_assert_int_eq(atomic_load(&dropped[1]) + atomic_load(&dropped[2]), 2);
+    ck_assert_int_eq(atomic_load(&runs[1]) + atomic_load(&runs[2]), 0);
+    ck_assert_int_eq(tn_thread_count("t-"), 0);
+    ck_assert_int_eq(tn_thread_count("watchdog"), 0);
+}
+END_TEST
+
+static atomic_int stress_count;
+
+static void count_task(void *arg, struct pool_thread *self)
+{
+    (void)arg;
+    (void)self;
+    atomic_fetch_add(&stress_count, 1);
+}
+
+static void *stress_submitter(void *arg)
+{
+    struct pool *p = arg;
+    for (int i = 0; i < 2000; i++)
+        ck_assert_int_eq(pool_submit(p, count_task, NULL, (uint64_t)i), 0);
+    return NULL;
+}
+
+START_TEST(many_submitters_under_tsan)
+{
+    struct pool_opts o = small_opts(0, 4, 16);
+    o.reject = POOL_REJECT_BLOCK;
+    o.idle_ms = 1;                       /* threads come and go too */
+    struct pool *p = pool_create(&o);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, stress_submitter, p);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    pool_shutdown(p, true);
+    ck_assert_int_eq(atomic_load(&stress_count), 8000);
+}
+END_TEST
+
+/* ---- the pool server ---------------------------------------------------------- */
+
+START_TEST(fifth_connection_waits_for_a_free_thread)
+{
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.pool.min_threads = 0;
+    o.pool.max_threads = 4;
+    struct pool_server *s = pool_server_start(&o);
+    ck_assert_ptr_nonnull(s);
+    int fds[5];
+    for (int i = 0; i < 4; i++) {
+        fds[i] = tn_connect(pool_server_port(s));
+        tn_send_str(fds[i], "hello\n");
+        ck_assert_int_eq(tn_read_line(fds[i], line, sizeof(line)), 6);
+    }
+    fds[4] = tn_connect(pool_server_port(s));
+    tn_send_str(fds[4], "me too\n");
+    struct pool_stats st;
+    uint64_t deadline = tn_now_ms() + 5000;
+    do {
+        pool_server_stats(s, &st);
+    } while (st.queued != 1 && tn_now_ms() < deadline && !usleep(2000));
+    ck_assert_int_eq(st.queued, 1);      /* accepted, and waiting */
+    ck_assert_int_eq(st.size, 4);
+    ck_assert_msg(!tn_readable(fds[4], 300), "the fifth was served with 4 busy");
+
+    close(fds[2]);                        /* one of the four leaves ... */
+    ck_assert_int_eq(tn_read_line(fds[4], line, sizeof(line)), 7);   /* ... served */
+    ck_assert(memcmp(line, "me too\n", 7) == 0);
+    for (int i = 0; i < 5; i++)
+        if (i != 2)
+            close(fds[i]);
+    pool_server_stop(s);
+}
+END_TEST
+
+START_TEST(full_queue_answers_busy)
+{
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.pool.min_threads = 1;
+    o.pool.max_threads = 1;
+    o.pool.queue_capacity = 1;
+    struct pool_server *s = pool_server_start(&o);
+    int served = tn_connect(pool_server_port(s));
+    tn_send_str(served, "a\n");
+    ck_assert_int_eq(tn_read_line(served, line, sizeof(line)), 2);
+    int queued = tn_connect(pool_server_port(s));
+    struct pool_stats st;
+    do {
+        pool_server_stats(s, &st);
+    } while (st.queued != 1 && !usleep(2000));
+    int refused = tn_connect(pool_server_port(s));
+    ssize_t n = tn_read_line(refused, line, sizeof(line));
+    ck_assert_int_eq(n, 10);
+    ck_assert(memcmp(line, "!err busy\n", 10) == 0);
+    ck_assert_int_eq(tn_read_eof(refused), 0);
+    close(refused);
+    close(served);
+    tn_send_str(queued, "b\n");
+    ck_assert_int_eq(tn_read_line(queued, line, sizeof(line)), 2);
+    close(queued);
+    pool_server_stop(s);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = model_suite("pool");
+    TCase *lib = tcase_create("pool library");
+    tcase_set_timeout(lib, 30);
+    tcase_add_test(lib, k_tasks_over_max_m_wait);
+    tcase_add_test(lib, idle_threads_shrink_to_min);
+    tcase_add_test(lib, adaptive_min_follows_the_queue);
+    tcase_add_test(lib, reject_abort_fails_the_submit);
+    tcase_add_test(lib, reject_caller_runs_on_the_caller);
+    tcase_add_test(lib, reject_discard_oldest_drops_the_oldest);
+    tcase_add_test(lib, reject_block_waits_for_room);
+    tcase_add_test(lib, shutdown_drains_or_drops);
+    tcase_add_test(lib, many_submitters_under_tsan);
+    suite_add_tcase(s, lib);
+    TCase *srv = tcase_create("pool server");
+    tcase_set_timeout(srv, 30);
+    tcase_add_test(srv, fifth_connection_waits_for_a_free_thread);
+    tcase_add_test(srv, full_queue_answers_busy);
+    suite_add_tcase(s, srv);
+    return ts_run(s);
+}
