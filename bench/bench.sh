@@ -1,62 +1,106 @@
 #!/bin/sh
-# bench.sh -- BIO lines/s and p99 at 1, 64 and 512 connections, depth 1 and
-# 16, 64-byte lines: one server, one table, each row measured in turn.
+# bench.sh -- lines/s and latency of each model at 1, 64 and 512
+# connections, depth 1 and 16, 64-byte lines; then the board's overhead.
 #
 # The client and the server share this machine's cores, so the absolute
 # figures say as much about the machine as about the model: compare rows
-# (and, later, models) measured in the same run, not numbers across runs.
+# and models measured in the same run, not numbers across runs.
 set -eu
 BIN=${1:-build/threadlab}
 DURATION=${BENCH_DURATION:-3}
 tmp=$(mktemp -d)
 export THREADLAB_BOARD_DIR="$tmp/boards"
-trap 'kill $spid $npid 2>/dev/null; rm -rf "$tmp"' EXIT
-npid=""
+pids=""
+trap 'for p in $pids; do kill -INT $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
-"$BIN" serve bio --port 0 --port-file "$tmp/port" >/dev/null 2>&1 &
-spid=$!
-for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-port=$(cat "$tmp/port")
-
+# start NAME ARGS...: a server on a free port; sets $port.
+start() {
+  name=$1; shift
+  "$BIN" serve "$@" --port 0 --port-file "$tmp/$name.port" >/dev/null 2>&1 &
+  pids="$pids $!"
+  spid=$!
+  for _ in $(seq 50); do [ -s "$tmp/$name.port" ] && break; sleep 0.1; done
+  port=$(cat "$tmp/$name.port")
+}
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }   # server CPU, 1/100 s
 field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2"; }
 
-echo "threadlab bench: bio, 64-byte lines, ${DURATION}s per row, $(nproc) cores shared by client and server"
+# load PORT CONNS DEPTH OUT: one run; --timeout long enough for connections
+# that wait in a pool's queue for the whole run.
+load() {
+  threads=$([ "$2" -gt 1 ] && echo 2 || echo 1)
+  "$BIN" load "127.0.0.1:$1" --conns "$2" --depth "$3" --size 64 \
+      --duration "$DURATION" --threads "$threads" --timeout 60 --json >"$4" 2>/dev/null || true
+}
+
+echo "threadlab bench: 64-byte lines, ${DURATION}s per row, $(nproc) cores shared by client and server"
 echo "$(uname -srm), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-printf '%-6s %-6s %12s %10s %10s %8s\n' conns depth lines/s p50_us p99_us errors
-for conns in 1 64 512; do
-  for depth in 1 16; do
-    threads=$([ "$conns" -gt 1 ] && echo 2 || echo 1)
-    cmd="$BIN load 127.0.0.1:$port --conns $conns --depth $depth --size 64 --duration $DURATION --threads $threads --json"
-    $cmd >"$tmp/out" 2>/dev/null || true
-    printf '%-6s %-6s %12.0f %10s %10s %8s\n' "$conns" "$depth" \
-      "$(field lines_per_s "$tmp/out")" "$(field p50 "$tmp/out")" \
-      "$(field p99 "$tmp/out")" "$(field errors_total "$tmp/out")"
+printf '%-14s %-5s %-5s %10s %9s %9s %10s %10s %6s\n' model conns depth lines/s p50_us p99_us p99.9_us max_us errors
+for spec in "bio:bio" "pool-max16:pool --min 4 --max 16" "pool-max1024:pool --min 4 --max 1024"; do
+  label=${spec%%:*}
+  # shellcheck disable=SC2086
+  start "$label" ${spec#*:}
+  for conns in 1 64 512; do
+    for depth in 1 16; do
+      load "$port" "$conns" "$depth" "$tmp/out"
+      printf '%-14s %-5s %-5s %10.0f %9.0f %9.0f %10.0f %10.0f %6s\n' "$label" "$conns" "$depth" \
+        "$(field lines_per_s "$tmp/out")" "$(field p50 "$tmp/out")" \
+        "$(field p99 "$tmp/out")" "$(field 'p99\.9' "$tmp/out")" \
+        "$(field max "$tmp/out")" "$(field errors_total "$tmp/out")"
+    done
   done
 done
 echo
-echo "each row: $BIN load 127.0.0.1:PORT --conns C --depth D --size 64 --duration $DURATION --threads (1 for one conn, else 2) --json"
-echo "server:   $BIN serve bio --port 0"
+echo "servers: $BIN serve bio | serve pool --min 4 --max 16 | serve pool --min 4 --max 1024 (each --port 0)"
+echo "each row: $BIN load 127.0.0.1:PORT --conns C --depth D --size 64 --duration $DURATION --threads (1 for one conn, else 2) --timeout 60 --json"
+echo "pool-max16 serves 16 connections at a time: the others wait in its queue"
+echo "until a served one closes (at the end of the run): their first lines wait"
+echo "the whole run, which shows in p99.9 and max once they are 0.1% of the lines."
 
 # ---- the board's cost ---------------------------------------------------------
 # Two BIO servers, one publishing its board and one with --no-board, loaded
 # in turn (never at once) with the same workload, alternating, so that drift
 # in the machine's speed hits both alike. Target: the board costs under 3%.
-ROUNDS=${BENCH_ROUNDS:-5}
-"$BIN" serve bio --port 0 --no-board --port-file "$tmp/nport" >/dev/null 2>&1 &
-npid=$!
-for _ in $(seq 50); do [ -s "$tmp/nport" ] && break; sleep 0.1; done
-nport=$(cat "$tmp/nport")
+ROUNDS=${BENCH_ROUNDS:-6}
+start board bio
+bport=$port bpid=$spid
+start noboard bio --no-board
+nport=$port npid=$spid
+
+# run PORT PID DEPTH OUT: a run, and the server's CPU ticks it took.
+run() {
+  t0=$(ticks "$2"); load "$1" 64 "$3" "$4"; t1=$(ticks "$2")
+  echo $((t1 - t0)) >"$4.ticks"
+}
 echo
-echo "board overhead: bio, 64 conns, depth 16, 64-byte lines, ${DURATION}s per run, $ROUNDS rounds alternating"
-printf '%-6s %14s %14s %8s\n' round board no-board ratio
-sum_b=0 sum_n=0
-for r in $(seq "$ROUNDS"); do
-  "$BIN" load "127.0.0.1:$port" --conns 64 --depth 16 --duration "$DURATION" --threads 2 --json >"$tmp/b" 2>/dev/null || true
-  "$BIN" load "127.0.0.1:$nport" --conns 64 --depth 16 --duration "$DURATION" --threads 2 --json >"$tmp/n" 2>/dev/null || true
-  b=$(field lines_per_s "$tmp/b"); n=$(field lines_per_s "$tmp/n")
-  printf '%-6s %14.0f %14.0f %8.3f\n' "$r" "$b" "$n" "$(echo "$b $n" | awk '{print $1/$2}')"
-  sum_b=$(echo "$sum_b $b" | awk '{print $1+$2}'); sum_n=$(echo "$sum_n $n" | awk '{print $1+$2}')
+echo "board overhead: bio with its board vs --no-board, 64 conns, 64-byte lines,"
+echo "${DURATION}s per run, $ROUNDS rounds per depth; odd rounds run the board first,"
+echo "even rounds the other, so drift cancels. cpu_us/line is the server's CPU"
+echo "time (utime+stime from /proc) per line answered."
+printf '%-5s %-5s %12s %12s %7s %14s %14s\n' depth round board no-board ratio board_cpu_us/l noboard_cpu_us/l
+for depth in 1 16; do
+  sum_b=0 sum_n=0 cpu_b=0 cpu_n=0 lines_b=0 lines_n=0
+  for r in $(seq "$ROUNDS"); do
+    if [ $((r % 2)) = 1 ]; then
+      run "$bport" "$bpid" "$depth" "$tmp/b"; run "$nport" "$npid" "$depth" "$tmp/n"
+    else
+      run "$nport" "$npid" "$depth" "$tmp/n"; run "$bport" "$bpid" "$depth" "$tmp/b"
+    fi
+    b=$(field lines_per_s "$tmp/b"); n=$(field lines_per_s "$tmp/n")
+    lb=$(field lines_ok "$tmp/b"); ln=$(field lines_ok "$tmp/n")
+    tb=$(cat "$tmp/b.ticks"); tn=$(cat "$tmp/n.ticks")
+    printf '%-5s %-5s %12.0f %12.0f %7.3f %14.2f %14.2f\n' "$depth" "$r" "$b" "$n" \
+      "$(echo "$b $n" | awk '{print $1/$2}')" \
+      "$(echo "$tb $lb" | awk '{print $1*10000/$2}')" "$(echo "$tn $ln" | awk '{print $1*10000/$2}')"
+    sum_b=$(echo "$sum_b $b" | awk '{print $1+$2}'); sum_n=$(echo "$sum_n $n" | awk '{print $1+$2}')
+    cpu_b=$((cpu_b + tb)); cpu_n=$((cpu_n + tn))
+    lines_b=$((lines_b + lb)); lines_n=$((lines_n + ln))
+  done
+  echo "$sum_b $sum_n $ROUNDS $cpu_b $lines_b $cpu_n $lines_n $depth" | awk '{
+    printf "%-5s mean  %12.0f %12.0f %7.3f %14.2f %14.2f   lines/s ratio; CPU per line ratio %.3f\n",
+      $8, $1/$3, $2/$3, $1/$2, $4*10000/$5, $6*10000/$7, ($4/$5)/($6/$7) }'
 done
-echo "$sum_b $sum_n" | awk '{printf "mean   %14.0f %14.0f %8.3f  (board / no-board lines/s; 1.000 = free)\n", $1/'"$ROUNDS"', $2/'"$ROUNDS"', $1/$2}'
+echo "(ratio: board / no-board lines/s, 1.000 = free; CPU per line ratio: board /"
+echo " no-board, 1.000 = free. The target is within 3%.)"
 echo "servers: $BIN serve bio --port 0   and   $BIN serve bio --port 0 --no-board"
