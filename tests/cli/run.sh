@@ -57,6 +57,14 @@ expect 2 "needs a value" -- "$BIN" load 127.0.0.1:1 --conns
 expect 2 "is not like cpu=US:PCT" -- "$BIN" load 127.0.0.1:1 --mix cpu=5
 expect 2 "is not like cpu=US:PCT" -- "$BIN" load 127.0.0.1:1 --mix sleep=70000:1
 
+expect 0 "usage: threadlab top" -- "$BIN" top --help
+expect 2 "'sometimes' is not abort, caller-runs, discard-oldest or block" -- "$BIN" serve pool --reject sometimes
+expect 2 "--min 9 is more than --max 8" -- "$BIN" serve pool --min 9 --max 8
+expect 2 "--max: 0 is out of range" -- "$BIN" serve pool --max 0
+expect 2 "--size: '10x5' is not WxH" -- "$BIN" top --size 10x5
+expect 2 "at most four servers" -- "$BIN" top 1 2 3 4 5
+expect 1 "no live board for '999999999'" -- "$BIN" top --plain 999999999
+
 # serve + load, end to end.
 "$BIN" serve bio --port 0 --port-file "$tmp/port" >"$tmp/serve.out" 2>&1 &
 server_pid=$!
@@ -79,6 +87,16 @@ expect 0 "^!who model=bio thread=conn-[0-9]* conn=[0-9]*$" -- cat "$tmp/nc.out"
 
 # The same port twice: a clear error, exit 1.
 expect 1 "cannot listen on 127.0.0.1:$port: Address already in use" -- "$BIN" serve bio --port "$port"
+
+# The pool server end to end too, and top reading it.
+"$BIN" serve pool --min 2 --max 8 --port 0 --port-file "$tmp/pport" >"$tmp/pool.out" 2>&1 &
+pool_pid=$!
+for _ in $(seq 50); do [ -s "$tmp/pport" ] && break; sleep 0.1; done
+pport=$(cat "$tmp/pport")
+expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$pport" --conns 8 --duration 1
+expect 0 "task queue\|connections" -- "$BIN" top --plain --count 1 --interval 100 "$pool_pid"
+expect 0 "watchdog" -- "$BIN" top --plain --count 1 --interval 100 pool
+kill -INT "$pool_pid"; wait "$pool_pid"
 
 # SIGTERM: a graceful stop, exit 0.
 kill -TERM "$server_pid"
