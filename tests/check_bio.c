@@ -26,6 +26,15 @@ static void wait_for_live_threads(struct bio_server *s, uint64_t want)
                  (unsigned long long)st.live_threads, (unsigned long long)want);
 }
 
+/* Threads are named just after they start: poll for the name. */
+static void wait_named_threads(const char *prefix, int want)
+{
+    uint64_t deadline = tn_now_ms() + 5000;
+    while (tn_thread_count(prefix) != want && tn_now_ms() < deadline)
+        usleep(2000);
+    ck_assert_int_eq(tn_thread_count(prefix), want);
+}
+
 START_TEST(thread_per_connection_created_and_reaped)
 {
     enum { N = 40 };
@@ -45,7 +54,7 @@ START_TEST(thread_per_connection_created_and_reaped)
         tn_send_str(fds[i], "hi\n");      /* a reply proves its thread runs */
         ck_assert_int_eq(tn_read_line(fds[i], line, sizeof(line)), 3);
     }
-    ck_assert_int_eq(tn_thread_count("conn-"), N);
+    wait_named_threads("conn-", N);
     bio_stats(s, &st);
     ck_assert_uint_eq(st.live_threads, N);
     ck_assert_uint_eq(st.threads_spawned, N);
@@ -137,7 +146,7 @@ START_TEST(stop_with_idle_connections_joins_all)
     for (int i = 0; i < 10; i++)
         fds[i] = tn_connect(bio_port(s));
     wait_for_live_threads(s, 10);
-    ck_assert_int_eq(tn_thread_count("conn-"), 10);
+    wait_named_threads("conn-", 10);
     bio_stop(s);           /* must not wait for the clients to leave */
     ck_assert_int_eq(tn_thread_count("conn-"), 0);
     ck_assert_int_eq(tn_thread_count("acceptor"), 0);
