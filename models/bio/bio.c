@@ -50,8 +50,10 @@ struct bio_server {
     struct acceptor acceptor;
     struct conn_registry conns;     /* connections whose thread runs */
     struct board *board;            /* live state; NULL with --no-board */
-    pthread_mutex_t ended_lock;     /* guards ended */
+    pthread_mutex_t ended_lock;     /* guards ended and unjoined */
+    pthread_cond_t thread_ended;    /* a thread put itself on ended */
     struct bio_conn *ended;         /* threads that finished, to be joined */
+    uint64_t unjoined;              /* threads created and not yet joined */
 };
 
 /* ---- the connection thread ------------------------------------------------ */
@@ -69,10 +71,12 @@ static void *conn_thread_main(void *arg)
                 acceptor_stopping(&s->acceptor));
     board_thread_end(s->board, &c->on_board);
 
-    /* A thread cannot join itself: it queues itself for the acceptor. */
+    /* A thread cannot join itself: it queues itself for the acceptor.
+     * Nothing of the server may be touched after this. */
     pthread_mutex_lock(&s->ended_lock);
     c->next_ended = s->ended;
     s->ended = c;
+    pthread_cond_signal(&s->thread_ended);
     pthread_mutex_unlock(&s->ended_lock);
     return NULL;
 }
@@ -91,6 +95,9 @@ static void join_ended(void *owner)
     while (c) {
         struct bio_conn *next = c->next_ended;
         pthread_join(c->thread, NULL);
+        pthread_mutex_lock(&s->ended_lock);
+        s->unjoined--;
+        pthread_mutex_unlock(&s->ended_lock);
         board_add(s->board, CTR_THREADS_EXITED, 1);
         board_event(s->board, EV_EXIT, "%s: thread ended, joined by the acceptor",
                     c->name);
@@ -129,9 +136,15 @@ static void on_accept(void *owner, int fd, uint64_t id)
      * pthread_create even returns. */
     conn_registry_add(&s->conns, &c->conn);
     board_add(s->board, CTR_ACTIVE, 1);
+    pthread_mutex_lock(&s->ended_lock);
+    s->unjoined++;
+    pthread_mutex_unlock(&s->ended_lock);
     int rc = pthread_create(&c->thread, &attr, conn_thread_main, c);
     pthread_attr_destroy(&attr);
     if (rc != 0) {                    /* EAGAIN: the machine is out of threads */
+        pthread_mutex_lock(&s->ended_lock);
+        s->unjoined--;
+        pthread_mutex_unlock(&s->ended_lock);
         conn_registry_remove(&s->conns, &c->conn);
         board_sub(s->board, CTR_ACTIVE, 1);
         free(c);
@@ -157,6 +170,7 @@ struct bio_server *bio_start(const struct server_opts *opts)
     s->opts = *opts;
     conn_registry_init(&s->conns);
     pthread_mutex_init(&s->ended_lock, NULL);
+    pthread_cond_init(&s->thread_ended, NULL);
     net_ignore_sigpipe();
 
     rc = acceptor_open(&s->acceptor, &opts->listen);
@@ -173,6 +187,7 @@ out_close:
     acceptor_stop(&s->acceptor);
     board_close(s->board);
 out_free:
+    pthread_cond_destroy(&s->thread_ended);
     pthread_mutex_destroy(&s->ended_lock);
     conn_registry_destroy(&s->conns);
     free(s);
@@ -209,9 +224,23 @@ void bio_stop(struct bio_server *s)
     conn_registry_shutdown_reads(&s->conns);
     conn_registry_wait_empty(&s->conns);
 
-    /* 3. Join and free. */
-    join_ended(s);
+    /* 3. Join every thread. A thread leaves the registry a little before
+     *    it ends, so wait for each to queue itself, not for the registry. */
+    pthread_mutex_lock(&s->ended_lock);
+    while (s->unjoined > 0) {
+        if (!s->ended) {
+            pthread_cond_wait(&s->thread_ended, &s->ended_lock);
+            continue;
+        }
+        pthread_mutex_unlock(&s->ended_lock);
+        join_ended(s);
+        pthread_mutex_lock(&s->ended_lock);
+    }
+    pthread_mutex_unlock(&s->ended_lock);
+
+    /* 4. Free. */
     board_close(s->board);
+    pthread_cond_destroy(&s->thread_ended);
     pthread_mutex_destroy(&s->ended_lock);
     conn_registry_destroy(&s->conns);
     free(s);
