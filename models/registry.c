@@ -5,6 +5,7 @@
 
 #include "bio/bio.h"
 #include "poolserver/poolserver.h"
+#include "reactor/reactor.h"
 
 static void *bio_start_any(const struct server_opts *o) { return bio_start(o); }
 static uint16_t bio_port_any(const void *s) { return bio_port(s); }
@@ -14,11 +15,17 @@ static void *pool_start_any(const struct server_opts *o) { return pool_server_st
 static uint16_t pool_port_any(const void *s) { return pool_server_port(s); }
 static void pool_stop_any(void *s) { pool_server_stop(s); }
 
+static void *reactor_start_any(const struct server_opts *o) { return reactor_start(o); }
+static uint16_t reactor_port_any(const void *s) { return reactor_port(s); }
+static void reactor_stop_any(void *s) { reactor_stop(s); }
+
 static const struct model_desc models[] = {
     { "bio", "thread per connection, blocking I/O",
       bio_start_any, bio_port_any, bio_stop_any },
     { "pool", "acceptor + watchdog thread pool, a task per connection",
       pool_start_any, pool_port_any, pool_stop_any },
+    { "reactor", "one event loop does accept, I/O and handlers",
+      reactor_start_any, reactor_port_any, reactor_stop_any },
 };
 
 const struct model_desc *model_at(int i)

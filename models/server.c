@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "echo/decoder.h"
+#include "loop/checker.h"
+#include "loop/loop.h"
 
 void server_opts_init(struct server_opts *o)
 {
@@ -15,6 +17,9 @@ void server_opts_init(struct server_opts *o)
     o->max_line = ECHO_MAX_LINE_DEFAULT;
     o->linger_ms = NET_LINGER_MS_DEFAULT;
     pool_opts_init(&o->pool);
+    o->io_ratio_pct = LOOP_IO_RATIO_DEFAULT;
+    o->blocked_warn_ms = CHECKER_WARN_MS_DEFAULT;
+    o->stop_timeout_ms = 10000;
 }
 
 void server_opts_describe(const char *model, const struct server_opts *o,
@@ -35,6 +40,9 @@ void server_opts_describe(const char *model, const struct server_opts *o,
                  "reject=%s%s", o->pool.min_threads, o->pool.max_threads,
                  o->pool.queue_capacity, o->pool.idle_ms,
                  pool_reject_name(o->pool.reject), o->pool.adaptive ? " adaptive" : "");
+    else
+        snprintf(out + n, len - (size_t)n, " offload=%d io-ratio=%d blocked-warn-ms=%d",
+                 o->offload_threads, o->io_ratio_pct, o->blocked_warn_ms);
 }
 
 struct board *server_board_create(const char *model, const struct server_opts *opts)

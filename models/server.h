@@ -22,6 +22,10 @@ struct server_opts {
     int stack_kb;                  /* bio --stack-kb: 0 means the system default */
     struct pool_opts pool;         /* pool --min --max --queue --idle-ms --reject
                                       --adaptive: the task pool's sizes */
+    int offload_threads;           /* reactors --offload N: business pool size, 0: none */
+    int io_ratio_pct;              /* reactors --io-ratio (1..100) */
+    int blocked_warn_ms;           /* reactors --blocked-warn-ms */
+    int stop_timeout_ms;           /* reactors: longest graceful stop before closing */
     int linger_ms;                 /* how long a closing error reply drains input */
     bool no_board;                 /* --no-board: publish no live state */
 };

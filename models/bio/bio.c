@@ -65,7 +65,7 @@ static void *conn_thread_main(void *arg)
     uint64_t lines;
 
     board_thread_begin(s->board, &c->on_board, ROLE_CONN, c->name, c->conn.id);
-    enum conn_end end = conn_serve(&s->serving, &c->conn, c->name, &c->on_board,
+    enum echo_end end = conn_serve(&s->serving, &c->conn, c->name, &c->on_board,
                                    &lines);
     conn_finish(&s->serving, &s->conns, &c->conn, end, lines,
                 acceptor_stopping(&s->acceptor));

@@ -80,23 +80,23 @@ void conn_registry_wait_empty(struct conn_registry *r)
 
 /* ---- serving (the heart of both blocking models) -------------------------- */
 
-enum conn_end conn_serve(const struct conn_server *srv, struct conn *c,
+enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                          const char *thread_name,
                          struct board_thread_ref *me, uint64_t *lines)
 {
     struct board *board = srv->board;
     struct echo_session session;
     struct echo_reply reply;
-    enum conn_end end = CONN_END_EOF;
+    enum echo_end end = ECHO_END_EOF;
 
     *lines = 0;
     if (echo_session_init(&session, srv->model, c->id, srv->opts->max_line) < 0)
-        return CONN_END_NO_MEMORY;
+        return ECHO_END_NO_MEMORY;
     for (;;) {
         size_t room;
         char *buf = echo_session_space(&session, &room);
         if (!buf) {
-            end = CONN_END_NO_MEMORY;
+            end = ECHO_END_NO_MEMORY;
             break;
         }
         /* Blocks until the client sends, leaves, or a stop shuts down our
@@ -105,8 +105,8 @@ enum conn_end conn_serve(const struct conn_server *srv, struct conn *c,
         board_thread_state(board, me, STATE_BLOCKED_IO);
         ssize_t n = net_read(c->fd, buf, room);
         if (n <= 0) {
-            end = n == 0 ? CONN_END_EOF
-                : n == -ECONNRESET ? CONN_END_RESET : CONN_END_IO_ERROR;
+            end = n == 0 ? ECHO_END_EOF
+                : n == -ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR;
             break;
         }
         uint64_t now_ns = board ? board_now_ns() : 0;
@@ -126,7 +126,7 @@ enum conn_end conn_serve(const struct conn_server *srv, struct conn *c,
             /* A write to a socket with room returns at once; the thread is
              * shown blocked in I/O only while it waits in read(). */
             if (net_write_all(c->fd, reply.data, reply.len) < 0) {
-                end = CONN_END_IO_ERROR;
+                end = ECHO_END_IO_ERROR;
                 closing = true;
                 break;
             }
@@ -142,8 +142,8 @@ enum conn_end conn_serve(const struct conn_server *srv, struct conn *c,
             batch_lines++;
             batch_bytes += reply.len;
             if (reply.close_after) {
-                end = reply.error == ECHO_ERROR_LINE_TOO_LONG ? CONN_END_TOO_LONG
-                                                              : CONN_END_QUIT;
+                end = reply.error == ECHO_ERROR_LINE_TOO_LONG ? ECHO_END_TOO_LONG
+                                                              : ECHO_END_QUIT;
                 closing = true;
             }
         }
@@ -161,38 +161,19 @@ enum conn_end conn_serve(const struct conn_server *srv, struct conn *c,
     return end;
 }
 
-static const char *end_reason(enum conn_end end, bool stopping)
-{
-    switch (end) {
-    case CONN_END_EOF:       return stopping ? "server stopping" : "client closed";
-    case CONN_END_RESET:     return "reset by client";
-    case CONN_END_IO_ERROR:  return "I/O error";
-    case CONN_END_QUIT:      return "!quit";
-    case CONN_END_TOO_LONG:  return "line too long";
-    case CONN_END_NO_MEMORY: return "out of memory";
-    }
-    return "?";
-}
-
 void conn_finish(const struct conn_server *srv, struct conn_registry *r,
-                 struct conn *c, enum conn_end end, uint64_t lines,
+                 struct conn *c, enum echo_end end, uint64_t lines,
                  bool stopping)
 {
-    struct board *board = srv->board;
-    if (end == CONN_END_RESET)
-        board_add(board, CTR_ERR_RESET, 1);
-    board_event(board, EV_CLOSE, "conn %llu: %s, after %llu lines",
-                (unsigned long long)c->id, end_reason(end, stopping),
-                (unsigned long long)lines);
     conn_registry_remove(r, c);
     /* After an error reply, linger so that it is read, not lost to a reset. */
-    if (end == CONN_END_QUIT || end == CONN_END_TOO_LONG)
+    if (echo_end_lingers(end))
         net_lingering_close(c->fd, srv->opts->linger_ms);
     else
         close(c->fd);
     c->fd = -1;
-    board_sub(board, CTR_ACTIVE, 1);
-    board_add(board, CTR_CLOSED, 1);
+    board_conn_closed(srv->board, c->id, echo_end_reason(end, stopping), lines,
+                      end == ECHO_END_RESET);
 }
 
 void conn_reject_busy(struct board *board, int fd, uint64_t id, const char *why)

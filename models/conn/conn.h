@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "echo/session.h"
 #include "probe/board.h"
 #include "server.h"
 
@@ -37,16 +38,6 @@ struct conn_registry {
     pthread_cond_t emptied;   /* signalled when count drops to 0 */
     struct conn *head;
     uint64_t count;
-};
-
-/* How a connection ended. */
-enum conn_end {
-    CONN_END_EOF,             /* the client closed (or a stop ended input) */
-    CONN_END_RESET,           /* the client reset the connection */
-    CONN_END_IO_ERROR,        /* another read or write error */
-    CONN_END_QUIT,            /* !quit */
-    CONN_END_TOO_LONG,        /* a line over --max-line */
-    CONN_END_NO_MEMORY,       /* the session could not grow its buffer */
 };
 
 /* Who serves a connection, for !who and the board. */
@@ -75,14 +66,14 @@ void conn_registry_wait_empty(struct conn_registry *r);
 /* Answer lines on c until it ends, on the calling thread, whose name and
  * board slot are thread_name and on_board (may be a ref with no board).
  * Returns why it ended and the lines answered in *lines. Does not close. */
-enum conn_end conn_serve(const struct conn_server *srv, struct conn *c,
+enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                          const char *thread_name,
                          struct board_thread_ref *on_board, uint64_t *lines);
 
 /* Remove c from r, close its fd (lingering after an error reply), count
  * and log the close with its reason. c itself is not freed. */
 void conn_finish(const struct conn_server *srv, struct conn_registry *r,
-                 struct conn *c, enum conn_end end, uint64_t lines,
+                 struct conn *c, enum echo_end end, uint64_t lines,
                  bool stopping);
 
 /* Refuse a new connection: "!err busy", a short lingering close, counted

@@ -154,6 +154,25 @@ bool echo_session_next(struct echo_session *s, const char *thread_name,
     return true;
 }
 
+const char *echo_end_reason(enum echo_end end, bool stopping)
+{
+    switch (end) {
+    case ECHO_END_EOF:       return stopping ? "server stopping" : "client closed";
+    case ECHO_END_RESET:     return "reset by client";
+    case ECHO_END_IO_ERROR:  return "I/O error";
+    case ECHO_END_QUIT:      return "!quit";
+    case ECHO_END_TOO_LONG:  return "line too long";
+    case ECHO_END_NO_MEMORY: return "out of memory";
+    case ECHO_END_STOPPED:   return "closed by the stop timeout";
+    }
+    return "?";
+}
+
+bool echo_end_lingers(enum echo_end end)
+{
+    return end == ECHO_END_QUIT || end == ECHO_END_TOO_LONG;
+}
+
 static uint64_t clock_ns(clockid_t clock)
 {
     struct timespec ts;

@@ -49,6 +49,17 @@ enum echo_error {
     ECHO_ERROR_BAD_ARGUMENT,
 };
 
+/* Why a connection ended: every model closes for these reasons. */
+enum echo_end {
+    ECHO_END_EOF,          /* the client closed (or a stop ended input) */
+    ECHO_END_RESET,        /* the client reset the connection */
+    ECHO_END_IO_ERROR,     /* another read or write error */
+    ECHO_END_QUIT,         /* !quit */
+    ECHO_END_TOO_LONG,     /* a line over --max-line */
+    ECHO_END_NO_MEMORY,    /* the session could not grow its buffer */
+    ECHO_END_STOPPED,      /* the server gave up waiting at stop */
+};
+
 /* One decision: send `data`, after doing `work`, then maybe close. */
 struct echo_reply {
     const char *data;        /* bytes to send; valid until the next _space */
@@ -92,6 +103,14 @@ bool echo_session_next(struct echo_session *s, const char *thread_name,
 /* Decide what one line means, without a session: the pure core of
  * echo_session_next, exposed for tests. line includes its '\n'. */
 void echo_decide(const char *line, size_t len, struct echo_reply *r);
+
+/* The reason as words for the event log ("client closed", "!quit"...).
+ * stopping: the server is stopping (an EOF was of its own making). */
+const char *echo_end_reason(enum echo_end end, bool stopping);
+
+/* Does this ending follow an error reply that must be read before the
+ * close (a lingering close)? */
+bool echo_end_lingers(enum echo_end end);
 
 /* ---- work ---- */
 

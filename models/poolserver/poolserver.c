@@ -47,7 +47,7 @@ static void serve_task(void *arg, struct pool_thread *self)
     struct board_thread_ref *me = self ? pool_thread_board(self)
                                        : &s->acceptor.on_board;
 
-    enum conn_end end = conn_serve(&s->serving, c, name, me, &lines);
+    enum echo_end end = conn_serve(&s->serving, c, name, me, &lines);
     conn_finish(&s->serving, &s->conns, c, end, lines,
                 acceptor_stopping(&s->acceptor));
     free(c);

@@ -196,6 +196,19 @@ const char *board_path(const struct board *b)
     return b ? b->path : "";
 }
 
+void board_conn_closed(struct board *b, uint64_t conn, const char *why,
+                       uint64_t lines, bool reset)
+{
+    if (!b)
+        return;
+    if (reset)
+        board_add(b, CTR_ERR_RESET, 1);
+    board_sub(b, CTR_ACTIVE, 1);
+    board_add(b, CTR_CLOSED, 1);
+    board_event(b, EV_CLOSE, "conn %llu: %s, after %llu lines",
+                (unsigned long long)conn, why, (unsigned long long)lines);
+}
+
 void board_mark_closing(struct board *b)
 {
     if (b)

@@ -118,7 +118,7 @@ struct board_thread {
 
 struct board_loop {
     _Atomic uint32_t in_use;
-    uint32_t reserved;
+    _Atomic uint32_t phase;              /* starting, waiting, io, tasks, stopped */
     _Atomic uint64_t name[BOARD_NAME_BYTES / 8];
     _Atomic uint64_t channels;       /* connections registered */
     _Atomic uint64_t task_queue_depth;
@@ -204,6 +204,11 @@ struct board_queue *board_queue_claim(struct board *b, const char *name,
  * rare (accept, spawn, exit...), never per line. */
 void board_event(struct board *b, enum board_event_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* A connection closed: active - 1, closed + 1, resets counted, and an
+ * event with why. Any thread. */
+void board_conn_closed(struct board *b, uint64_t conn, const char *why,
+                       uint64_t lines, bool reset);
 
 /* Mark the board as stopping (the server began a graceful stop). */
 void board_mark_closing(struct board *b);

@@ -173,6 +173,9 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
             continue;
         struct board_loop_snap *l = &s->loops[s->nloops++];
         text_at(b, o + F(struct board_loop, name), l->name, sizeof(l->name));
+        l->phase = u32_at(b, o + F(struct board_loop, phase));
+        if (l->phase > 4)
+            FAIL("loop slot %u: phase %u out of range", i, l->phase);
         l->channels = u64_at(b, o + F(struct board_loop, channels));
         l->task_queue_depth = u64_at(b, o + F(struct board_loop, task_queue_depth));
         l->timers = u64_at(b, o + F(struct board_loop, timers));

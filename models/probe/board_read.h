@@ -26,6 +26,7 @@ struct board_thread_snap {
 
 struct board_loop_snap {
     char name[BOARD_NAME_BYTES];
+    uint32_t phase;               /* 0 starting, 1 waiting, 2 io, 3 tasks, 4 stopped */
     uint64_t channels, task_queue_depth, timers, io_ns, task_ns, iterations,
              longest_task_ns, blocked_since_ns;
 };

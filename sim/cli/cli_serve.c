@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "loop/checker.h"
+#include "loop/loop.h"
 #include "pool/pool.h"
 #include "registry.h"
 
@@ -57,18 +59,26 @@ static void serve_usage(FILE *out)
             "  --adaptive       min follows the average queue length over a window\n"
             "  --adaptive-window-ms N  that window (default %d)\n"
             "\n"
+            "reactor:\n"
+            "  --offload N      run !cpu and !sleep lines on a business pool of N\n"
+            "                   threads; replies come back in order (default 0: on\n"
+            "                   the loop, stalling every connection)\n"
+            "  --io-ratio P     percent of loop time for I/O vs tasks, 1..100 (default %d)\n"
+            "  --blocked-warn-ms N  flag a loop stuck in one handler this long (default %d)\n"
+            "\n"
             "The protocol: docs/protocol.md. Try: nc 127.0.0.1 %d, then type a line,\n"
             "or !who, !cpu 1000, !sleep 500, !quit.\n",
             SERVE_PORT_DEFAULT, NET_BACKLOG_DEFAULT, POOL_MIN_DEFAULT,
             POOL_MAX_DEFAULT, POOL_QUEUE_DEFAULT, POOL_IDLE_MS_DEFAULT,
-            POOL_ADAPTIVE_WINDOW_MS_DEFAULT, SERVE_PORT_DEFAULT);
+            POOL_ADAPTIVE_WINDOW_MS_DEFAULT, LOOP_IO_RATIO_DEFAULT,
+            CHECKER_WARN_MS_DEFAULT, SERVE_PORT_DEFAULT);
 }
 
 enum {
     OPT_PORT = 256, OPT_BIND, OPT_BACKLOG, OPT_MAX_LINE, OPT_KEEPALIVE,
     OPT_NODELAY, OPT_PORT_FILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_NO_BOARD,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_IDLE_MS, OPT_REJECT, OPT_ADAPTIVE,
-    OPT_ADAPTIVE_WINDOW,
+    OPT_ADAPTIVE_WINDOW, OPT_OFFLOAD, OPT_IO_RATIO, OPT_BLOCKED_WARN,
 };
 
 static const struct option serve_options[] = {
@@ -89,6 +99,9 @@ static const struct option serve_options[] = {
     { "reject", required_argument, NULL, OPT_REJECT },
     { "adaptive", no_argument, NULL, OPT_ADAPTIVE },
     { "adaptive-window-ms", required_argument, NULL, OPT_ADAPTIVE_WINDOW },
+    { "offload", required_argument, NULL, OPT_OFFLOAD },
+    { "io-ratio", required_argument, NULL, OPT_IO_RATIO },
+    { "blocked-warn-ms", required_argument, NULL, OPT_BLOCKED_WARN },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -179,6 +192,21 @@ static bool parse_serve_options(int argc, char **argv, struct server_opts *o,
                                 86400000, &v))
                 return false;
             o->pool.adaptive_window_ms = (int)v;
+            break;
+        case OPT_OFFLOAD:
+            if (!cli_parse_long("serve", "--offload", optarg, 0, 10000, &v))
+                return false;
+            o->offload_threads = (int)v;
+            break;
+        case OPT_IO_RATIO:
+            if (!cli_parse_long("serve", "--io-ratio", optarg, 1, 100, &v))
+                return false;
+            o->io_ratio_pct = (int)v;
+            break;
+        case OPT_BLOCKED_WARN:
+            if (!cli_parse_long("serve", "--blocked-warn-ms", optarg, 10, 3600000, &v))
+                return false;
+            o->blocked_warn_ms = (int)v;
             break;
         case 'h':
             serve_usage(stdout);

@@ -1,0 +1,367 @@
+/* channel.c -- nonblocking read, decide, buffer, write. See channel.h.
+ *
+ *   readable --> read into the session (until EAGAIN or the budget)
+ *            --> next line --> !cpu/!sleep: offload (later lines wait)
+ *                          --> or do it here, on the loop (the lesson)
+ *                          --> append the reply to out
+ *            --> write out as far as the socket takes it
+ *   writable --> write out; below low water, read again
+ *   EOF      --> answer what is left, flush, close
+ */
+#include "channel.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/net.h"
+
+struct offload {
+    struct channel *ch;
+    struct echo_reply work;      /* what to do; data points into `line` */
+    size_t len;
+    char line[];                 /* the reply (the echoed line), copied */
+};
+
+static void channel_io_cb(void *arg, uint32_t events);
+static bool process_lines(struct channel *ch);
+
+/* ---- ending ------------------------------------------------------------- */
+
+static void channel_free(struct channel *ch)
+{
+    echo_session_free(&ch->session);
+    free(ch->out);
+    free(ch);
+}
+
+/* Close the fd and tell the model. The channel is freed here, or, if a
+ * line of it is still on the business pool, when that line comes back. */
+static void channel_end(struct channel *ch, enum echo_end end)
+{
+    const struct channel_host *h = ch->host;
+    if (ch->watch.fd < 0)
+        return;
+    if (ch->linger_timer) {
+        loop_timer_cancel(ch->linger_timer);
+        ch->linger_timer = NULL;
+    }
+    loop_watch_remove(ch->loop, &ch->watch);
+    close(ch->watch.fd);
+    ch->watch.fd = -1;
+    loop_channels_add(ch->loop, -1);
+    board_conn_closed(h->board, ch->id,
+                      echo_end_reason(end, h->stopping && h->stopping(h->host_arg)),
+                      ch->lines, end == ECHO_END_RESET);
+    h->on_closed(ch, h->host_arg);
+    if (ch->waiting_offload)
+        ch->dead = true;        /* offload_done frees it */
+    else
+        channel_free(ch);
+}
+
+static void linger_expired(void *arg)
+{
+    struct channel *ch = arg;
+    loop_timer_release(ch->linger_timer);
+    ch->linger_timer = NULL;
+    channel_end(ch, ECHO_END_QUIT);
+}
+
+/* The reply before a close is out: shut our side, keep reading and
+ * dropping the client's bytes until it closes too or linger_ms pass, so
+ * the reply is not destroyed by a reset (nginx's lingering close). */
+static void start_lingering(struct channel *ch)
+{
+    ch->lingering = true;
+    shutdown(ch->watch.fd, SHUT_WR);
+    ch->linger_timer = loop_schedule(ch->loop, (uint64_t)ch->host->linger_ms,
+                                     linger_expired, ch);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+size_t channel_pending_output(const struct channel *ch)
+{
+    return ch->out_len - ch->out_off;
+}
+
+static bool append_out(struct channel *ch, const char *data, size_t len)
+{
+    if (ch->out_off > 0 && ch->out_off == ch->out_len)
+        ch->out_off = ch->out_len = 0;
+    if (ch->out_len + len > ch->out_cap) {
+        if (ch->out_off > 0) {        /* slide the unsent part to the front */
+            memmove(ch->out, ch->out + ch->out_off, ch->out_len - ch->out_off);
+            ch->out_len -= ch->out_off;
+            ch->out_off = 0;
+        }
+        size_t cap = ch->out_cap ? ch->out_cap : 4096;
+        while (cap < ch->out_len + len)
+            cap *= 2;
+        if (cap != ch->out_cap) {
+            char *grown = realloc(ch->out, cap);
+            if (!grown)
+                return false;
+            ch->out = grown;
+            ch->out_cap = cap;
+        }
+    }
+    memcpy(ch->out + ch->out_len, data, len);
+    ch->out_len += len;
+    return true;
+}
+
+/* Write what the socket takes. Returns false if the channel ended. */
+static bool flush(struct channel *ch)
+{
+    size_t pending = channel_pending_output(ch);
+    if (pending > 0) {
+        ssize_t n = net_write(ch->watch.fd, ch->out + ch->out_off, pending);
+        if (n < 0 && n != -EAGAIN) {
+            channel_end(ch, n == -ECONNRESET || n == -EPIPE ? ECHO_END_RESET
+                                                             : ECHO_END_IO_ERROR);
+            return false;
+        }
+        if (n > 0) {
+            ch->out_off += (size_t)n;
+            board_add(ch->host->board, CTR_BYTES_OUT, (uint64_t)n);
+        }
+    }
+    if (ch->out_off == ch->out_len)
+        ch->out_off = ch->out_len = 0;
+    return true;
+}
+
+/* Decide what to watch for, and whether the channel is done. Returns
+ * false if it ended. */
+static bool update(struct channel *ch)
+{
+    size_t pending = channel_pending_output(ch);
+    if (ch->reading_paused && pending <= ch->host->low_water)
+        ch->reading_paused = false;
+    else if (!ch->reading_paused && pending > ch->host->high_water)
+        ch->reading_paused = true;
+
+    if (pending == 0 && !ch->waiting_offload) {
+        if (ch->closing && !ch->lingering)
+            start_lingering(ch);
+        else if (ch->peer_closed && !ch->lingering) {
+            channel_end(ch, ECHO_END_EOF);
+            return false;
+        }
+    }
+    uint32_t events = 0;
+    if (ch->lingering || (!ch->reading_paused && !ch->waiting_offload &&
+                          !ch->peer_closed && !ch->closing))
+        events |= EPOLLIN;
+    if (pending > 0)
+        events |= EPOLLOUT;
+    loop_watch_modify(ch->loop, &ch->watch, events);
+    return true;
+}
+
+/* ---- offload ------------------------------------------------------------ */
+
+/* Back on the loop: the offloaded line's reply, then the lines behind it. */
+static void offload_done(void *arg)
+{
+    struct offload *o = arg;
+    struct channel *ch = o->ch;
+    ch->waiting_offload = false;
+    if (ch->dead) {               /* the client left meanwhile */
+        channel_free(ch);
+        free(o);
+        return;
+    }
+    append_out(ch, o->line, o->len);
+    ch->lines++;
+    board_add(ch->host->board, CTR_LINES, 1);
+    free(o);
+    process_lines(ch);
+}
+
+/* On a business thread: the slow part, then post the reply back. */
+static void offload_run(void *arg, struct pool_thread *self)
+{
+    struct offload *o = arg;
+    struct board *board = o->ch->host->board;
+    struct board_thread_ref *me = self ? pool_thread_board(self) : NULL;
+    if (me && o->work.work == ECHO_WORK_SLEEP)
+        board_thread_state(board, me, STATE_BLOCKED_SLEEP);
+    echo_do_work(&o->work);
+    if (me)
+        board_thread_state(board, me, STATE_RUNNING);
+    /* The channel lives until this task comes back, so ch is valid here;
+     * the loop outlives every channel. */
+    if (loop_execute(o->ch->loop, offload_done, o) < 0)
+        free(o);
+}
+
+/* Hand a !cpu or !sleep line to the business pool. Returns false if the
+ * pool refused it (the line then gets "!err busy"). */
+static bool offload(struct channel *ch, const struct echo_reply *r)
+{
+    struct offload *o = malloc(sizeof(*o) + r->len);
+    if (!o)
+        return false;
+    o->ch = ch;
+    o->work = *r;
+    o->len = r->len;
+    memcpy(o->line, r->data, r->len);
+    o->work.data = o->line;
+    ch->waiting_offload = true;
+    if (pool_submit(ch->host->business, offload_run, o, ch->id) < 0) {
+        ch->waiting_offload = false;
+        free(o);
+        return false;
+    }
+    board_add(ch->host->board, CTR_OFFLOADED, 1);
+    return true;
+}
+
+/* ---- input -------------------------------------------------------------- */
+
+/* Answer the complete lines received, in order, until one must wait.
+ * Returns false if the channel ended (it may be freed: do not touch it). */
+static bool process_lines(struct channel *ch)
+{
+    const struct channel_host *h = ch->host;
+    struct board *board = h->board;
+    struct echo_reply reply;
+    uint64_t now_ns = board ? board_now_ns() : 0;
+
+    while (!ch->waiting_offload && !ch->closing &&
+           echo_session_next(&ch->session, loop_name(ch->loop), &reply)) {
+        if (reply.work != ECHO_WORK_NONE && h->business) {
+            if (offload(ch, &reply))
+                break;                /* later lines wait for this one */
+            reply.data = ECHO_ERR_BUSY;
+            reply.len = sizeof(ECHO_ERR_BUSY) - 1;
+            reply.work = ECHO_WORK_NONE;
+        }
+        /* No business pool: the work runs here, and every channel of this
+         * loop waits for it. That is the lesson of the single reactor. */
+        if (reply.work == ECHO_WORK_SLEEP)
+            board_thread_state(board, loop_board_ref(ch->loop), STATE_BLOCKED_SLEEP);
+        echo_do_work(&reply);
+        if (reply.work == ECHO_WORK_SLEEP)
+            board_thread_state(board, loop_board_ref(ch->loop), STATE_RUNNING);
+        if (!append_out(ch, reply.data, reply.len)) {
+            channel_end(ch, ECHO_END_NO_MEMORY);
+            return false;
+        }
+        ch->lines++;
+        if (board) {
+            uint64_t done_ns = board_now_ns();
+            board_record_latency(board, done_ns - now_ns);
+            now_ns = done_ns;
+            board_add(board, CTR_LINES, 1);
+            if (reply.error == ECHO_ERROR_BAD_ARGUMENT)
+                board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
+            if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
+                board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
+        }
+        if (reply.close_after)
+            ch->closing = true;
+    }
+    return flush(ch) && update(ch);
+}
+
+/* Read what is there (up to the budget), then answer it. */
+static void on_readable(struct channel *ch)
+{
+    size_t budget = CHANNEL_READ_BUDGET_BYTES;
+    char sink[4096];
+
+    if (ch->lingering) {          /* drop what the client still sends */
+        ssize_t n;
+        while ((n = net_read(ch->watch.fd, sink, sizeof(sink))) > 0)
+            ;
+        if (n == 0 || n != -EAGAIN)
+            channel_end(ch, ECHO_END_QUIT);
+        return;
+    }
+    while (budget > 0 && !ch->waiting_offload && !ch->closing && !ch->reading_paused) {
+        size_t room;
+        char *buf = echo_session_space(&ch->session, &room);
+        if (!buf) {
+            channel_end(ch, ECHO_END_NO_MEMORY);
+            return;
+        }
+        if (room == 0)                /* a line too long: let it be decided */
+            break;
+        ssize_t n = net_read(ch->watch.fd, buf, room < budget ? room : budget);
+        if (n == -EAGAIN)
+            break;
+        if (n < 0) {
+            channel_end(ch, n == -ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR);
+            return;
+        }
+        if (n == 0) {
+            ch->peer_closed = true;   /* half-close: still answer what came */
+            break;
+        }
+        echo_session_commit(&ch->session, (size_t)n);
+        board_add(ch->host->board, CTR_BYTES_IN, (uint64_t)n);
+        budget -= (size_t)n < budget ? (size_t)n : budget;
+        if (!process_lines(ch))
+            return;                   /* ended (and freed) while answering */
+    }
+    process_lines(ch);                /* EOF or nothing new: settle the state */
+}
+
+static void channel_io_cb(void *arg, uint32_t events)
+{
+    struct channel *ch = arg;
+    if (events & EPOLLOUT) {
+        if (!flush(ch) || !update(ch))
+            return;
+    }
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+        on_readable(ch);
+}
+
+/* ---- opening and stopping ----------------------------------------------- */
+
+struct channel *channel_open(struct loop *l, int fd, uint64_t id,
+                             const struct channel_host *host)
+{
+    struct channel *ch = calloc(1, sizeof(*ch));
+    if (!ch || echo_session_init(&ch->session, host->model, id, host->max_line) < 0) {
+        free(ch);
+        close(fd);
+        return NULL;
+    }
+    net_set_nonblocking(fd, true);
+    ch->loop = l;
+    ch->id = id;
+    ch->host = host;
+    ch->watch = (struct loop_watch){ fd, EPOLLIN, channel_io_cb, ch };
+    if (loop_watch_add(l, &ch->watch) < 0) {
+        echo_session_free(&ch->session);
+        free(ch);
+        close(fd);
+        return NULL;
+    }
+    loop_channels_add(l, 1);
+    board_add(host->board, CTR_ACTIVE, 1);
+    return ch;
+}
+
+void channel_shutdown_input(struct channel *ch)
+{
+    /* The kernel still hands over what it holds, then EOF: the channel
+     * answers every line already received, flushes and closes. */
+    shutdown(ch->watch.fd, SHUT_RD);
+    if (!ch->waiting_offload && !ch->reading_paused)
+        on_readable(ch);
+}
+
+void channel_close_now(struct channel *ch)
+{
+    channel_end(ch, ECHO_END_STOPPED);
+}

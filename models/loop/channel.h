@@ -1,0 +1,83 @@
+/* channel.h -- a connection served by an event loop (Netty's Channel).
+ *
+ * Nonblocking all the way: the loop tells the channel its fd is readable;
+ * it reads what is there into the echo session, decides the replies,
+ * appends them to an output buffer and writes what the socket takes. It
+ * never waits for the client — except that a !cpu or !sleep line runs
+ * right here, on the loop thread, unless a business pool is given: then
+ * the line goes to the pool, the channel's later lines wait behind it (so
+ * replies stay in order), and the pool posts the reply back with
+ * loop_execute.
+ *
+ * Backpressure: above high water (unsent output) the channel stops reading
+ * until the output drains below low water, so a client that sends and never
+ * reads holds at most high water + one line of our memory.
+ *
+ * Every function: the channel's loop thread only.
+ */
+#ifndef THREADLAB_CHANNEL_H
+#define THREADLAB_CHANNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "echo/session.h"
+#include "loop.h"
+#include "pool/pool.h"
+#include "probe/board.h"
+
+#define CHANNEL_HIGH_WATER_BYTES (1u << 20)    /* stop reading above this */
+#define CHANNEL_LOW_WATER_BYTES (256u << 10)   /* read again below this */
+#define CHANNEL_READ_BUDGET_BYTES (256u << 10) /* per wakeup, for fairness */
+
+struct channel;
+
+/* What the model lends its channels. */
+struct channel_host {
+    const char *model;           /* for !who */
+    size_t max_line;
+    int linger_ms;               /* a closing error reply drains this long */
+    struct board *board;         /* may be NULL */
+    struct pool *business;       /* --offload: where !cpu/!sleep run; or NULL */
+    size_t high_water, low_water;
+    /* The channel has closed its fd and is about to be freed. Loop thread. */
+    void (*on_closed)(struct channel *ch, void *host_arg);
+    void *host_arg;
+    bool (*stopping)(void *host_arg);   /* is the server stopping? */
+};
+
+struct channel {
+    struct loop *loop;
+    struct loop_watch watch;     /* the fd, as the loop sees it */
+    uint64_t id;
+    const struct channel_host *host;
+    struct echo_session session;
+    char *out;                   /* replies not yet written: out[off, len) */
+    size_t out_off, out_len, out_cap;
+    bool reading_paused;         /* output above high water */
+    bool waiting_offload;        /* a line is on the business pool */
+    bool peer_closed;            /* EOF seen: answer the rest, flush, close */
+    bool closing;                /* !quit or too long: flush, then linger */
+    bool lingering;              /* write side shut: draining input */
+    bool dead;                   /* closed while a line was offloaded */
+    struct loop_timer *linger_timer;
+    uint64_t lines;
+    struct channel *prev, *next; /* the model's list of channels */
+};
+
+/* Take over fd (made nonblocking) on loop l: watch it, count it. Returns the
+ * channel, or NULL (fd closed) when out of memory. */
+struct channel *channel_open(struct loop *l, int fd, uint64_t id,
+                             const struct channel_host *host);
+
+/* For a graceful stop: end the channel's input (shutdown(SHUT_RD)); it
+ * answers every line already received, flushes and closes. */
+void channel_shutdown_input(struct channel *ch);
+
+/* Close now, whatever is pending (the stop timeout). */
+void channel_close_now(struct channel *ch);
+
+/* Unsent output bytes now. */
+size_t channel_pending_output(const struct channel *ch);
+
+#endif

@@ -1,0 +1,574 @@
+/* loop.c -- one thread, a selector, a task queue, timers. See loop.h.
+ *
+ * The wakeup rule (Netty's wakenUp, muduo's "not in loop, or draining"):
+ * before it blocks in epoll_wait the loop sets `sleeping` and looks at the
+ * task queue once more; a producer that queues a task writes the eventfd
+ * only if it is the one that clears `sleeping`. Either the producer sees
+ * the flag and wakes the loop, or the loop sees the task and does not
+ * sleep; a burst of tasks costs one write, and tasks queued by the loop
+ * itself cost none.
+ */
+#include "loop.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "timer_heap.h"
+
+enum timer_state { TIMER_PENDING, TIMER_FIRED, TIMER_CANCELLED };
+
+struct loop_timer {
+    struct heap_node node;        /* loop thread only */
+    struct loop *loop;
+    loop_task_cb fn;
+    void *arg;
+    uint64_t period_ns;           /* 0: once */
+    _Atomic int state;            /* enum timer_state */
+    _Atomic int refs;             /* the caller's handle + the loop's hold */
+};
+
+struct task {
+    loop_task_cb fn;
+    void *arg;
+};
+
+struct loop {
+    char name[LOOP_NAME_BYTES];
+    int io_ratio_pct;
+    int epfd;
+    struct loop_watch wake;       /* the eventfd, as a watch */
+    pthread_t thread;
+    _Atomic bool started;
+    _Atomic bool stopping;        /* loop_stop was called */
+    _Atomic bool ended;           /* the thread returned: no more tasks */
+    _Atomic bool sleeping;        /* in (or about to enter) epoll_wait */
+
+    pthread_mutex_t lock;         /* guards the task ring */
+    struct task *ring;
+    size_t head, count, cap;
+    _Atomic uint64_t queued;      /* == count, readable without the lock */
+
+    struct timer_heap timers;     /* loop thread only */
+
+    struct board *board;
+    enum board_role role;
+    struct board_thread_ref on_board; /* loop thread only */
+    struct board_loop *slot;
+    _Atomic uint64_t busy_since_ns;   /* start of the running handler, or 0 */
+    _Atomic uint64_t channels;
+    _Atomic uint32_t phase;
+
+    /* counters: written by the loop thread, read by anyone */
+    _Atomic uint64_t iterations, io_ns, task_ns, tasks_run, timers_fired,
+                     wakeups_written, longest_task_ns;
+};
+
+uint64_t loop_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static _Thread_local struct loop *current_loop;   /* set on a loop's thread */
+
+bool loop_in_loop(const struct loop *l)
+{
+    return current_loop == l;
+}
+
+const char *loop_name(const struct loop *l)
+{
+    return l->name;
+}
+
+/* Relaxed counter add by the loop thread (the only writer). */
+static void bump(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+/* ---- the task queue -------------------------------------------------------- */
+
+static int ring_push(struct loop *l, struct task t)
+{
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        struct task *grown = malloc(cap * sizeof(*grown));
+        if (!grown)
+            return -ENOMEM;
+        for (size_t i = 0; i < l->count; i++)
+            grown[i] = l->ring[(l->head + i) % l->cap];
+        free(l->ring);
+        l->ring = grown;
+        l->head = 0;
+        l->cap = cap;
+    }
+    l->ring[(l->head + l->count) % l->cap] = t;
+    l->count++;
+    atomic_store(&l->queued, l->count);
+    return 0;
+}
+
+/* Take up to max tasks, in order. */
+static size_t ring_take(struct loop *l, struct task *out, size_t max)
+{
+    pthread_mutex_lock(&l->lock);
+    size_t n = l->count < max ? l->count : max;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = l->ring[l->head];
+        l->head = (l->head + 1) % l->cap;
+    }
+    l->count -= n;
+    atomic_store(&l->queued, l->count);
+    pthread_mutex_unlock(&l->lock);
+    return n;
+}
+
+int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
+{
+    pthread_mutex_lock(&l->lock);
+    if (atomic_load(&l->ended)) {
+        pthread_mutex_unlock(&l->lock);
+        return -ESHUTDOWN;
+    }
+    int rc = ring_push(l, (struct task){ fn, arg });
+    pthread_mutex_unlock(&l->lock);
+    if (rc < 0)
+        return rc;
+    /* The wakeup rule: only the producer that finds the loop asleep (and
+     * clears the flag) writes. The loop's own tasks never need a write. */
+    if (!loop_in_loop(l) && atomic_exchange(&l->sleeping, false)) {
+        uint64_t one = 1;
+        (void)!write(l->wake.fd, &one, sizeof(one));
+        atomic_fetch_add_explicit(&l->wakeups_written, 1, memory_order_relaxed);
+    }
+    return 0;
+}
+
+int loop_run_in_loop(struct loop *l, loop_task_cb fn, void *arg)
+{
+    if (loop_in_loop(l)) {
+        fn(arg);
+        return 0;
+    }
+    return loop_execute(l, fn, arg);
+}
+
+/* Run one task or timer callback, timed for the blocked checker. */
+static void run_timed(struct loop *l, loop_task_cb fn, void *arg)
+{
+    uint64_t start = loop_now_ns();
+    atomic_store_explicit(&l->busy_since_ns, start, memory_order_relaxed);
+    fn(arg);
+    uint64_t took = loop_now_ns() - start;
+    atomic_store_explicit(&l->busy_since_ns, 0, memory_order_relaxed);
+    if (took > atomic_load_explicit(&l->longest_task_ns, memory_order_relaxed))
+        atomic_store_explicit(&l->longest_task_ns, took, memory_order_relaxed);
+}
+
+/* ---- timers ------------------------------------------------------------- */
+
+static void timer_unref(struct loop_timer *t)
+{
+    if (atomic_fetch_sub(&t->refs, 1) == 1)
+        free(t);
+}
+
+static struct loop_timer *from_node(struct heap_node *n)
+{
+    return (struct loop_timer *)((char *)n - offsetof(struct loop_timer, node));
+}
+
+/* On the loop: put a new timer in the heap (unless cancelled meanwhile). */
+static void timer_add_task(void *arg)
+{
+    struct loop_timer *t = arg;
+    if (atomic_load(&t->state) != TIMER_PENDING || heap_push(&t->loop->timers, &t->node) < 0)
+        timer_unref(t);               /* the loop's hold */
+}
+
+/* On the loop: take a cancelled timer out of the heap. */
+static void timer_remove_task(void *arg)
+{
+    struct loop_timer *t = arg;
+    if (t->node.index != HEAP_NOT_IN) {
+        heap_remove(&t->loop->timers, &t->node);
+        timer_unref(t);               /* the loop's hold */
+    }
+    timer_unref(t);                   /* this task's own */
+}
+
+static struct loop_timer *schedule(struct loop *l, uint64_t delay_ns,
+                                   uint64_t period_ns, loop_task_cb fn, void *arg)
+{
+    struct loop_timer *t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->loop = l;
+    t->fn = fn;
+    t->arg = arg;
+    t->period_ns = period_ns;
+    t->node.index = HEAP_NOT_IN;
+    t->node.deadline_ns = loop_now_ns() + delay_ns;
+    atomic_init(&t->state, TIMER_PENDING);
+    atomic_init(&t->refs, 2);         /* the handle + the loop's hold */
+    if (loop_run_in_loop(l, timer_add_task, t) < 0) {
+        free(t);
+        errno = ESHUTDOWN;
+        return NULL;
+    }
+    return t;
+}
+
+struct loop_timer *loop_schedule(struct loop *l, uint64_t delay_ms,
+                                 loop_task_cb fn, void *arg)
+{
+    return schedule(l, delay_ms * 1000000u, 0, fn, arg);
+}
+
+struct loop_timer *loop_schedule_at_fixed_rate(struct loop *l, uint64_t initial_ms,
+                                               uint64_t period_ms,
+                                               loop_task_cb fn, void *arg)
+{
+    if (period_ms == 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return schedule(l, initial_ms * 1000000u, period_ms * 1000000u, fn, arg);
+}
+
+bool loop_timer_cancel(struct loop_timer *t)
+{
+    int pending = TIMER_PENDING;
+    bool stopped = atomic_compare_exchange_strong(&t->state, &pending, TIMER_CANCELLED);
+    if (stopped) {
+        /* The heap belongs to the loop thread: remove it there. */
+        atomic_fetch_add(&t->refs, 1);          /* for the removal task */
+        if (loop_run_in_loop(t->loop, timer_remove_task, t) < 0)
+            timer_unref(t);   /* the loop ended: it dropped its hold already */
+    }
+    timer_unref(t);                             /* the caller's handle */
+    return stopped;
+}
+
+void loop_timer_release(struct loop_timer *t)
+{
+    timer_unref(t);
+}
+
+/* Fire every timer that is due. Loop thread. */
+static void run_due_timers(struct loop *l, uint64_t now)
+{
+    struct heap_node *n;
+    while ((n = heap_peek(&l->timers)) && n->deadline_ns <= now) {
+        struct loop_timer *t = from_node(n);
+        heap_pop(&l->timers);
+        if (atomic_load(&t->state) != TIMER_PENDING) {
+            timer_unref(t);                     /* cancelled: the loop's hold */
+            continue;
+        }
+        atomic_fetch_add(&t->refs, 1);          /* keep it while it runs */
+        run_timed(l, t->fn, t->arg);
+        bump(&l->timers_fired, 1);
+        int pending = TIMER_PENDING;
+        if (t->period_ns && atomic_load(&t->state) == TIMER_PENDING) {
+            t->node.deadline_ns += t->period_ns;    /* fixed rate */
+            if (heap_push(&l->timers, &t->node) < 0)
+                timer_unref(t);
+        } else if (t->period_ns ||
+                   atomic_compare_exchange_strong(&t->state, &pending, TIMER_FIRED)) {
+            timer_unref(t);                     /* done: the loop's hold */
+        } else {
+            /* Cancelled by its own callback: the removal task releases
+             * the loop's hold (it finds the node out of the heap). */
+            t->node.index = HEAP_NOT_IN;
+            timer_unref(t);
+        }
+        timer_unref(t);                         /* the running ref */
+        now = loop_now_ns();
+    }
+}
+
+/* ---- fds ---------------------------------------------------------------- */
+
+int loop_watch_add(struct loop *l, struct loop_watch *w)
+{
+    loop_assert_in_loop(l);
+    struct epoll_event ev = { .events = w->events, .data.ptr = w };
+    return epoll_ctl(l->epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? -errno : 0;
+}
+
+int loop_watch_modify(struct loop *l, struct loop_watch *w, uint32_t events)
+{
+    loop_assert_in_loop(l);
+    if (w->events == events)
+        return 0;
+    struct epoll_event ev = { .events = events, .data.ptr = w };
+    if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, w->fd, &ev) < 0)
+        return -errno;
+    w->events = events;
+    return 0;
+}
+
+void loop_watch_remove(struct loop *l, struct loop_watch *w)
+{
+    loop_assert_in_loop(l);
+    epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+}
+
+static void wake_cb(void *arg, uint32_t events)
+{
+    struct loop *l = arg;
+    uint64_t n;
+    (void)events;
+    (void)!read(l->wake.fd, &n, sizeof(n));
+}
+
+/* ---- one iteration (the heart) ---------------------------------------------- */
+
+uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct)
+{
+    if (io_ratio_pct >= 100)
+        return UINT64_MAX;
+    return io_ns * (uint64_t)(100 - io_ratio_pct) / (uint64_t)io_ratio_pct;
+}
+
+static void set_phase(struct loop *l, enum loop_phase p)
+{
+    atomic_store_explicit(&l->phase, p, memory_order_relaxed);
+    if (l->slot)
+        atomic_store_explicit(&l->slot->phase, p, memory_order_relaxed);
+}
+
+/* How long epoll_wait may block: 0 with tasks waiting, until the next
+ * timer (rounded up, so timers never fire early), or forever. */
+static int wait_timeout_ms(struct loop *l)
+{
+    if (atomic_load(&l->queued) > 0)
+        return 0;
+    struct heap_node *n = heap_peek(&l->timers);
+    if (!n)
+        return -1;
+    uint64_t now = loop_now_ns();
+    if (n->deadline_ns <= now)
+        return 0;
+    uint64_t ms = (n->deadline_ns - now + 999999) / 1000000;
+    return ms > 60000 ? 60000 : (int)ms;
+}
+
+/* Run due timers and queued tasks until the budget is spent, reading the
+ * clock once per batch of LOOP_TASK_BATCH (Netty does the same: the clock
+ * is not free). At least one batch runs, so tasks never starve. */
+static void run_tasks(struct loop *l, uint64_t budget_ns)
+{
+    struct task batch[LOOP_TASK_BATCH];
+    uint64_t start = loop_now_ns();
+    uint64_t deadline = budget_ns == UINT64_MAX ? UINT64_MAX : start + budget_ns;
+
+    run_due_timers(l, start);
+    for (;;) {
+        size_t n = ring_take(l, batch, LOOP_TASK_BATCH);
+        for (size_t i = 0; i < n; i++)
+            run_timed(l, batch[i].fn, batch[i].arg);
+        bump(&l->tasks_run, n);
+        if (n < LOOP_TASK_BATCH || loop_now_ns() >= deadline)
+            break;
+    }
+    bump(&l->task_ns, loop_now_ns() - start);
+}
+
+static void loop_iteration(struct loop *l)
+{
+    struct epoll_event events[LOOP_MAX_EVENTS];
+
+    /* 1. Wait for I/O. The flag first, then one more look at the queue:
+     *    see the comment at the top of this file. */
+    set_phase(l, LOOP_PHASE_WAITING);
+    board_thread_state(l->board, &l->on_board, STATE_WAITING);
+    atomic_store(&l->sleeping, true);
+    int timeout = wait_timeout_ms(l);
+    int n = epoll_wait(l->epfd, events, LOOP_MAX_EVENTS, timeout);
+    atomic_store(&l->sleeping, false);
+    if (n < 0)
+        n = 0;                            /* EINTR: just go round */
+
+    /* 2. Handle the ready fds, timing it. */
+    uint64_t io_start = loop_now_ns();
+    board_thread_state_at(l->board, &l->on_board, STATE_RUNNING, io_start);
+    set_phase(l, LOOP_PHASE_IO);
+    for (int i = 0; i < n; i++) {
+        struct loop_watch *w = events[i].data.ptr;
+        atomic_store_explicit(&l->busy_since_ns, loop_now_ns(), memory_order_relaxed);
+        w->cb(w->arg, events[i].events);
+        atomic_store_explicit(&l->busy_since_ns, 0, memory_order_relaxed);
+    }
+    uint64_t io_ns = loop_now_ns() - io_start;
+    bump(&l->io_ns, io_ns);
+
+    /* 3. Timers and tasks, for as long as ioRatio allows. */
+    set_phase(l, LOOP_PHASE_TASKS);
+    run_tasks(l, loop_task_budget_ns(io_ns, l->io_ratio_pct));
+    bump(&l->iterations, 1);
+
+    if (l->slot) {
+        struct board_loop *s = l->slot;
+        atomic_store_explicit(&s->channels, atomic_load(&l->channels), memory_order_relaxed);
+        atomic_store_explicit(&s->task_queue_depth, atomic_load(&l->queued), memory_order_relaxed);
+        atomic_store_explicit(&s->timers, l->timers.len, memory_order_relaxed);
+        atomic_store_explicit(&s->io_ns, atomic_load(&l->io_ns), memory_order_relaxed);
+        atomic_store_explicit(&s->task_ns, atomic_load(&l->task_ns), memory_order_relaxed);
+        atomic_store_explicit(&s->iterations, atomic_load(&l->iterations), memory_order_relaxed);
+        atomic_store_explicit(&s->longest_task_ns, atomic_load(&l->longest_task_ns),
+                              memory_order_relaxed);
+    }
+}
+
+static void *loop_main(void *arg)
+{
+    struct loop *l = arg;
+    current_loop = l;
+    board_thread_begin(l->board, &l->on_board, l->role, l->name, 0);
+
+    while (!atomic_load(&l->stopping))
+        loop_iteration(l);
+
+    /* Stopping: no new tasks after this; run the ones already queued. */
+    pthread_mutex_lock(&l->lock);
+    atomic_store(&l->ended, true);
+    pthread_mutex_unlock(&l->lock);
+    while (atomic_load(&l->queued) > 0)
+        run_tasks(l, UINT64_MAX);
+    struct heap_node *n;
+    while ((n = heap_pop(&l->timers))) {
+        struct loop_timer *t = from_node(n);
+        int pending = TIMER_PENDING;
+        atomic_compare_exchange_strong(&t->state, &pending, TIMER_CANCELLED);
+        timer_unref(t);
+    }
+    set_phase(l, LOOP_PHASE_STOPPED);
+    board_thread_end(l->board, &l->on_board);
+    current_loop = NULL;
+    return NULL;
+}
+
+/* ---- lifetime ----------------------------------------------------------- */
+
+struct loop *loop_create(const struct loop_opts *o)
+{
+    if (o->io_ratio_pct < 1 || o->io_ratio_pct > 100) {
+        errno = EINVAL;
+        return NULL;
+    }
+    struct loop *l = calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    snprintf(l->name, sizeof(l->name), "%s", o->name ? o->name : "loop");
+    l->io_ratio_pct = o->io_ratio_pct;
+    l->board = o->board;
+    l->role = o->role;
+    heap_init(&l->timers);
+    pthread_mutex_init(&l->lock, NULL);
+    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    l->wake.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (l->epfd < 0 || l->wake.fd < 0) {
+        int err = errno;
+        if (l->epfd >= 0)
+            close(l->epfd);
+        if (l->wake.fd >= 0)
+            close(l->wake.fd);
+        pthread_mutex_destroy(&l->lock);
+        free(l);
+        errno = err;
+        return NULL;
+    }
+    l->wake.events = EPOLLIN;
+    l->wake.cb = wake_cb;
+    l->wake.arg = l;
+    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &l->wake };
+    epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->wake.fd, &ev);
+    l->slot = board_loop_claim(o->board, l->name);
+    return l;
+}
+
+int loop_start(struct loop *l)
+{
+    int rc = pthread_create(&l->thread, NULL, loop_main, l);
+    if (rc != 0)
+        return -rc;
+    atomic_store(&l->started, true);
+    pthread_setname_np(l->thread, l->name);
+    return 0;
+}
+
+void loop_stop(struct loop *l)
+{
+    atomic_store(&l->stopping, true);
+    if (!loop_in_loop(l)) {
+        uint64_t one = 1;
+        (void)!write(l->wake.fd, &one, sizeof(one));
+    }
+}
+
+void loop_join_free(struct loop *l)
+{
+    if (atomic_load(&l->started))
+        pthread_join(l->thread, NULL);
+    if (l->slot)
+        atomic_store(&l->slot->in_use, 0);  /* the board slot is free again */
+    close(l->wake.fd);
+    close(l->epfd);
+    heap_free(&l->timers);
+    free(l->ring);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+}
+
+/* ---- for the models and the checker ---------------------------------------- */
+
+struct board_thread_ref *loop_board_ref(struct loop *l)
+{
+    return &l->on_board;
+}
+
+void loop_channels_add(struct loop *l, int64_t delta)
+{
+    bump(&l->channels, (uint64_t)delta);
+}
+
+uint64_t loop_channels(const struct loop *l)
+{
+    return atomic_load_explicit(&l->channels, memory_order_relaxed);
+}
+
+uint64_t loop_busy_since_ns(const struct loop *l)
+{
+    return atomic_load_explicit(&l->busy_since_ns, memory_order_relaxed);
+}
+
+struct board_loop *loop_board_slot(struct loop *l)
+{
+    return l->slot;
+}
+
+void loop_stats(struct loop *l, struct loop_stats *out)
+{
+    out->iterations = atomic_load(&l->iterations);
+    out->io_ns = atomic_load(&l->io_ns);
+    out->task_ns = atomic_load(&l->task_ns);
+    out->tasks_run = atomic_load(&l->tasks_run);
+    out->timers_fired = atomic_load(&l->timers_fired);
+    out->wakeups_written = atomic_load(&l->wakeups_written);
+    out->longest_task_ns = atomic_load(&l->longest_task_ns);
+    out->queued = atomic_load(&l->queued);
+    out->timers = 0;   /* the heap is the loop thread's; see the board */
+}

@@ -1,0 +1,163 @@
+/* loop.h -- the event loop: one thread for the loop's life (Netty's
+ * EventLoop, muduo's EventLoop, Redis's ae).
+ *
+ * A loop owns an epoll instance (the selector), a task queue that any
+ * thread may add to, and a heap of timers. Each iteration:
+ *
+ *   1. wait for I/O, at most until the next timer (not at all if tasks wait)
+ *   2. handle the ready fds, timing it                       -> io_ns
+ *   3. run due timers and queued tasks for at most
+ *      io_ns * (100 - io_ratio) / io_ratio  (io_ratio 100: run them all)
+ *
+ * Everything registered on a loop is touched only by the loop's thread, so
+ * handlers need no locks. Other threads talk to it with loop_execute. Every
+ * function says which thread may call it.
+ */
+#ifndef THREADLAB_LOOP_H
+#define THREADLAB_LOOP_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "probe/board.h"
+
+#define LOOP_IO_RATIO_DEFAULT 50     /* Netty 4.1's default: half I/O, half tasks */
+#define LOOP_MAX_EVENTS 256          /* ready fds handled per iteration at most */
+#define LOOP_TASK_BATCH 64           /* tasks between clock reads (as Netty) */
+#define LOOP_NAME_BYTES 16
+
+struct loop;
+struct loop_timer;
+
+/* A task or a timer's work. Loop thread. */
+typedef void (*loop_task_cb)(void *arg);
+
+/* An fd is ready: events is EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP... Loop
+ * thread. */
+typedef void (*loop_io_cb)(void *arg, uint32_t events);
+
+/* What the loop's phase is, for the board and the blocked checker. */
+enum loop_phase {
+    LOOP_PHASE_STARTING, LOOP_PHASE_WAITING, LOOP_PHASE_IO, LOOP_PHASE_TASKS,
+    LOOP_PHASE_STOPPED,
+};
+
+/* A watched fd. The caller owns it (embed it in the connection) and keeps
+ * it alive while watched. */
+struct loop_watch {
+    int fd;
+    uint32_t events;              /* EPOLLIN | EPOLLOUT ... as watched now */
+    loop_io_cb cb;
+    void *arg;
+};
+
+struct loop_opts {
+    const char *name;             /* the thread's and board slot's name */
+    int io_ratio_pct;             /* 1..100 */
+    struct board *board;          /* may be NULL */
+    enum board_role role;         /* ROLE_WORKER_LOOP, ROLE_BOSS */
+};
+
+/* Counters, for tests and the board. */
+struct loop_stats {
+    uint64_t iterations;
+    uint64_t io_ns, task_ns;      /* time in handlers vs tasks and timers */
+    uint64_t tasks_run, timers_fired;
+    uint64_t wakeups_written;     /* eventfd writes: the wakeup rule at work */
+    uint64_t longest_task_ns;
+    uint64_t queued;              /* tasks waiting now */
+    uint64_t timers;              /* timers scheduled now */
+};
+
+/* ---- lifetime ---- */
+
+/* A loop, not yet running. NULL + errno on failure. Any thread. */
+struct loop *loop_create(const struct loop_opts *o);
+
+/* Start its thread. Returns 0 or -errno. Any thread. */
+int loop_start(struct loop *l);
+
+/* Ask the loop to stop: it runs the tasks already queued, drops its timers
+ * and its thread returns. Any thread. */
+void loop_stop(struct loop *l);
+
+/* Wait for the loop's thread to end, then free. Not the loop's thread. */
+void loop_join_free(struct loop *l);
+
+/* ---- which thread ---- */
+
+/* Netty's inEventLoop(): is the caller the loop's thread? Any thread. */
+bool loop_in_loop(const struct loop *l);
+
+#define loop_assert_in_loop(l) assert(loop_in_loop(l))
+
+const char *loop_name(const struct loop *l);
+
+/* ---- tasks ---- */
+
+/* Queue fn(arg) to run on the loop, after the tasks queued before it (FIFO
+ * per producer). Wakes the loop only when it may be asleep. Returns 0,
+ * -ESHUTDOWN once the loop has ended (fn will not run), -ENOMEM. Any
+ * thread. */
+int loop_execute(struct loop *l, loop_task_cb fn, void *arg);
+
+/* Run fn(arg) now if on the loop, else loop_execute it. Any thread. */
+int loop_run_in_loop(struct loop *l, loop_task_cb fn, void *arg);
+
+/* ---- fds (loop thread only) ---- */
+
+int loop_watch_add(struct loop *l, struct loop_watch *w);
+int loop_watch_modify(struct loop *l, struct loop_watch *w, uint32_t events);
+void loop_watch_remove(struct loop *l, struct loop_watch *w);
+
+/* ---- timers (any thread) ---- */
+
+/* Run fn(arg) on the loop once, delay_ms from now (never earlier). Returns
+ * a handle the caller must give back with loop_timer_cancel or
+ * loop_timer_release; NULL + errno if the loop has ended. */
+struct loop_timer *loop_schedule(struct loop *l, uint64_t delay_ms,
+                                 loop_task_cb fn, void *arg);
+
+/* Run fn(arg) after initial_ms, then every period_ms, measured from the
+ * first deadline (fixed rate, not fixed delay: a late run does not push
+ * the next ones back). */
+struct loop_timer *loop_schedule_at_fixed_rate(struct loop *l, uint64_t initial_ms,
+                                               uint64_t period_ms,
+                                               loop_task_cb fn, void *arg);
+
+/* Cancel (before or after it fired, from any thread, from inside its own
+ * callback too) and give back the handle. Returns true if this stopped a
+ * run that would otherwise have happened. */
+bool loop_timer_cancel(struct loop_timer *t);
+
+/* Give back the handle and let the timer run. */
+void loop_timer_release(struct loop_timer *t);
+
+/* ---- for the models and the checker ---- */
+
+/* The loop thread's slot on the board (loop thread only: handlers that
+ * block, like an inline !sleep, show it). */
+struct board_thread_ref *loop_board_ref(struct loop *l);
+
+/* Connections registered on the loop, for the board and the checker's
+ * blast radius. loop_channels_add: loop thread only; loop_channels: any. */
+void loop_channels_add(struct loop *l, int64_t delta);
+uint64_t loop_channels(const struct loop *l);
+
+/* When the handler or task now running began (0: none is). Any thread. */
+uint64_t loop_busy_since_ns(const struct loop *l);
+
+/* The loop's board slot, or NULL. */
+struct board_loop *loop_board_slot(struct loop *l);
+
+void loop_stats(struct loop *l, struct loop_stats *out);   /* any thread */
+
+/* The task budget of one iteration: io_ns * (100 - ratio) / ratio, or
+ * UINT64_MAX for ratio 100. Pure; exposed for tests. */
+uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct);
+
+/* The monotonic clock the loop uses, in ns. */
+uint64_t loop_now_ns(void);
+
+#endif

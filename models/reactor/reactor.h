@@ -1,0 +1,30 @@
+/* reactor.h -- model 3: a single reactor, one loop does everything.
+ *
+ * Usable as a library and as `threadlab serve reactor`. See
+ * docs/models/reactor.md.
+ */
+#ifndef THREADLAB_REACTOR_H
+#define THREADLAB_REACTOR_H
+
+#include <stdint.h>
+
+#include "server.h"
+
+struct reactor_server;
+
+/* Listen, start the loop (and the business pool with --offload, and the
+ * blocked checker). NULL + errno on failure. Any thread. */
+struct reactor_server *reactor_start(const struct server_opts *opts);
+
+uint16_t reactor_port(const struct reactor_server *s);
+
+/* Graceful stop: stop accepting, end every connection's input, let each
+ * answer what it received and flush (closing what is left after
+ * opts->stop_timeout_ms), then stop the pool, the checker and the loop,
+ * free. Any thread but the loop's. */
+void reactor_stop(struct reactor_server *s);
+
+/* How many times the checker flagged the loop as blocked. Any thread. */
+uint64_t reactor_blocked_warnings(struct reactor_server *s);
+
+#endif
