@@ -1,0 +1,526 @@
+/* check_loop.c -- the event loop on its own: the timer heap and the chooser
+ * without threads, then tasks, timers, promises, ioRatio and the blocked
+ * checker on a running loop, the libuv way (run it, then assert on what
+ * the callbacks counted). */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "loop/checker.h"
+#include "loop/group.h"
+#include "loop/loop.h"
+#include "loop/promise.h"
+#include "loop/timer_heap.h"
+#include "model_suite.h"
+#include "testnet.h"
+
+static struct loop *start_loop(int io_ratio)
+{
+    struct loop_opts o = { "test-loop", io_ratio, NULL, ROLE_WORKER_LOOP };
+    struct loop *l = loop_create(&o);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_int_eq(loop_start(l), 0);
+    return l;
+}
+
+static void stop_loop(struct loop *l)
+{
+    loop_stop(l);
+    loop_join_free(l);
+}
+
+/* ---- pure pieces ------------------------------------------------------------ */
+
+START_TEST(heap_orders_by_deadline_then_fifo)
+{
+    enum { N = 2000 };
+    struct timer_heap h;
+    struct heap_node *nodes = calloc(N, sizeof(*nodes));
+    unsigned seed = 7;
+    heap_init(&h);
+    for (int i = 0; i < N; i++) {
+        nodes[i].deadline_ns = (uint64_t)(rand_r(&seed) % 500);
+        ck_assert_int_eq(heap_push(&h, &nodes[i]), 0);
+    }
+    for (int i = 0; i < N; i += 3)           /* remove from the middle */
+        heap_remove(&h, &nodes[i]);
+    uint64_t last_deadline = 0, last_seq = 0;
+    size_t popped = 0;
+    struct heap_node *n;
+    while ((n = heap_pop(&h))) {
+        ck_assert_uint_ge(n->deadline_ns, last_deadline);
+        if (popped && n->deadline_ns == last_deadline)
+            ck_assert_uint_gt(n->seq, last_seq);   /* ties: insertion order */
+        ck_assert_uint_ne((size_t)(n - nodes) % 3, 0);
+        last_deadline = n->deadline_ns;
+        last_seq = n->seq;
+        popped++;
+    }
+    ck_assert_uint_eq(popped, N - (N + 2) / 3);
+    heap_free(&h);
+    free(nodes);
+}
+END_TEST
+
+START_TEST(chooser_round_robin_and_mask)
+{
+    /* Power of two: a mask, also across the counter's wrap-around. */
+    ck_assert_int_eq(loop_group_choose(0, 4, true), 0);
+    ck_assert_int_eq(loop_group_choose(5, 4, true), 1);
+    ck_assert_int_eq(loop_group_choose(0xffffffffu, 4, true), 3);
+    ck_assert_int_eq(loop_group_choose(0xffffffffu + 1u, 4, true), 0);
+    ck_assert_int_eq(loop_group_choose(7, 3, false), 1);
+    int counts[3] = { 0 };
+    for (unsigned i = 0; i < 300; i++)
+        counts[loop_group_choose(i, 3, false)]++;
+    ck_assert(counts[0] == 100 && counts[1] == 100 && counts[2] == 100);
+    ck_assert_uint_eq(loop_task_budget_ns(1000, 50), 1000);
+    ck_assert_uint_eq(loop_task_budget_ns(1000, 80), 250);
+    ck_assert_uint_eq(loop_task_budget_ns(1000, 20), 4000);
+    ck_assert_uint_eq(loop_task_budget_ns(1000, 100), UINT64_MAX);
+}
+END_TEST
+
+START_TEST(group_spreads_round_robin)
+{
+    struct loop_opts o = { NULL, 50, NULL, ROLE_WORKER_LOOP };
+    struct loop_group *g = loop_group_create(3, "w", &o);
+    ck_assert_ptr_nonnull(g);
+    ck_assert(!g->power_of_two);
+    ck_assert_int_eq(loop_group_start(g), 0);
+    for (int i = 0; i < 9; i++)
+        ck_assert_ptr_eq(loop_group_next(g), g->loops[i % 3]);
+    ck_assert_str_eq(loop_name(g->loops[2]), "w-3");
+    loop_group_stop_free(g);
+}
+END_TEST
+
+/* ---- tasks -------------------------------------------------------------------- */
+
+enum { PRODUCERS = 4, PER_PRODUCER = 25000 };
+
+struct record { int producer, seq; };
+static struct record *records;
+static atomic_int nrecords;
+static struct loop *shared_loop;
+static _Atomic bool saw_foreign;
+
+struct task_arg { int producer, seq; };
+
+static void record_task(void *arg)
+{
+    struct task_arg *t = arg;
+    if (!loop_in_loop(shared_loop))
+        atomic_store(&saw_foreign, true);
+    int i = atomic_fetch_add(&nrecords, 1);    /* only the loop writes */
+    records[i] = (struct record){ t->producer, t->seq };
+    free(t);
+}
+
+static void *producer_main(void *arg)
+{
+    int p = (int)(intptr_t)arg;
+    ck_assert(!loop_in_loop(shared_loop));
+    for (int i = 0; i < PER_PRODUCER; i++) {
+        struct task_arg *t = malloc(sizeof(*t));
+        *t = (struct task_arg){ p, i };
+        ck_assert_int_eq(loop_execute(shared_loop, record_task, t), 0);
+    }
+    return NULL;
+}
+
+START_TEST(foreign_threads_execute_in_order)
+{
+    records = calloc(PRODUCERS * PER_PRODUCER, sizeof(*records));
+    shared_loop = start_loop(50);
+    ck_assert(!loop_in_loop(shared_loop));
+    pthread_t th[PRODUCERS];
+    for (int p = 0; p < PRODUCERS; p++)
+        pthread_create(&th[p], NULL, producer_main, (void *)(intptr_t)p);
+    for (int p = 0; p < PRODUCERS; p++)
+        pthread_join(th[p], NULL);
+    stop_loop(shared_loop);                 /* runs what is still queued */
+
+    ck_assert_int_eq(atomic_load(&nrecords), PRODUCERS * PER_PRODUCER);
+    ck_assert(!atomic_load(&saw_foreign));
+    int next[PRODUCERS] = { 0 };
+    for (int i = 0; i < PRODUCERS * PER_PRODUCER; i++) {
+        struct record r = records[i];
+        ck_assert_msg(r.seq == next[r.producer], "producer %d: %d after %d",
+                      r.producer, r.seq, next[r.producer] - 1);
+        next[r.producer]++;
+    }
+    free(records);
+}
+END_TEST
+
+static atomic_int nested_ran;
+
+static void nested_task(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&nested_ran, 1);
+}
+
+static void execute_from_inside(void *arg)
+{
+    struct loop *l = arg;
+    for (int i = 0; i < 100; i++)
+        loop_execute(l, nested_task, NULL);  /* on the loop: never a wakeup */
+}
+
+START_TEST(wakeup_written_only_when_needed)
+{
+    struct loop *l = start_loop(50);
+    struct loop_stats st;
+    usleep(50000);                           /* let it fall asleep */
+    for (int i = 0; i < 1000; i++)
+        loop_execute(l, nested_task, NULL);
+    usleep(50000);
+    loop_stats(l, &st);
+    ck_assert_int_eq(atomic_load(&nested_ran), 1000);
+    /* A burst of 1000 costs a handful of writes, not 1000. */
+    ck_assert_uint_le(st.wakeups_written, 20);
+    ck_assert_uint_ge(st.wakeups_written, 1);
+    uint64_t before = st.wakeups_written;
+    loop_execute(l, execute_from_inside, l);
+    usleep(50000);
+    loop_stats(l, &st);
+    ck_assert_int_eq(atomic_load(&nested_ran), 1100);
+    ck_assert_uint_le(st.wakeups_written, before + 1);   /* the outer one only */
+    stop_loop(l);
+}
+END_TEST
+
+START_TEST(execute_after_end_is_refused)
+{
+    struct loop *l = start_loop(50);
+    loop_stop(l);
+    usleep(50000);
+    ck_assert_int_eq(loop_execute(l, nested_task, NULL), -ESHUTDOWN);
+    ck_assert_ptr_null(loop_schedule(l, 1, nested_task, NULL));
+    loop_join_free(l);
+}
+END_TEST
+
+/* ---- timers ------------------------------------------------------------------- */
+
+struct fired { uint64_t due_ns, at_ns; int order; };
+static struct fired fired[64];
+static atomic_int nfired;
+
+struct timer_arg { int index; uint64_t due_ns; };
+
+static void timer_cb(void *arg)
+{
+    struct timer_arg *t = arg;
+    int k = atomic_fetch_add(&nfired, 1);
+    fired[t->index] = (struct fired){ t->due_ns, loop_now_ns(), k };
+}
+
+START_TEST(timers_fire_in_deadline_order_never_early)
+{
+    enum { N = 30 };
+    struct loop *l = start_loop(50);
+    struct timer_arg args[N];
+    unsigned seed = 3;
+    for (int i = 0; i < N; i++) {
+        uint64_t delay_ms = 5 + (uint64_t)(rand_r(&seed) % 120);
+        args[i] = (struct timer_arg){ i, loop_now_ns() + delay_ms * 1000000u };
+        loop_timer_release(loop_schedule(l, delay_ms, timer_cb, &args[i]));
+    }
+    usleep(400000);
+    stop_loop(l);
+    ck_assert_int_eq(atomic_load(&nfired), N);
+    for (int i = 0; i < N; i++) {
+        ck_assert_msg(fired[i].at_ns >= fired[i].due_ns, "timer %d fired %lld ns early",
+                      i, (long long)(fired[i].due_ns - fired[i].at_ns));
+        for (int j = 0; j < N; j++)
+            if (fired[i].due_ns + 2000000 < fired[j].due_ns)   /* 2 ms apart */
+                ck_assert_int_lt(fired[i].order, fired[j].order);
+    }
+}
+END_TEST
+
+static atomic_int ticks;
+
+static void tick_cb(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&ticks, 1);
+}
+
+START_TEST(fixed_rate_fires_the_expected_number_of_times)
+{
+    struct loop *l = start_loop(50);
+    struct loop_timer *t = loop_schedule_at_fixed_rate(l, 20, 20, tick_cb, NULL);
+    usleep(510000);                      /* deadlines 20, 40, ... 500 ms: 25 */
+    ck_assert(loop_timer_cancel(t));     /* from another thread, while running */
+    int n = atomic_load(&ticks);
+    usleep(100000);
+    ck_assert_int_eq(atomic_load(&ticks), n);     /* no run after cancel */
+    ck_assert_msg(n >= 22 && n <= 26, "fixed rate: %d runs in 510 ms", n);
+    stop_loop(l);
+}
+END_TEST
+
+START_TEST(cancel_before_and_after_firing)
+{
+    struct loop *l = start_loop(50);
+    struct loop_timer *early = loop_schedule(l, 50, tick_cb, NULL);
+    ck_assert(loop_timer_cancel(early));          /* before: it never runs */
+    struct loop_timer *late = loop_schedule(l, 5, tick_cb, NULL);
+    usleep(100000);
+    ck_assert_int_eq(atomic_load(&ticks), 1);     /* only `late` ran */
+    ck_assert(!loop_timer_cancel(late));          /* after: nothing to stop */
+    struct loop_timer *dropped = loop_schedule(l, 10000, tick_cb, NULL);
+    stop_loop(l);                                 /* drops the pending one */
+    ck_assert_int_eq(atomic_load(&ticks), 1);
+    ck_assert(!loop_timer_cancel(dropped));       /* the handle outlives the loop */
+}
+END_TEST
+
+static struct loop_timer *self_cancelling;
+
+static void cancel_self_cb(void *arg)
+{
+    (void)arg;
+    if (atomic_fetch_add(&ticks, 1) == 2)
+        loop_timer_cancel(self_cancelling);       /* from its own callback */
+}
+
+START_TEST(a_timer_can_cancel_itself)
+{
+    struct loop *l = start_loop(50);
+    self_cancelling = loop_schedule_at_fixed_rate(l, 5, 5, cancel_self_cb, NULL);
+    usleep(200000);
+    ck_assert_int_eq(atomic_load(&ticks), 3);
+    stop_loop(l);
+}
+END_TEST
+
+/* ---- promises ------------------------------------------------------------------- */
+
+static atomic_int listener_runs, listener_on_loop;
+static struct loop *promise_loop;
+
+static void listener_cb(struct promise *p, void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&listener_runs, 1);
+    if (loop_in_loop(promise_loop) && promise_state(p) == PROMISE_SUCCESS &&
+        promise_result(p) == (void *)&listener_runs)
+        atomic_fetch_add(&listener_on_loop, 1);
+}
+
+static void *complete_from_thread(void *arg)
+{
+    usleep(20000);
+    ck_assert(promise_succeed(arg, &listener_runs));
+    ck_assert(!promise_fail(arg, EIO));           /* only the first counts */
+    return NULL;
+}
+
+START_TEST(promise_listeners_run_on_the_loop_once)
+{
+    promise_loop = start_loop(50);
+    struct promise *p = promise_create(promise_loop);
+    ck_assert_int_eq(promise_add_listener(p, listener_cb, NULL), 0);
+    ck_assert_int_eq(promise_add_listener(p, listener_cb, NULL), 0);
+    pthread_t th;
+    pthread_create(&th, NULL, complete_from_thread, p);
+    ck_assert_int_eq(promise_await(p, 5000), 0);  /* from a foreign thread */
+    pthread_join(th, NULL);
+    ck_assert_int_eq(promise_add_listener(p, listener_cb, NULL), 0); /* after */
+    usleep(50000);
+    ck_assert_int_eq(atomic_load(&listener_runs), 3);
+    ck_assert_int_eq(atomic_load(&listener_on_loop), 3);
+    ck_assert_int_eq(promise_state(p), PROMISE_SUCCESS);
+    promise_release(p);
+    stop_loop(promise_loop);
+}
+END_TEST
+
+static _Atomic int await_on_loop_rc = 1;
+
+static void await_inside(void *arg)
+{
+    atomic_store(&await_on_loop_rc, promise_await(arg, 1000));
+}
+
+static void *answer(void *arg, int *err)
+{
+    (void)arg;
+    *err = 0;
+    return (void *)0x42;
+}
+
+static void *fail_it(void *arg, int *err)
+{
+    (void)arg;
+    *err = EPROTO;
+    return NULL;
+}
+
+START_TEST(await_on_the_loop_is_refused)
+{
+    struct loop *l = start_loop(50);
+    struct promise *pending = promise_create(l);
+    loop_execute(l, await_inside, pending);
+    usleep(50000);
+    ck_assert_int_eq(atomic_load(&await_on_loop_rc), -EDEADLK);
+    ck_assert_int_eq(promise_await(pending, 20), -ETIMEDOUT);
+    promise_cancel(pending);
+    ck_assert_int_eq(promise_state(pending), PROMISE_CANCELLED);
+    promise_release(pending);
+
+    struct promise *ok = loop_submit(l, answer, NULL);
+    ck_assert_int_eq(promise_await(ok, 5000), 0);
+    ck_assert_ptr_eq(promise_result(ok), (void *)0x42);
+    promise_release(ok);
+    struct promise *bad = loop_submit(l, fail_it, NULL);
+    ck_assert_int_eq(promise_await(bad, 5000), 0);
+    ck_assert_int_eq(promise_state(bad), PROMISE_FAILURE);
+    ck_assert_int_eq(promise_error(bad), EPROTO);
+    promise_release(bad);
+    stop_loop(l);
+}
+END_TEST
+
+/* ---- ioRatio ------------------------------------------------------------------- */
+
+static void busy_us(unsigned us)
+{
+    uint64_t until = loop_now_ns() + us * 1000u;
+    while (loop_now_ns() < until)
+        ;
+}
+
+static void io_burn_cb(void *arg, uint32_t events)
+{
+    (void)arg;
+    (void)events;
+    busy_us(500);                 /* an always-ready fd, 0.5 ms of I/O work */
+}
+
+static void small_task(void *arg)
+{
+    (void)arg;
+    busy_us(2);
+}
+
+struct flood { struct loop *l; _Atomic bool stop; };
+
+static void *flood_main(void *arg)
+{
+    struct flood *f = arg;
+    struct loop_stats st;
+    while (!atomic_load(&f->stop)) {
+        loop_stats(f->l, &st);
+        if (st.queued < 2000)
+            for (int i = 0; i < 200; i++)
+                loop_execute(f->l, small_task, NULL);
+        else
+            usleep(100);
+    }
+    return NULL;
+}
+
+static struct loop *ratio_loop;
+
+static void add_watch_task(void *arg)
+{
+    loop_watch_add(ratio_loop, arg);
+}
+
+static double measure_task_share(int ratio)
+{
+    ratio_loop = start_loop(ratio);
+    int efd = eventfd(1, EFD_NONBLOCK);         /* readable, never read */
+    struct loop_watch w = { efd, EPOLLIN, io_burn_cb, NULL };
+    loop_execute(ratio_loop, add_watch_task, &w);
+    struct flood f = { .l = ratio_loop };
+    pthread_t th;
+    pthread_create(&th, NULL, flood_main, &f);
+    usleep(100000);
+    struct loop_stats a, b;
+    loop_stats(ratio_loop, &a);
+    usleep(400000);
+    loop_stats(ratio_loop, &b);
+    atomic_store(&f.stop, true);
+    pthread_join(th, NULL);
+    stop_loop(ratio_loop);
+    close(efd);
+    double io = (double)(b.io_ns - a.io_ns), task = (double)(b.task_ns - a.task_ns);
+    return task / (io + task);
+}
+
+START_TEST(io_ratio_sets_the_task_share)
+{
+    int ratios[] = { 20, 50, 80 };
+    for (int i = 0; i < 3; i++) {
+        double share = measure_task_share(ratios[i]);
+        double want = (100.0 - ratios[i]) / 100.0;
+        printf("ioRatio %d: tasks took %.0f%% of the loop's busy time (expected %.0f%%)\n",
+               ratios[i], share * 100, want * 100);
+        ck_assert_msg(share > want - 0.15 && share < want + 0.15,
+                      "ioRatio %d: task share %.2f, expected about %.2f",
+                      ratios[i], share, want);
+    }
+}
+END_TEST
+
+/* ---- the blocked checker ------------------------------------------------------ */
+
+static void sleep_task(void *arg)
+{
+    usleep((useconds_t)(intptr_t)arg * 1000);
+}
+
+START_TEST(checker_flags_long_handlers_only)
+{
+    struct loop *l = start_loop(50);
+    struct loop_checker *c = loop_checker_start(&l, 1, 2000, NULL, true);
+    for (int i = 0; i < 10; i++)
+        loop_execute(l, sleep_task, (void *)(intptr_t)100);
+    usleep(1300000);
+    ck_assert_uint_eq(loop_checker_warnings(c), 0);    /* 100 ms: fine */
+    loop_execute(l, sleep_task, (void *)(intptr_t)2500);
+    usleep(3000000);
+    ck_assert_uint_eq(loop_checker_warnings(c), 1);    /* 2.5 s: flagged once */
+    loop_checker_stop(c);
+    stop_loop(l);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("loop");
+    TCase *pure = tcase_create("pure");
+    tcase_add_test(pure, heap_orders_by_deadline_then_fifo);
+    tcase_add_test(pure, chooser_round_robin_and_mask);
+    suite_add_tcase(s, pure);
+    TCase *run = tcase_create("running");
+    tcase_set_timeout(run, 30);
+    tcase_add_test(run, group_spreads_round_robin);
+    tcase_add_test(run, foreign_threads_execute_in_order);
+    tcase_add_test(run, wakeup_written_only_when_needed);
+    tcase_add_test(run, execute_after_end_is_refused);
+    tcase_add_test(run, timers_fire_in_deadline_order_never_early);
+    tcase_add_test(run, fixed_rate_fires_the_expected_number_of_times);
+    tcase_add_test(run, cancel_before_and_after_firing);
+    tcase_add_test(run, a_timer_can_cancel_itself);
+    tcase_add_test(run, promise_listeners_run_on_the_loop_once);
+    tcase_add_test(run, await_on_the_loop_is_refused);
+    tcase_add_test(run, io_ratio_sets_the_task_share);
+    tcase_add_test(run, checker_flags_long_handlers_only);
+    suite_add_tcase(s, run);
+    return ts_run(s);
+}

@@ -1,0 +1,270 @@
+/* check_reactor.c -- model 3: the shared echo suite (where a !sleep stalls
+ * every connection, as it must), and what is the reactor's own: offload,
+ * backpressure from a client that never reads, running out of fds. */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "echo/session.h"
+#include "model_suite.h"
+#include "reactor/reactor.h"
+#include "testnet.h"
+
+static struct reactor_server *start_reactor(int offload)
+{
+    struct server_opts o;
+    ts_opts(&o);
+    o.offload_threads = offload;
+    struct reactor_server *s = reactor_start(&o);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+START_TEST(offload_keeps_the_loop_free_and_order_kept)
+{
+    struct reactor_server *s = start_reactor(4);
+    char line[64];
+    int sleeper = tn_connect(reactor_port(s)), other = tn_connect(reactor_port(s));
+    tn_send_str(other, "warm\n");
+    ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 5);
+
+    tn_send_str(sleeper, "before\n!sleep 300\nafter-1\n!cpu 1000\nafter-2\n");
+    ck_assert_int_eq(tn_read_line(sleeper, line, sizeof(line)), 7);
+    uint64_t start = tn_now_ms();
+    for (int i = 0; i < 20; i++) {
+        tn_send_str(other, "ping\n");
+        ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 5);
+    }
+    uint64_t others_ms = tn_now_ms() - start;
+    ck_assert_msg(!tn_readable(sleeper, 0), "the sleeper answered first");
+    /* Loose on purpose: the point is "not 300 ms"; typically about 1 ms. */
+    ck_assert_msg(others_ms < 100, "20 pings took %llu ms with --offload",
+                  (unsigned long long)others_ms);
+
+    const char *want[] = { "!sleep 300\n", "after-1\n", "!cpu 1000\n", "after-2\n" };
+    for (int i = 0; i < 4; i++) {
+        ssize_t n = tn_read_line(sleeper, line, sizeof(line));
+        ck_assert_int_eq(n, (ssize_t)strlen(want[i]));
+        ck_assert_msg(memcmp(line, want[i], (size_t)n) == 0, "reply %d out of order", i);
+    }
+    close(sleeper);
+    close(other);
+    reactor_stop(s);
+}
+END_TEST
+
+START_TEST(blocked_loop_is_flagged)
+{
+    struct server_opts o;
+    ts_opts(&o);
+    o.blocked_warn_ms = 200;
+    struct reactor_server *s = reactor_start(&o);
+    char line[64];
+    int fd = tn_connect(reactor_port(s));
+    tn_send_str(fd, "!sleep 600\n");
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 11);
+    ck_assert_uint_eq(reactor_blocked_warnings(s), 1);
+    tn_send_str(fd, "!sleep 50\n");
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 10);
+    usleep(300000);
+    ck_assert_uint_eq(reactor_blocked_warnings(s), 1);   /* 50 ms: not flagged */
+    close(fd);
+    reactor_stop(s);
+}
+END_TEST
+
+/* ---- a client that sends and never reads ----------------------------------- */
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+enum { LINE = 65536, TOTAL = 100 << 20, LINES = TOTAL / LINE };
+
+static void make_line(char *buf, int i)
+{
+    memset(buf, 'a' + i % 26, LINE - 1);
+    memcpy(buf, &i, sizeof(i));
+    for (size_t k = 0; k < sizeof(i); k++)
+        if (buf[k] == '\n')
+            buf[k] = 'n';
+    buf[LINE - 1] = '\n';
+}
+
+struct sender { int fd; _Atomic int sent_lines; };
+
+static void *send_all(void *arg)
+{
+    struct sender *s = arg;
+    char *buf = malloc(LINE);
+    for (int i = 0; i < LINES; i++) {
+        make_line(buf, i);
+        size_t done = 0;
+        while (done < LINE) {
+            ssize_t n = send(s->fd, buf + done, LINE - done, MSG_NOSIGNAL);
+            if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                continue;                  /* SO_SNDTIMEO: keep trying */
+            ck_assert_int_gt(n, 0);
+            done += (size_t)n;
+        }
+        atomic_store(&s->sent_lines, i + 1);
+    }
+    free(buf);
+    return NULL;
+}
+
+START_TEST(a_client_that_never_reads_is_bounded)
+{
+    struct reactor_server *s = start_reactor(0);
+    struct sender snd = { .fd = tn_connect(reactor_port(s)) };
+    int other = tn_connect(reactor_port(s));
+    char line[64];
+    long rss_before = rss_kb();
+
+    pthread_t th;
+    pthread_create(&th, NULL, send_all, &snd);
+    /* Wait until the sender is stuck: the server stopped reading. */
+    int last = -1;
+    for (int i = 0; i < 100; i++) {
+        usleep(50000);
+        int now = atomic_load(&snd.sent_lines);
+        if (now == last && now > 0)
+            break;
+        last = now;
+    }
+    int stuck_at = atomic_load(&snd.sent_lines);
+    long grown_kb = rss_kb() - rss_before;
+    printf("never-reading client: stuck after %d of %d 64 KiB lines; server "
+           "process grew %ld KiB\n", stuck_at, LINES, grown_kb);
+    ck_assert_int_lt(stuck_at, LINES / 4);      /* backpressure reached it */
+    ck_assert_int_lt(grown_kb, 16 * 1024);      /* high water, not 100 MB */
+
+    /* Everyone else is still served. */
+    tn_send_str(other, "still fine\n");
+    ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 11);
+
+    /* Once it reads, it gets every line back, in order. */
+    char *got = malloc(LINE), *want = malloc(LINE);
+    for (int i = 0; i < LINES; i++) {
+        ck_assert_msg(tn_read_exact(snd.fd, got, LINE), "reply %d missing", i);
+        make_line(want, i);
+        ck_assert_msg(memcmp(got, want, LINE) == 0, "reply %d differs", i);
+    }
+    pthread_join(th, NULL);
+    free(got);
+    free(want);
+    close(snd.fd);
+    close(other);
+    reactor_stop(s);
+}
+END_TEST
+
+/* ---- out of file descriptors ------------------------------------------------- */
+
+START_TEST(survives_running_out_of_fds)
+{
+    int ports[2];
+    ck_assert_int_eq(pipe(ports), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        /* The server, in a process of its own, with few descriptors. */
+        struct rlimit lim = { 40, 40 };
+        setrlimit(RLIMIT_NOFILE, &lim);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &set, NULL);
+        struct server_opts o;
+        ts_opts(&o);
+        o.no_board = true;
+        struct reactor_server *s = reactor_start(&o);
+        uint16_t port = s ? reactor_port(s) : 0;
+        (void)!write(ports[1], &port, sizeof(port));
+        int sig;
+        sigwait(&set, &sig);
+        reactor_stop(s);
+        _exit(0);
+    }
+    uint16_t port = 0;
+    ck_assert_int_eq(read(ports[0], &port, sizeof(port)), sizeof(port));
+    ck_assert_int_ne(port, 0);
+
+    enum { N = 60 };
+    int fds[N], served = 0, refused = 0;
+    char line[64];
+    for (int i = 0; i < N; i++) {
+        fds[i] = tn_connect(port);
+        tn_send_str(fds[i], "hi\n");
+        if (tn_readable(fds[i], 500)) {
+            ssize_t n = tn_read_line(fds[i], line, sizeof(line));
+            if (n == 3)
+                served++;
+            else {
+                refused++;             /* "!err busy", EOF or a reset */
+                close(fds[i]);
+                fds[i] = -1;
+            }
+        } else {
+            refused++;                 /* waiting in the backlog */
+        }
+    }
+    printf("fd limit 40: %d connections served, %d refused or waiting\n",
+           served, refused);
+    ck_assert_int_gt(served, 20);
+    ck_assert_int_gt(refused, 0);
+    /* The ones that got in still echo. */
+    for (int i = 0; i < N; i++)
+        if (fds[i] >= 0 && i < 10) {
+            tn_send_str(fds[i], "again\n");
+            ck_assert_int_eq(tn_read_line(fds[i], line, sizeof(line)), 6);
+        }
+    /* Free some descriptors: accepting resumes. */
+    for (int i = 0; i < 20; i++)
+        if (fds[i] >= 0) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+    usleep(200000);
+    int fresh = tn_connect(port);
+    tn_send_str(fresh, "back\n");
+    ck_assert_int_eq(tn_read_line(fresh, line, sizeof(line)), 5);
+    close(fresh);
+    for (int i = 0; i < N; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    kill(child, SIGTERM);
+    int status;
+    waitpid(child, &status, 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = model_suite("reactor");
+    TCase *tc = tcase_create("reactor");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, offload_keeps_the_loop_free_and_order_kept);
+    tcase_add_test(tc, blocked_loop_is_flagged);
+    tcase_add_test(tc, a_client_that_never_reads_is_bounded);
+    tcase_add_test(tc, survives_running_out_of_fds);
+    suite_add_tcase(s, tc);
+    return ts_run(s);
+}
