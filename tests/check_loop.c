@@ -287,19 +287,23 @@ START_TEST(cancel_before_and_after_firing)
 }
 END_TEST
 
-static struct loop_timer *self_cancelling;
+static _Atomic(struct loop_timer *) self_cancelling;
 
 static void cancel_self_cb(void *arg)
 {
     (void)arg;
-    if (atomic_fetch_add(&ticks, 1) == 2)
-        loop_timer_cancel(self_cancelling);       /* from its own callback */
+    if (atomic_fetch_add(&ticks, 1) == 2) {
+        struct loop_timer *me;
+        while (!(me = atomic_load(&self_cancelling)))
+            ;                                     /* the test stores it in µs */
+        loop_timer_cancel(me);                    /* from its own callback */
+    }
 }
 
 START_TEST(a_timer_can_cancel_itself)
 {
     struct loop *l = start_loop(50);
-    self_cancelling = loop_schedule_at_fixed_rate(l, 5, 5, cancel_self_cb, NULL);
+    atomic_store(&self_cancelling, loop_schedule_at_fixed_rate(l, 5, 5, cancel_self_cb, NULL));
     usleep(200000);
     ck_assert_int_eq(atomic_load(&ticks), 3);
     stop_loop(l);
