@@ -37,7 +37,8 @@ echo "threadlab bench: 64-byte lines, ${DURATION}s per row, $(nproc) cores share
 echo "$(uname -srm), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
 printf '%-14s %-5s %-5s %10s %9s %9s %10s %10s %6s\n' model conns depth lines/s p50_us p99_us p99.9_us max_us errors
-for spec in "bio:bio" "pool-max16:pool --min 4 --max 16" "pool-max1024:pool --min 4 --max 1024"; do
+for spec in "bio:bio" "pool-max16:pool --min 4 --max 16" "pool-max1024:pool --min 4 --max 1024" \
+            "reactor:reactor" "reactor-off4:reactor --offload 4"; do
   label=${spec%%:*}
   # shellcheck disable=SC2086
   start "$label" ${spec#*:}
@@ -52,11 +53,30 @@ for spec in "bio:bio" "pool-max16:pool --min 4 --max 16" "pool-max1024:pool --mi
   done
 done
 echo
-echo "servers: $BIN serve bio | serve pool --min 4 --max 16 | serve pool --min 4 --max 1024 (each --port 0)"
+echo "servers: $BIN serve bio | serve pool --min 4 --max 16 | serve pool --min 4 --max 1024"
+echo "         | serve reactor | serve reactor --offload 4 (each --port 0)"
 echo "each row: $BIN load 127.0.0.1:PORT --conns C --depth D --size 64 --duration $DURATION --threads (1 for one conn, else 2) --timeout 60 --json"
 echo "pool-max16 serves 16 connections at a time: the others wait in its queue"
 echo "until a served one closes (at the end of the run): their first lines wait"
 echo "the whole run, which shows in p99.9 and max once they are 0.1% of the lines."
+
+# ---- a slow handler: 1% of lines are !sleep 5 --------------------------------
+echo
+echo "slow handler: 64 conns, depth 1, 64-byte lines, 1% of lines \"!sleep 5\", ${DURATION}s"
+printf '%-14s %10s %9s %9s %10s %10s %6s\n' model lines/s p50_us p99_us p99.9_us max_us errors
+for spec in "bio:bio" "pool-max1024:pool --min 4 --max 1024" "reactor:reactor" "reactor-off4:reactor --offload 4"; do
+  label=${spec%%:*}
+  # shellcheck disable=SC2086
+  start "slow-$label" ${spec#*:}
+  "$BIN" load "127.0.0.1:$port" --conns 64 --depth 1 --size 64 --mix sleep=5:1 \
+      --duration "$DURATION" --threads 2 --timeout 60 --json >"$tmp/out" 2>/dev/null || true
+  printf '%-14s %10.0f %9.0f %9.0f %10.0f %10.0f %6s\n' "$label" \
+    "$(field lines_per_s "$tmp/out")" "$(field p50 "$tmp/out")" \
+    "$(field p99 "$tmp/out")" "$(field 'p99\.9' "$tmp/out")" \
+    "$(field max "$tmp/out")" "$(field errors_total "$tmp/out")"
+done
+echo "each row: $BIN load 127.0.0.1:PORT --conns 64 --depth 1 --size 64 --mix sleep=5:1 --duration $DURATION --threads 2 --json"
+echo "the single reactor sleeps on its only loop: every connection waits for every !sleep."
 
 # ---- the board's cost ---------------------------------------------------------
 # Two BIO servers, one publishing its board and one with --no-board, loaded

@@ -21,13 +21,14 @@
 
 struct offload {
     struct channel *ch;
+    uint64_t read_ns;            /* when the line was read */
     struct echo_reply work;      /* what to do; data points into `line` */
     size_t len;
     char line[];                 /* the reply (the echoed line), copied */
 };
 
 static void channel_io_cb(void *arg, uint32_t events);
-static bool process_lines(struct channel *ch);
+static bool process_lines(struct channel *ch, uint64_t read_ns);
 
 /* ---- ending ------------------------------------------------------------- */
 
@@ -179,9 +180,12 @@ static void offload_done(void *arg)
     }
     append_out(ch, o->line, o->len);
     ch->lines++;
-    board_add(ch->host->board, CTR_LINES, 1);
+    uint64_t read_ns = o->read_ns;
     free(o);
-    process_lines(ch);
+    /* The offloaded line's reply is counted with the lines behind it, which
+     * have waited since about the same read. */
+    ch->batch_lines++;
+    process_lines(ch, read_ns);
 }
 
 /* On a business thread: the slow part, then post the reply back. */
@@ -203,12 +207,13 @@ static void offload_run(void *arg, struct pool_thread *self)
 
 /* Hand a !cpu or !sleep line to the business pool. Returns false if the
  * pool refused it (the line then gets "!err busy"). */
-static bool offload(struct channel *ch, const struct echo_reply *r)
+static bool offload(struct channel *ch, const struct echo_reply *r, uint64_t read_ns)
 {
     struct offload *o = malloc(sizeof(*o) + r->len);
     if (!o)
         return false;
     o->ch = ch;
+    o->read_ns = read_ns;
     o->work = *r;
     o->len = r->len;
     memcpy(o->line, r->data, r->len);
@@ -226,18 +231,19 @@ static bool offload(struct channel *ch, const struct echo_reply *r)
 /* ---- input -------------------------------------------------------------- */
 
 /* Answer the complete lines received, in order, until one must wait.
+ * read_ns: when the bytes were read. A line's handling time, as in every
+ * model, runs from the read that completed it to its reply being written.
  * Returns false if the channel ended (it may be freed: do not touch it). */
-static bool process_lines(struct channel *ch)
+static bool process_lines(struct channel *ch, uint64_t read_ns)
 {
     const struct channel_host *h = ch->host;
     struct board *board = h->board;
     struct echo_reply reply;
-    uint64_t now_ns = board ? board_now_ns() : 0;
 
     while (!ch->waiting_offload && !ch->closing &&
            echo_session_next(&ch->session, loop_name(ch->loop), &reply)) {
         if (reply.work != ECHO_WORK_NONE && h->business) {
-            if (offload(ch, &reply))
+            if (offload(ch, &reply, read_ns))
                 break;                /* later lines wait for this one */
             reply.data = ECHO_ERR_BUSY;
             reply.len = sizeof(ECHO_ERR_BUSY) - 1;
@@ -255,20 +261,24 @@ static bool process_lines(struct channel *ch)
             return false;
         }
         ch->lines++;
-        if (board) {
-            uint64_t done_ns = board_now_ns();
-            board_record_latency(board, done_ns - now_ns);
-            now_ns = done_ns;
-            board_add(board, CTR_LINES, 1);
-            if (reply.error == ECHO_ERROR_BAD_ARGUMENT)
-                board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
-            if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
-                board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
-        }
+        ch->batch_lines++;
+        if (reply.error == ECHO_ERROR_BAD_ARGUMENT)
+            board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
+        if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
+            board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
         if (reply.close_after)
             ch->closing = true;
     }
-    return flush(ch) && update(ch);
+    if (!flush(ch))
+        return false;
+    if (board && ch->batch_lines) {
+        uint64_t took = board_now_ns() - read_ns;
+        for (uint64_t i = 0; i < ch->batch_lines; i++)
+            board_record_latency(board, took);
+        board_add(board, CTR_LINES, ch->batch_lines);
+    }
+    ch->batch_lines = 0;
+    return update(ch);
 }
 
 /* Read what is there (up to the budget), then answer it. */
@@ -308,10 +318,11 @@ static void on_readable(struct channel *ch)
         echo_session_commit(&ch->session, (size_t)n);
         board_add(ch->host->board, CTR_BYTES_IN, (uint64_t)n);
         budget -= (size_t)n < budget ? (size_t)n : budget;
-        if (!process_lines(ch))
+        ch->last_read_ns = ch->host->board ? board_now_ns() : 0;
+        if (!process_lines(ch, ch->last_read_ns))
             return;                   /* ended (and freed) while answering */
     }
-    process_lines(ch);                /* EOF or nothing new: settle the state */
+    process_lines(ch, ch->last_read_ns);  /* EOF or nothing new: settle */
 }
 
 static void channel_io_cb(void *arg, uint32_t events)

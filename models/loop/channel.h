@@ -62,6 +62,8 @@ struct channel {
     bool dead;                   /* closed while a line was offloaded */
     struct loop_timer *linger_timer;
     uint64_t lines;
+    uint64_t batch_lines;        /* answered since the last write, for timing */
+    uint64_t last_read_ns;       /* when bytes last came in */
     struct channel *prev, *next; /* the model's list of channels */
 };
 
