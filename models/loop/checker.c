@@ -51,13 +51,14 @@ static void check_one(struct loop_checker *c, struct watched *w, uint64_t now)
         if (slot)
             atomic_store(&slot->blocked_since_ns, since);
         board_event(c->board, EV_BLOCKED, "%s blocked %.1f s in one handler: "
-                    "%llu connections on it wait as long", loop_name(w->loop), secs,
-                    (unsigned long long)channels);
+                    "%llu connection%s on it wait as long", loop_name(w->loop), secs,
+                    (unsigned long long)channels, channels == 1 ? "" : "s");
         if (!c->quiet)
             fprintf(stderr, "threadlab: loop %s blocked for %.1f s in one handler "
-                    "or task (warn at %.1f s): its %llu connections get no answer "
-                    "meanwhile\n", loop_name(w->loop), secs,
-                    (double)c->warn_ns / 1e9, (unsigned long long)channels);
+                    "or task (warn at %.1f s): its %llu connection%s get%s no answer "
+                    "meanwhile\n", loop_name(w->loop), secs, (double)c->warn_ns / 1e9,
+                    (unsigned long long)channels, channels == 1 ? "" : "s",
+                    channels == 1 ? "s" : "");
     }
 }
 

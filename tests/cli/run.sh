@@ -62,6 +62,8 @@ expect 2 "'sometimes' is not abort, caller-runs, discard-oldest or block" -- "$B
 expect 2 "--min 9 is more than --max 8" -- "$BIN" serve pool --min 9 --max 8
 expect 2 "--max: 0 is out of range" -- "$BIN" serve pool --max 0
 expect 2 "--size: '10x5' is not WxH" -- "$BIN" top --size 10x5
+expect 2 "--io-ratio: 0 is out of range" -- "$BIN" serve reactor --io-ratio 0
+expect 2 "--offload: 'x' is not a whole number" -- "$BIN" serve reactor --offload x
 expect 2 "at most four servers" -- "$BIN" top 1 2 3 4 5
 expect 1 "no live board for '999999999'" -- "$BIN" top --plain 999999999
 
@@ -97,6 +99,17 @@ expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$pport" --conns 8 --duration 
 expect 0 "task queue\|connections" -- "$BIN" top --plain --count 1 --interval 100 "$pool_pid"
 expect 0 "watchdog" -- "$BIN" top --plain --count 1 --interval 100 pool
 kill -INT "$pool_pid"; wait "$pool_pid"
+
+# The reactor, with the blocked-loop checker speaking on stderr.
+"$BIN" serve reactor --blocked-warn-ms 100 --port 0 --port-file "$tmp/rport" >"$tmp/reactor.out" 2>&1 &
+reactor_pid=$!
+for _ in $(seq 50); do [ -s "$tmp/rport" ] && break; sleep 0.1; done
+rport=$(cat "$tmp/rport")
+expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$rport" --conns 50 --duration 1
+printf '!sleep 400\n' | timeout 10 nc -q1 127.0.0.1 "$rport" >/dev/null
+expect 0 "loop reactor blocked for 0\.[0-9] s in one handler" -- cat "$tmp/reactor.out"
+expect 0 "LOOP" -- "$BIN" top --plain --count 1 --interval 100 reactor
+kill -INT "$reactor_pid"; wait "$reactor_pid"
 
 # SIGTERM: a graceful stop, exit 0.
 kill -TERM "$server_pid"
