@@ -159,6 +159,7 @@ START_TEST(loops_and_queues_show_bars)
     s->loops[0].io_ns = 700;
     s->loops[0].task_ns = 300;
     s->loops[0].blocked_since_ns = s->taken_mono_ns - 2 * SEC;
+    s->loops[0].phase = 2;                 /* stuck in a handler: io */
     s->nqueues = 1;
     snprintf(s->queues[0].name, BOARD_NAME_BYTES, "tasks");
     s->queues[0].depth = 10;
@@ -169,9 +170,10 @@ START_TEST(loops_and_queues_show_bars)
     one_pane(&v, s, NULL);
     screen_init(&scr, 120, 40);
     view_render(&v, &scr);
-    ck_assert_int_ge(screen_find(&scr, "loop-1                12 [#####.....]   32      0   70/30  BLOCKED 2.0s"), 0);
+    ck_assert_int_ge(screen_find(&scr, "loop-1                12 [#####.....]   32      0   70/30  io    BLOCKED 2.0s"), 0);
     ck_assert_int_ge(screen_find(&scr, "tasks           [##############]  10/10"), 0);
     ck_assert_int_gt(count_cells(&scr, '#', ST_WARN), 13);   /* a full queue warns */
+    ck_assert_int_eq(count_cells(&scr, 'B', ST_WARN), 1);    /* BLOCKED is red */
     screen_free(&scr);
     free(s);
 }

@@ -265,7 +265,7 @@ static int draw_loops(const struct board_snapshot *s, struct screen *scr,
     if (s->nloops == 0 || r.h < 2)
         return 0;
     screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
-               "LOOP            CHANNELS TASK QUEUE        TIMERS  IO/TASK");
+               "LOOP            CHANNELS TASK QUEUE        TIMERS  IO/TASK PHASE");
     int n = 0;
     for (; n < s->nloops && n + 1 < r.h; n++) {
         const struct board_loop_snap *l = &s->loops[n];
@@ -277,10 +277,11 @@ static int draw_loops(const struct board_snapshot *s, struct screen *scr,
         x += 12;
         uint64_t total = l->io_ns + l->task_ns;
         int io_pct = total ? (int)(l->io_ns * 100 / total) : 0;
-        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%5llu %6llu  %3d/%-3d",
+        static const char *const phases[] = { "start", "wait", "io", "tasks", "stop" };
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%5llu %6llu  %3d/%-3d %-5s",
                            (unsigned long long)l->task_queue_depth,
                            (unsigned long long)l->timers, io_pct,
-                           total ? 100 - io_pct : 0);
+                           total ? 100 - io_pct : 0, phases[l->phase < 5 ? l->phase : 0]);
         if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
             char age[32];
             fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);

@@ -97,5 +97,24 @@ for _ in $(seq 30); do
 done
 [ -n "$gone" ] && ok || { bad "a server that exits is not shown as gone"; screen | head -5; }
 
+# A reactor whose loop a !sleep blocks: the loop's row says BLOCKED.
+tmux -S "$sock" kill-session -t top 2>/dev/null
+"$BIN" serve reactor --port 0 --port-file "$tmp/rport" --blocked-warn-ms 500 >"$tmp/reactor.log" 2>&1 &
+rpid=$!
+for _ in $(seq 50); do [ -s "$tmp/rport" ] && break; sleep 0.1; done
+rport=$(cat "$tmp/rport")
+tmux -S "$sock" new-session -d -s top -x 120 -y 40 \
+  "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top --interval 200 $rpid; sleep 30"
+for _ in $(seq 50); do screen | grep -q "reactor  pid $rpid" && break; sleep 0.1; done
+(printf '!sleep 2000\n' | timeout 10 nc -q3 127.0.0.1 "$rport" >/dev/null 2>&1 &)
+blocked=""
+for _ in $(seq 40); do
+  sleep 0.1
+  if screen | grep -q "reactor .*BLOCKED"; then blocked=yes; break; fi
+done
+[ -n "$blocked" ] && ok || { bad "top never showed the reactor's loop BLOCKED"; screen | head -12; }
+screen | grep -q "S blocked-sleep" && ok || bad "the loop thread is not shown in blocked-sleep"
+kill -INT "$rpid"; wait "$rpid"
+
 echo "tui: $pass passed, $fail failed"
 [ "$fail" = 0 ]
