@@ -5,6 +5,7 @@
 
 #include "bio/bio.h"
 #include "poolserver/poolserver.h"
+#include "multireactor/multireactor.h"
 #include "reactor/reactor.h"
 
 static void *bio_start_any(const struct server_opts *o) { return bio_start(o); }
@@ -19,6 +20,10 @@ static void *reactor_start_any(const struct server_opts *o) { return reactor_sta
 static uint16_t reactor_port_any(const void *s) { return reactor_port(s); }
 static void reactor_stop_any(void *s) { reactor_stop(s); }
 
+static void *multi_start_any(const struct server_opts *o) { return multireactor_start(o); }
+static uint16_t multi_port_any(const void *s) { return multireactor_port(s); }
+static void multi_stop_any(void *s) { multireactor_stop(s); }
+
 static const struct model_desc models[] = {
     { "bio", "thread per connection, blocking I/O",
       bio_start_any, bio_port_any, bio_stop_any },
@@ -26,6 +31,8 @@ static const struct model_desc models[] = {
       pool_start_any, pool_port_any, pool_stop_any },
     { "reactor", "one event loop does accept, I/O and handlers",
       reactor_start_any, reactor_port_any, reactor_stop_any },
+    { "multireactor", "boss loops accept, worker loops serve (Netty)",
+      multi_start_any, multi_port_any, multi_stop_any },
 };
 
 const struct model_desc *model_at(int i)

@@ -40,6 +40,10 @@ void server_opts_describe(const char *model, const struct server_opts *o,
                  "reject=%s%s", o->pool.min_threads, o->pool.max_threads,
                  o->pool.queue_capacity, o->pool.idle_ms,
                  pool_reject_name(o->pool.reject), o->pool.adaptive ? " adaptive" : "");
+    else if (!strcmp(model, "multireactor"))
+        snprintf(out + n, len - (size_t)n, " bosses=%d workers=%d offload=%d "
+                 "io-ratio=%d blocked-warn-ms=%d", o->bosses, o->workers,
+                 o->offload_threads, o->io_ratio_pct, o->blocked_warn_ms);
     else
         snprintf(out + n, len - (size_t)n, " offload=%d io-ratio=%d blocked-warn-ms=%d",
                  o->offload_threads, o->io_ratio_pct, o->blocked_warn_ms);

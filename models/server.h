@@ -26,6 +26,8 @@ struct server_opts {
     int io_ratio_pct;              /* reactors --io-ratio (1..100) */
     int blocked_warn_ms;           /* reactors --blocked-warn-ms */
     int stop_timeout_ms;           /* reactors: longest graceful stop before closing */
+    int bosses;                    /* multireactor --bosses: 0 means 1 */
+    int workers;                   /* multireactor --workers: 0 means 2 x cores */
     int linger_ms;                 /* how long a closing error reply drains input */
     bool no_board;                 /* --no-board: publish no live state */
 };

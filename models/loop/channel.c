@@ -276,6 +276,7 @@ static bool process_lines(struct channel *ch, uint64_t read_ns)
         for (uint64_t i = 0; i < ch->batch_lines; i++)
             board_record_latency(board, took);
         board_add(board, CTR_LINES, ch->batch_lines);
+        board_thread_lines(board, loop_board_ref(ch->loop), ch->batch_lines);
     }
     ch->batch_lines = 0;
     return update(ch);

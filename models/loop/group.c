@@ -31,7 +31,10 @@ struct loop_group *loop_group_create(int size, const char *prefix,
     for (int i = 0; i < size; i++) {
         char name[LOOP_NAME_BYTES];
         struct loop_opts o = *each;
-        snprintf(name, sizeof(name), "%s-%d", prefix, i + 1);
+        if (size == 1)            /* a group of one: the loop is the prefix */
+            snprintf(name, sizeof(name), "%s", prefix);
+        else
+            snprintf(name, sizeof(name), "%s-%d", prefix, i + 1);
         o.name = name;
         g->loops[i] = loop_create(&o);
         if (!g->loops[i]) {
@@ -55,10 +58,15 @@ int loop_group_start(struct loop_group *g)
     return 0;
 }
 
-struct loop *loop_group_next(struct loop_group *g)
+int loop_group_next_index(struct loop_group *g)
 {
     unsigned n = atomic_fetch_add_explicit(&g->next, 1, memory_order_relaxed);
-    return g->loops[loop_group_choose(n, g->size, g->power_of_two)];
+    return loop_group_choose(n, g->size, g->power_of_two);
+}
+
+struct loop *loop_group_next(struct loop_group *g)
+{
+    return g->loops[loop_group_next_index(g)];
 }
 
 void loop_group_stop_free(struct loop_group *g)

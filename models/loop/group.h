@@ -20,7 +20,8 @@ struct loop_group {
     bool power_of_two;            /* choose with a mask */
 };
 
-/* size loops named "<prefix>-1" ... (not started). NULL + errno. */
+/* size loops named "<prefix>-1" ... ("<prefix>" alone for a group of
+ * one), not started. NULL + errno. */
 struct loop_group *loop_group_create(int size, const char *prefix,
                                      const struct loop_opts *each);
 
@@ -29,6 +30,9 @@ int loop_group_start(struct loop_group *g);
 
 /* The next loop, round robin. Any thread. */
 struct loop *loop_group_next(struct loop_group *g);
+
+/* The same choice, as an index into g->loops. Any thread. */
+int loop_group_next_index(struct loop_group *g);
 
 /* Stop every loop, join, free. Not on one of the group's threads. */
 void loop_group_stop_free(struct loop_group *g);

@@ -70,6 +70,10 @@ int net_acceptor_open(struct net_acceptor *a, const struct net_listen_opts *o,
         return -errno;
     /* A restarted server must not wait out TIME_WAIT to bind again. */
     setsockopt(a->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    /* Several boss loops each listen on the port; the kernel spreads new
+     * connections over them. */
+    if (o->reuseport)
+        setsockopt(a->listen_fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
     if (bind(a->listen_fd, (struct sockaddr *)&addr, addr_len) < 0)
         goto out_errno;
     if (listen(a->listen_fd, o->backlog > 0 ? o->backlog : NET_BACKLOG_DEFAULT) < 0)

@@ -26,6 +26,7 @@ struct net_listen_opts {
     int backlog;        /* accept queue length (SO_BACKLOG); 0: default */
     bool keepalive;     /* SO_KEEPALIVE on accepted sockets */
     bool nodelay;       /* TCP_NODELAY on accepted sockets */
+    bool reuseport;     /* SO_REUSEPORT: several listeners share the port */
 };
 
 /* A listening socket with a spare descriptor kept for EMFILE. */

@@ -12,6 +12,7 @@
 #include "loop/checker.h"
 #include "loop/loop.h"
 #include "pool/pool.h"
+#include "multireactor/multireactor.h"
 #include "registry.h"
 
 #define SERVE_PORT_DEFAULT 7007   /* echo is port 7; 7007 needs no root */
@@ -66,19 +67,24 @@ static void serve_usage(FILE *out)
             "  --io-ratio P     percent of loop time for I/O vs tasks, 1..100 (default %d)\n"
             "  --blocked-warn-ms N  flag a loop stuck in one handler this long (default %d)\n"
             "\n"
+            "multireactor (and --offload, --io-ratio, --blocked-warn-ms as above):\n"
+            "  --bosses N       boss loops that accept (default 1)\n"
+            "  --workers N      worker loops that serve (default 2 x cores = %d)\n"
+            "\n"
             "The protocol: docs/protocol.md. Try: nc 127.0.0.1 %d, then type a line,\n"
             "or !who, !cpu 1000, !sleep 500, !quit.\n",
             SERVE_PORT_DEFAULT, NET_BACKLOG_DEFAULT, POOL_MIN_DEFAULT,
             POOL_MAX_DEFAULT, POOL_QUEUE_DEFAULT, POOL_IDLE_MS_DEFAULT,
             POOL_ADAPTIVE_WINDOW_MS_DEFAULT, LOOP_IO_RATIO_DEFAULT,
-            CHECKER_WARN_MS_DEFAULT, SERVE_PORT_DEFAULT);
+            CHECKER_WARN_MS_DEFAULT, multireactor_default_workers(), SERVE_PORT_DEFAULT);
 }
 
 enum {
     OPT_PORT = 256, OPT_BIND, OPT_BACKLOG, OPT_MAX_LINE, OPT_KEEPALIVE,
     OPT_NODELAY, OPT_PORT_FILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_NO_BOARD,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_IDLE_MS, OPT_REJECT, OPT_ADAPTIVE,
-    OPT_ADAPTIVE_WINDOW, OPT_OFFLOAD, OPT_IO_RATIO, OPT_BLOCKED_WARN,
+    OPT_ADAPTIVE_WINDOW, OPT_OFFLOAD, OPT_IO_RATIO, OPT_BLOCKED_WARN, OPT_BOSSES,
+    OPT_WORKERS,
 };
 
 static const struct option serve_options[] = {
@@ -102,6 +108,8 @@ static const struct option serve_options[] = {
     { "offload", required_argument, NULL, OPT_OFFLOAD },
     { "io-ratio", required_argument, NULL, OPT_IO_RATIO },
     { "blocked-warn-ms", required_argument, NULL, OPT_BLOCKED_WARN },
+    { "bosses", required_argument, NULL, OPT_BOSSES },
+    { "workers", required_argument, NULL, OPT_WORKERS },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -207,6 +215,16 @@ static bool parse_serve_options(int argc, char **argv, struct server_opts *o,
             if (!cli_parse_long("serve", "--blocked-warn-ms", optarg, 10, 3600000, &v))
                 return false;
             o->blocked_warn_ms = (int)v;
+            break;
+        case OPT_BOSSES:
+            if (!cli_parse_long("serve", "--bosses", optarg, 1, 64, &v))
+                return false;
+            o->bosses = (int)v;
+            break;
+        case OPT_WORKERS:
+            if (!cli_parse_long("serve", "--workers", optarg, 1, BOARD_LOOP_SLOTS - 8, &v))
+                return false;
+            o->workers = (int)v;
             break;
         case 'h':
             serve_usage(stdout);

@@ -15,7 +15,7 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *summary;
 } commands[] = {
-    { "serve", cli_serve, "run one model's echo server (bio, pool, reactor)" },
+    { "serve", cli_serve, "run a model's echo server (bio, pool, reactor, multireactor)" },
     { "load", cli_load, "drive an echo server with verifying clients" },
     { "top", cli_top, "watch running servers' threads, loops and queues live" },
 };

@@ -1,0 +1,410 @@
+/* loopserver.c -- boss loops accept, worker loops serve. See loopserver.h.
+ *
+ *   boss loop                             worker loop (one per connection)
+ *   listen fd ready -> accept()           register task: channel_open(fd)
+ *                   -> pick a worker  ==> read, decode, handle, write
+ *                      (round robin)      ... until the connection ends
+ *                   -> loop_execute(worker, register task)
+ *
+ * A connection's channel is touched only by its worker's thread: no locks
+ * on the data path. The only shared things are counters (atomic) and the
+ * count of open connections that the stop waits on.
+ */
+#include "loopserver.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loop/channel.h"
+#include "loop/checker.h"
+#include "loop/group.h"
+#include "loop/loop.h"
+#include "loop/promise.h"
+#include "pool/pool.h"
+
+#define ACCEPTS_PER_WAKEUP 64           /* then the loop's other fds get a turn */
+#define QUIET_PERIOD_MS 100             /* shutdownGracefully's quiet period */
+
+struct worker {
+    struct loop_server *server;
+    struct loop *loop;
+    struct channel_host host;           /* host_arg is this worker */
+    struct channel *channels;           /* this loop's thread only */
+};
+
+struct boss {
+    struct loop_server *server;
+    struct loop *loop;
+    struct net_acceptor acceptor;       /* nonblocking; this loop's thread */
+    struct loop_watch watch;
+};
+
+struct loop_server {
+    struct loop_server_opts o;
+    struct server_opts opts;
+    struct board *board;
+    struct loop_group *workers_group;
+    struct loop_group *bosses_group;    /* NULL: the workers accept */
+    struct worker *workers;
+    struct boss *bosses;
+    int nworkers, nbosses;
+    struct pool *business;              /* --offload, or NULL */
+    struct loop_checker *checker;
+    _Atomic uint64_t next_conn_id;
+    _Atomic bool stopping;
+
+    pthread_mutex_t stop_lock;          /* for the stop's wait */
+    pthread_cond_t all_closed;
+    uint64_t open_channels;
+};
+
+/* ---- on a worker loop -------------------------------------------------------- */
+
+static void on_channel_closed(struct channel *ch, void *arg)
+{
+    struct worker *w = arg;
+    struct loop_server *s = w->server;
+    loop_assert_in_loop(w->loop);
+    if (ch->prev)
+        ch->prev->next = ch->next;
+    else
+        w->channels = ch->next;
+    if (ch->next)
+        ch->next->prev = ch->prev;
+    pthread_mutex_lock(&s->stop_lock);
+    if (--s->open_channels == 0)
+        pthread_cond_broadcast(&s->all_closed);
+    pthread_mutex_unlock(&s->stop_lock);
+}
+
+static bool is_stopping(void *arg)
+{
+    return atomic_load(&((struct worker *)arg)->server->stopping);
+}
+
+/* A connection handed over by a boss. */
+struct handoff {
+    struct worker *worker;
+    int fd;
+    uint64_t id;
+};
+
+static void register_task(void *arg)
+{
+    struct handoff *h = arg;
+    struct worker *w = h->worker;
+    struct loop_server *s = w->server;
+    loop_assert_in_loop(w->loop);      /* registered on the worker's own thread */
+    struct channel *ch = channel_open(w->loop, h->fd, h->id, &w->host);
+    free(h);
+    if (!ch) {
+        pthread_mutex_lock(&s->stop_lock);
+        if (--s->open_channels == 0)
+            pthread_cond_broadcast(&s->all_closed);
+        pthread_mutex_unlock(&s->stop_lock);
+        return;
+    }
+    ch->next = w->channels;
+    if (w->channels)
+        w->channels->prev = ch;
+    w->channels = ch;
+}
+
+/* Stop: end every channel's input; each answers, flushes and closes. */
+static void shutdown_inputs_task(void *arg)
+{
+    struct worker *w = arg;
+    for (struct channel *ch = w->channels, *next; ch; ch = next) {
+        next = ch->next;
+        channel_shutdown_input(ch);    /* may close and free ch */
+    }
+}
+
+/* The hard timeout passed: close what is left. */
+static void force_close_task(void *arg)
+{
+    struct worker *w = arg;
+    while (w->channels)
+        channel_close_now(w->channels);
+}
+
+/* ---- on a boss loop ------------------------------------------------------------ */
+
+static void on_acceptable(void *arg, uint32_t events)
+{
+    struct boss *b = arg;
+    struct loop_server *s = b->server;
+    (void)events;
+    for (int i = 0; i < ACCEPTS_PER_WAKEUP; i++) {
+        int fd = net_accept(&b->acceptor);
+        if (fd == -EAGAIN)
+            return;
+        if (fd < 0) {
+            /* EMFILE: the spare fd already took that connection and told
+             * it "!err busy"; the rest wait in the backlog until fds free. */
+            board_add(s->board, CTR_ERR_ACCEPT, 1);
+            board_event(s->board, EV_ERROR, "accept failed: %s", strerror(-fd));
+            return;
+        }
+        uint64_t id = atomic_fetch_add(&s->next_conn_id, 1) + 1;
+        int index = loop_group_next_index(s->workers_group);
+        struct worker *w = &s->workers[index];
+        board_add(s->board, CTR_ACCEPTED, 1);
+        if (s->bosses_group)
+            board_event(s->board, EV_ASSIGN, "conn %llu -> %s: round robin (%d of %d)",
+                        (unsigned long long)id, loop_name(w->loop), index + 1,
+                        s->nworkers);
+        else
+            board_event(s->board, EV_ACCEPT, "conn %llu", (unsigned long long)id);
+        struct handoff *h = malloc(sizeof(*h));
+        if (!h) {
+            close(fd);
+            continue;
+        }
+        *h = (struct handoff){ w, fd, id };
+        pthread_mutex_lock(&s->stop_lock);
+        s->open_channels++;
+        pthread_mutex_unlock(&s->stop_lock);
+        /* Through the worker's task queue: from here on, only the worker's
+         * thread touches this connection. (Same loop: it runs at once.) */
+        if (loop_run_in_loop(w->loop, register_task, h) < 0) {
+            close(fd);
+            free(h);
+        }
+    }
+}
+
+static void start_accepting_task(void *arg)
+{
+    struct boss *b = arg;
+    loop_watch_add(b->loop, &b->watch);
+}
+
+static void *stop_accepting(void *arg, int *err)
+{
+    struct boss *b = arg;
+    *err = 0;
+    loop_watch_remove(b->loop, &b->watch);
+    net_acceptor_close(&b->acceptor);
+    return NULL;
+}
+
+/* ---- lifetime ----------------------------------------------------------------- */
+
+static int open_bosses(struct loop_server *s)
+{
+    struct net_listen_opts lo = s->opts.listen;
+    lo.reuseport = s->nbosses > 1;
+    for (int i = 0; i < s->nbosses; i++) {
+        struct boss *b = &s->bosses[i];
+        b->server = s;
+        b->loop = s->bosses_group ? s->bosses_group->loops[i] : s->workers[0].loop;
+        int rc = net_acceptor_open(&b->acceptor, &lo, true);
+        if (rc < 0)
+            return rc;
+        if (i == 0)
+            lo.port = net_acceptor_port(&b->acceptor);   /* the others join it */
+        b->watch = (struct loop_watch){ b->acceptor.listen_fd, EPOLLIN | EPOLLEXCLUSIVE,
+                                        on_acceptable, b };
+    }
+    return 0;
+}
+
+static void free_server(struct loop_server *s)
+{
+    if (s->checker)
+        loop_checker_stop(s->checker);
+    if (s->business)
+        pool_shutdown(s->business, true);
+    if (s->bosses_group)
+        loop_group_stop_free(s->bosses_group);
+    if (s->workers_group)
+        loop_group_stop_free(s->workers_group);
+    for (int i = 0; s->bosses && i < s->nbosses; i++)
+        net_acceptor_close(&s->bosses[i].acceptor);
+    board_close(s->board);
+    free(s->bosses);
+    free(s->workers);
+    pthread_cond_destroy(&s->all_closed);
+    pthread_mutex_destroy(&s->stop_lock);
+    free(s);
+}
+
+struct loop_server *loop_server_start(const struct loop_server_opts *o)
+{
+    struct loop_server *s = calloc(1, sizeof(*s));
+    int rc = -ENOMEM;
+    if (!s)
+        return NULL;
+    s->o = *o;
+    s->opts = *o->opts;
+    s->nworkers = o->workers;
+    s->nbosses = o->bosses > 0 ? o->bosses : 1;
+    pthread_mutex_init(&s->stop_lock, NULL);
+    pthread_cond_init(&s->all_closed, NULL);
+    net_ignore_sigpipe();
+    s->board = server_board_create(o->model, &s->opts);
+
+    struct loop_opts lo = { NULL, s->opts.io_ratio_pct, s->board, ROLE_WORKER_LOOP };
+    s->workers_group = loop_group_create(s->nworkers, o->worker_prefix, &lo);
+    if (o->bosses > 0) {
+        lo.role = ROLE_BOSS;
+        s->bosses_group = loop_group_create(o->bosses, o->boss_prefix, &lo);
+    }
+    s->workers = calloc((size_t)s->nworkers, sizeof(*s->workers));
+    s->bosses = calloc((size_t)s->nbosses, sizeof(*s->bosses));
+    if (!s->workers_group || (o->bosses > 0 && !s->bosses_group) || !s->workers ||
+        !s->bosses)
+        goto out_free;
+    if (s->opts.offload_threads > 0) {
+        struct pool_opts po;
+        pool_opts_init(&po);
+        po.thread_prefix = "biz";
+        po.queue_name = "business";
+        po.min_threads = po.max_threads = s->opts.offload_threads;
+        po.board = s->board;
+        po.role = ROLE_BUSINESS;
+        s->business = pool_create(&po);
+        if (!s->business) {
+            rc = -errno;
+            goto out_free;
+        }
+    }
+    for (int i = 0; i < s->nworkers; i++) {
+        struct worker *w = &s->workers[i];
+        w->server = s;
+        w->loop = s->workers_group->loops[i];
+        w->host = (struct channel_host){
+            .model = o->model, .max_line = s->opts.max_line,
+            .linger_ms = s->opts.linger_ms, .board = s->board,
+            .business = s->business, .high_water = CHANNEL_HIGH_WATER_BYTES,
+            .low_water = CHANNEL_LOW_WATER_BYTES, .on_closed = on_channel_closed,
+            .host_arg = w, .stopping = is_stopping,
+        };
+    }
+    rc = open_bosses(s);
+    if (rc < 0)
+        goto out_free;
+    if ((rc = loop_group_start(s->workers_group)) < 0 ||
+        (s->bosses_group && (rc = loop_group_start(s->bosses_group)) < 0))
+        goto out_free;
+    for (int i = 0; i < s->nbosses; i++)
+        loop_execute(s->bosses[i].loop, start_accepting_task, &s->bosses[i]);
+
+    /* One checker watches every loop, bosses included. */
+    int nloops = s->nworkers + (s->bosses_group ? s->nbosses : 0);
+    struct loop **all = malloc(sizeof(*all) * (size_t)nloops);
+    if (all) {
+        for (int i = 0; i < s->nworkers; i++)
+            all[i] = s->workers[i].loop;
+        for (int i = 0; s->bosses_group && i < s->nbosses; i++)
+            all[s->nworkers + i] = s->bosses_group->loops[i];
+        s->checker = loop_checker_start(all, nloops, s->opts.blocked_warn_ms,
+                                        s->board, false);
+        free(all);
+    }
+    return s;
+
+out_free:
+    free_server(s);
+    errno = rc < 0 ? -rc : ENOMEM;
+    return NULL;
+}
+
+uint16_t loop_server_port(const struct loop_server *s)
+{
+    return net_acceptor_port(&s->bosses[0].acceptor);
+}
+
+uint64_t loop_server_blocked_warnings(struct loop_server *s)
+{
+    return s->checker ? loop_checker_warnings(s->checker) : 0;
+}
+
+uint64_t loop_server_worker_channels(struct loop_server *s, int i)
+{
+    return i >= 0 && i < s->nworkers ? loop_channels(s->workers[i].loop) : 0;
+}
+
+/* Wait until every connection closed, or the deadline; true if they did. */
+static bool wait_all_closed(struct loop_server *s, int timeout_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&s->stop_lock);
+    int rc = 0;
+    while (s->open_channels > 0 && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&s->all_closed, &s->stop_lock, &until);
+    bool closed = s->open_channels == 0;
+    pthread_mutex_unlock(&s->stop_lock);
+    return closed;
+}
+
+static uint64_t tasks_run_everywhere(struct loop_server *s)
+{
+    uint64_t sum = 0;
+    struct loop_stats st;
+    for (int i = 0; i < s->nworkers; i++) {
+        loop_stats(s->workers[i].loop, &st);
+        sum += st.tasks_run;
+    }
+    return sum;
+}
+
+void loop_server_stop(struct loop_server *s)
+{
+    atomic_store(&s->stopping, true);
+    board_mark_closing(s->board);
+
+    /* 1. Stop accepting, and wait until every boss has: connections it
+     *    handed over are then already queued ahead of step 2's task. */
+    for (int i = 0; i < s->nbosses; i++) {
+        struct promise *p = loop_submit(s->bosses[i].loop, stop_accepting, &s->bosses[i]);
+        if (p) {
+            promise_await(p, -1);
+            promise_release(p);
+        }
+    }
+    /* 2. End every connection's input: in-flight lines finish. */
+    for (int i = 0; i < s->nworkers; i++)
+        loop_execute(s->workers[i].loop, shutdown_inputs_task, &s->workers[i]);
+    /* 3. The hard timeout: a client that never reads cannot hold us. */
+    if (!wait_all_closed(s, s->opts.stop_timeout_ms)) {
+        for (int i = 0; i < s->nworkers; i++)
+            loop_execute(s->workers[i].loop, force_close_task, &s->workers[i]);
+        wait_all_closed(s, 60000);
+    }
+    /* 4. Offloaded lines still running come back to the (live) loops. */
+    if (s->business) {
+        pool_shutdown(s->business, true);
+        s->business = NULL;
+    }
+    /* 5. The quiet period: no task ran on any loop for QUIET_PERIOD_MS. */
+    uint64_t seen = tasks_run_everywhere(s), quiet_since = loop_now_ns();
+    uint64_t give_up = quiet_since + (uint64_t)s->opts.stop_timeout_ms * 1000000u;
+    while (loop_now_ns() - quiet_since < QUIET_PERIOD_MS * 1000000ull &&
+           loop_now_ns() < give_up) {
+        struct timespec tick = { 0, 10000000 };
+        nanosleep(&tick, NULL);
+        uint64_t now_seen = tasks_run_everywhere(s);
+        if (now_seen != seen) {
+            seen = now_seen;
+            quiet_since = loop_now_ns();
+        }
+    }
+    /* 6. Close, join, free. */
+    free_server(s);
+}

@@ -1,0 +1,49 @@
+/* loopserver.h -- what the two reactor models share: loops that accept
+ * (bosses) hand each connection to a loop that serves it (workers).
+ *
+ *   single reactor:  one loop, in both roles
+ *   multi-reactor:   a boss group accepts, a worker group serves
+ *
+ * The hand-off is always the same mechanism: the boss picks a worker
+ * (round robin) and queues "register this fd" on the worker's task queue,
+ * so the connection is registered, read, written and closed only by the
+ * worker's own thread. When boss and worker are the same loop, the task
+ * simply runs at once.
+ */
+#ifndef THREADLAB_LOOPSERVER_H
+#define THREADLAB_LOOPSERVER_H
+
+#include <stdint.h>
+
+#include "server.h"
+
+struct loop_server;
+
+struct loop_server_opts {
+    const char *model;             /* "reactor", "multireactor" */
+    const char *boss_prefix;       /* boss loops' names: "boss" -> boss-1 */
+    const char *worker_prefix;     /* "worker" -> worker-1, ... */
+    int bosses;                    /* 0: the workers accept (single reactor) */
+    int workers;                   /* 1 for the single reactor */
+    const struct server_opts *opts;
+};
+
+/* Listen, start the loops, the business pool (--offload) and the blocked
+ * checker. NULL + errno on failure. Any thread. */
+struct loop_server *loop_server_start(const struct loop_server_opts *o);
+
+uint16_t loop_server_port(const struct loop_server *s);
+
+/* Netty's shutdownGracefully: stop accepting; end every connection's input
+ * so each answers what it received and flushes; close what is left after
+ * the hard timeout (opts->stop_timeout_ms); wait a quiet period with no
+ * task run on any loop; stop the pool, the checker, the loops; free. Any
+ * thread but the server's. */
+void loop_server_stop(struct loop_server *s);
+
+/* For tests: how often a loop was flagged blocked; connections on worker
+ * i now. Any thread. */
+uint64_t loop_server_blocked_warnings(struct loop_server *s);
+uint64_t loop_server_worker_channels(struct loop_server *s, int i);
+
+#endif

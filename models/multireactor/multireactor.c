@@ -1,0 +1,77 @@
+/* multireactor.c -- model 4: a boss group accepts, a worker group serves
+ * (Netty's ServerBootstrap.group(bossGroup, workerGroup)).
+ *
+ *   boss loop(s)                      worker loops (2 x cores by default)
+ *   +--------------------+   conn 1   +-----------------------------+
+ *   | epoll: listen fd   |----------->| worker-1: conn 1, 5, 9 ...  |
+ *   | accept()           |   conn 2   +-----------------------------+
+ *   | next worker:       |----------->| worker-2: conn 2, 6, 10 ... |
+ *   |   round robin      |    ...     +-----------------------------+
+ *   +--------------------+            | worker-3 ...   worker-4 ... |
+ *                                     +-----------------------------+
+ *
+ * The boss never reads a byte: it accepts, picks the next worker (counter
+ * mod workers; a mask when the count is a power of two), and queues "take
+ * this fd" on that worker's task queue. The worker registers the
+ * connection on its own epoll and from then on is the only thread that
+ * touches it, for the connection's whole life: its handlers need no locks,
+ * and its lines are answered in order by one thread (`!who` shows which).
+ *
+ * Each worker is a single reactor of its own: a `!sleep` stalls the
+ * connections of that loop only; the others go on. --offload moves the
+ * slow lines to a business pool, as in the single reactor.
+ *
+ * The mechanism is shared with the single reactor (models/loopserver/):
+ * what makes this model is the two groups and the hand-off between them.
+ */
+#include "multireactor.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "loopserver/loopserver.h"
+
+struct multireactor_server {
+    struct loop_server *server;
+};
+
+int multireactor_default_workers(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 ? (int)(2 * cores) : 2;   /* Netty's default: 2 x cores */
+}
+
+struct multireactor_server *multireactor_start(const struct server_opts *opts)
+{
+    struct loop_server_opts o = {
+        .model = "multireactor", .boss_prefix = "boss", .worker_prefix = "worker",
+        .bosses = opts->bosses > 0 ? opts->bosses : 1,
+        .workers = opts->workers > 0 ? opts->workers : multireactor_default_workers(),
+        .opts = opts,
+    };
+    struct multireactor_server *m = malloc(sizeof(*m));
+    if (!m)
+        return NULL;
+    m->server = loop_server_start(&o);
+    if (!m->server) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+uint16_t multireactor_port(const struct multireactor_server *m)
+{
+    return loop_server_port(m->server);
+}
+
+uint64_t multireactor_worker_channels(struct multireactor_server *m, int i)
+{
+    return loop_server_worker_channels(m->server, i);
+}
+
+void multireactor_stop(struct multireactor_server *m)
+{
+    loop_server_stop(m->server);
+    free(m);
+}
