@@ -1,0 +1,124 @@
+#!/bin/sh
+# run.sh -- architecture tests: each model's threads and fds, read from
+# /proc/PID/task and /proc/PID/fd while it serves load, must be the model's
+# shape: BIO a thread per connection, the pool between min and max, the
+# reactor one I/O thread with one epoll fd and nonblocking sockets, the
+# multi-reactor exactly its bosses and workers.
+set -u
+BIN=${THREADLAB_BIN:-build/threadlab}
+tmp=$(mktemp -d)
+export THREADLAB_BOARD_DIR="$tmp/boards"
+pass=0 fail=0 spid="" lpid=""
+cleanup() {
+  [ -n "$lpid" ] && kill "$lpid" 2>/dev/null
+  [ -n "$spid" ] && kill -INT "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "  FAIL: $*"; }
+
+# threads PREFIX: threads of the server whose name starts with PREFIX.
+threads() {
+  n=0
+  for t in /proc/"$spid"/task/*; do
+    case "$(cat "$t/comm" 2>/dev/null)" in "$1"*) n=$((n + 1)) ;; esac
+  done
+  echo "$n"
+}
+all_threads() { ls /proc/"$spid"/task | wc -l; }
+epoll_fds() { ls -l /proc/"$spid"/fd 2>/dev/null | grep -c 'anon_inode:\[eventpoll\]'; }
+# socket_modes: "nonblocking blocking" counts over the server's TCP sockets
+# (the listening one included).
+socket_modes() {
+  nb=0 bl=0
+  for fd in /proc/"$spid"/fd/*; do
+    case "$(readlink "$fd")" in socket:*) ;; *) continue ;; esac
+    flags=$(sed -n 's/^flags:[[:space:]]*//p' /proc/"$spid"/fdinfo/"${fd##*/}")
+    if [ $(( 0$flags & 04000 )) -ne 0 ]; then nb=$((nb + 1)); else bl=$((bl + 1)); fi
+  done
+  echo "$nb $bl"
+}
+# expect_eq WHAT GOT WANT
+expect_eq() { [ "$2" = "$3" ] && ok || bad "$1: $2, wanted $3"; }
+# eventually WHAT WANT CMD...: poll CMD until it prints WANT (5 s)
+eventually() {
+  what=$1 want=$2; shift 2
+  for _ in $(seq 50); do got=$("$@"); [ "$got" = "$want" ] && { ok; return; }; sleep 0.1; done
+  bad "$what: $got, wanted $want"
+}
+
+serve() {
+  rm -f "$tmp/port"
+  "$BIN" serve "$@" --port 0 --port-file "$tmp/port" >"$tmp/serve.log" 2>&1 &
+  spid=$!
+  for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+  port=$(cat "$tmp/port")
+}
+load() {
+  "$BIN" load "127.0.0.1:$port" --conns 20 --duration "$1" --timeout 30 --no-progress >"$tmp/load.log" 2>&1 &
+  lpid=$!
+}
+finish() {
+  wait "$lpid"; lpid=""
+  kill -INT "$spid"; wait "$spid"; spid=""
+}
+
+echo "== tests/arch/run.sh ($BIN)"
+
+# BIO: a thread per connection, blocking sockets, no epoll.
+serve bio
+load 3
+eventually "bio: connection threads under 20 connections" 20 threads conn-
+expect_eq "bio: acceptor threads" "$(threads acceptor)" 1
+expect_eq "bio: epoll fds" "$(epoll_fds)" 0
+set -- $(socket_modes)
+expect_eq "bio: nonblocking sockets" "$1" 0
+[ "$2" -ge 21 ] && ok || bad "bio: $2 blocking sockets, wanted 20 connections + the listener"
+wait "$lpid"; lpid=""
+eventually "bio: connection threads after the load" 0 threads conn-
+kill -INT "$spid"; wait "$spid"; spid=""
+
+# The pool: at most max threads, back to min when idle.
+serve pool --min 2 --max 8 --idle-ms 500
+expect_eq "pool: task threads at start (min)" "$(threads task-)" 2
+load 2
+eventually "pool: task threads under 20 connections (max)" 8 threads task-
+expect_eq "pool: watchdog threads" "$(threads watchdog)" 1
+wait "$lpid"; lpid=""
+eventually "pool: task threads after idle-ms (min)" 2 threads task-
+kill -INT "$spid"; wait "$spid"; spid=""
+
+# The reactor: one I/O thread, one epoll, nonblocking sockets.
+serve reactor
+load 2
+sleep 1
+expect_eq "reactor: loop threads" "$(threads reactor)" 1
+expect_eq "reactor: all threads (main, loop, checker)" "$(all_threads)" 3
+expect_eq "reactor: epoll fds" "$(epoll_fds)" 1
+set -- $(socket_modes)
+expect_eq "reactor: blocking sockets" "$2" 0
+[ "$1" -ge 21 ] && ok || bad "reactor: $1 nonblocking sockets, wanted 20 connections + the listener"
+finish
+
+# The multi-reactor: exactly bosses + workers loops (+ checker, + business).
+serve multireactor --bosses 1 --workers 4
+load 2
+sleep 1
+expect_eq "multireactor: boss threads" "$(threads boss)" 1
+expect_eq "multireactor: worker threads" "$(threads worker-)" 4
+expect_eq "multireactor: all threads (main, 5 loops, checker)" "$(all_threads)" 7
+expect_eq "multireactor: epoll fds (one per loop)" "$(epoll_fds)" 5
+set -- $(socket_modes)
+expect_eq "multireactor: blocking sockets" "$2" 0
+finish
+serve multireactor --bosses 2 --workers 3 --offload 2
+load 1
+sleep 0.5
+expect_eq "multireactor --bosses 2: boss threads" "$(threads boss-)" 2
+expect_eq "multireactor --offload 2: business threads" "$(threads biz-)" 2
+expect_eq "multireactor: all threads (main, 5 loops, checker, watchdog, 2 biz)" "$(all_threads)" 10
+finish
+
+echo "arch: $pass passed, $fail failed"
+[ "$fail" = 0 ]
