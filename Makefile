@@ -59,7 +59,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all check check-asan check-tsan check-valgrind bench install clean
+.PHONY: all check check-asan check-tsan check-valgrind bench peers install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -114,8 +114,21 @@ check-valgrind: $(BIN) $(BUILD)/tests/check_echo $(BUILD)/tests/check_load
 	CK_FORK=no $(VALGRIND) $(BUILD)/tests/check_load
 	tests/valgrind_serve.sh "$(VALGRIND)" $(BIN)
 
-bench: $(BIN)
-	bench/bench.sh $(BIN)
+# Reference echo servers on libuv and libevent, for the bench only: built
+# when their libraries are installed (libuv1-dev, libevent-dev), skipped
+# with a message otherwise.
+PEERS_DIR := build/peers
+peers:
+	@mkdir -p $(PEERS_DIR)
+	@if pkg-config --exists libuv; then \
+	  $(CC) -O2 -o $(PEERS_DIR)/uv_echo tests/bench/peers/uv_echo.c $$(pkg-config --cflags --libs libuv) -pthread; \
+	else echo "bench: libuv not installed (apt-get install libuv1-dev): no libuv peer"; fi
+	@if pkg-config --exists libevent; then \
+	  $(CC) -O2 -o $(PEERS_DIR)/ev_echo tests/bench/peers/ev_echo.c $$(pkg-config --cflags --libs libevent) -pthread; \
+	else echo "bench: libevent not installed (apt-get install libevent-dev): no libevent peer"; fi
+
+bench: $(BIN) peers
+	bench/bench.sh $(BIN) $(PEERS_DIR)
 
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/threadlab

@@ -11,7 +11,10 @@ DURATION=${BENCH_DURATION:-3}
 tmp=$(mktemp -d)
 export THREADLAB_BOARD_DIR="$tmp/boards"
 pids=""
-trap 'for p in $pids; do kill -INT $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+# SIGTERM, not SIGINT: sh starts background jobs with SIGINT ignored, and
+# the peers do not block it as threadlab serve does (a blocked signal is
+# never ignored, so sigwait still gets it).
+trap 'for p in $pids; do kill -TERM $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # start NAME ARGS...: a server on a free port; sets $port.
 start() {
@@ -33,32 +36,72 @@ load() {
       --duration "$DURATION" --threads "$threads" --timeout 60 --json >"$4" 2>/dev/null || true
 }
 
+PEERS=${2:-build/peers}
 echo "threadlab bench: 64-byte lines, ${DURATION}s per row, $(nproc) cores shared by client and server"
 echo "$(uname -srm), $(date -u +%Y-%m-%dT%H:%MZ)"
-echo
-printf '%-14s %-5s %-5s %10s %9s %9s %10s %10s %6s\n' model conns depth lines/s p50_us p99_us p99.9_us max_us errors
-for spec in "bio:bio" "pool-max16:pool --min 4 --max 16" "pool-max1024:pool --min 4 --max 1024" \
-            "reactor:reactor" "reactor-off4:reactor --offload 4"; do
+
+# A free loopback port for a peer (peers take a port, they cannot pick one).
+free_port() {
+  while :; do
+    p=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 30000))
+    ss -ltnH 2>/dev/null | grep -q ":$p " || { echo "$p"; return; }
+  done
+}
+# peer NAME BINARY THREADS: start a reference server; sets $port.
+peer() {
+  port=$(free_port)
+  "$2" "$port" "$3" >/dev/null 2>&1 &
+  pids="$pids $!"
+  for _ in $(seq 50); do ss -ltnH 2>/dev/null | grep -q "127.0.0.1:$port " && break; sleep 0.1; done
+}
+
+# ---- every model and the reference servers, side by side -------------------
+: >"$tmp/results"
+configs="bio:bio pool:pool_--min_4_--max_1024 reactor:reactor multi-w4:multireactor multi-w2:multireactor_--workers_2"
+[ -x "$PEERS/uv_echo" ] && configs="$configs peer-uv-1:uv:1 peer-uv-2:uv:2"
+[ -x "$PEERS/ev_echo" ] && configs="$configs peer-ev-1:ev:1 peer-ev-2:ev:2"
+for spec in $configs; do
   label=${spec%%:*}
-  # shellcheck disable=SC2086
-  start "$label" ${spec#*:}
-  for conns in 1 64 512; do
+  rest=${spec#*:}
+  case "$label" in
+    peer-uv-*) peer "$label" "$PEERS/uv_echo" "${rest#uv:}" ;;
+    peer-ev-*) peer "$label" "$PEERS/ev_echo" "${rest#ev:}" ;;
+    # shellcheck disable=SC2046
+    *) start "$label" $(echo "$rest" | tr _ ' ') ;;
+  esac
+  for conns in 1 64 1000; do
     for depth in 1 16; do
       load "$port" "$conns" "$depth" "$tmp/out"
-      printf '%-14s %-5s %-5s %10.0f %9.0f %9.0f %10.0f %10.0f %6s\n' "$label" "$conns" "$depth" \
-        "$(field lines_per_s "$tmp/out")" "$(field p50 "$tmp/out")" \
-        "$(field p99 "$tmp/out")" "$(field 'p99\.9' "$tmp/out")" \
-        "$(field max "$tmp/out")" "$(field errors_total "$tmp/out")"
+      echo "$label $conns $depth $(field lines_per_s "$tmp/out") $(field p50 "$tmp/out") \
+$(field p99 "$tmp/out") $(field 'p99\.9' "$tmp/out") $(field max "$tmp/out") \
+$(field errors_total "$tmp/out")" >>"$tmp/results"
     done
   done
 done
 echo
-echo "servers: $BIN serve bio | serve pool --min 4 --max 16 | serve pool --min 4 --max 1024"
-echo "         | serve reactor | serve reactor --offload 4 (each --port 0)"
+echo "every model and reference echo servers (libuv, libevent; -1: one loop, -2: two"
+echo "loops on SO_REUSEPORT listeners), same load generator, same run."
+echo "vs_peer: lines/s divided by the best peer's in that row; p99_vs: p99 divided by"
+echo "that peer's p99 (under 1.00 is better)."
+awk '
+  { key = $2 " " $3; rows[NR] = $0
+    if ($1 ~ /^peer-/ && $4 > best[key]) { best[key] = $4; bestp99[key] = $6; bestname[key] = $1 } }
+  END {
+    printf "%-10s %-5s %-5s %10s %9s %9s %10s %10s %6s %8s %7s\n", "model", "conns", "depth", "lines/s", "p50_us", "p99_us", "p99.9_us", "max_us", "errors", "vs_peer", "p99_vs"
+    for (i = 1; i <= NR; i++) {
+      split(rows[i], f, " "); key = f[2] " " f[3]
+      ratio = best[key] > 0 ? sprintf("%.2f", f[4] / best[key]) : "-"
+      p99r = bestp99[key] > 0 ? sprintf("%.2f", f[6] / bestp99[key]) : "-"
+      printf "%-10s %-5s %-5s %10.0f %9.0f %9.0f %10.0f %10.0f %6s %8s %7s\n", f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], ratio, p99r
+    }
+    print ""
+    for (k in best) printf "best peer at %s (conns depth): %s\n", k, bestname[k]
+  }' "$tmp/results"
+[ -x "$PEERS/uv_echo" ] && [ -x "$PEERS/ev_echo" ] || \
+  echo "(a peer is missing: apt-get install libuv1-dev libevent-dev, then make bench)"
+echo "servers: $BIN serve bio | pool --min 4 --max 1024 | reactor | multireactor [--workers 2];"
+echo "         $PEERS/uv_echo PORT N | $PEERS/ev_echo PORT N (tests/bench/peers/)"
 echo "each row: $BIN load 127.0.0.1:PORT --conns C --depth D --size 64 --duration $DURATION --threads (1 for one conn, else 2) --timeout 60 --json"
-echo "pool-max16 serves 16 connections at a time: the others wait in its queue"
-echo "until a served one closes (at the end of the run): their first lines wait"
-echo "the whole run, which shows in p99.9 and max once they are 0.1% of the lines."
 
 # ---- a slow handler: 1% of lines are !sleep 5 --------------------------------
 echo
