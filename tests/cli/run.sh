@@ -64,6 +64,7 @@ expect 2 "--max: 0 is out of range" -- "$BIN" serve pool --max 0
 expect 2 "--size: '10x5' is not WxH" -- "$BIN" top --size 10x5
 expect 2 "--io-ratio: 0 is out of range" -- "$BIN" serve reactor --io-ratio 0
 expect 2 "--offload: 'x' is not a whole number" -- "$BIN" serve reactor --offload x
+expect 2 "--workers: 0 is out of range" -- "$BIN" serve multireactor --workers 0
 expect 2 "at most four servers" -- "$BIN" top 1 2 3 4 5
 expect 1 "no live board for '999999999'" -- "$BIN" top --plain 999999999
 
@@ -110,6 +111,18 @@ printf '!sleep 400\n' | timeout 10 nc -q1 127.0.0.1 "$rport" >/dev/null
 expect 0 "loop reactor blocked for 0\.[0-9] s in one handler" -- cat "$tmp/reactor.out"
 expect 0 "LOOP" -- "$BIN" top --plain --count 1 --interval 100 reactor
 kill -INT "$reactor_pid"; wait "$reactor_pid"
+
+# The multi-reactor: !who names the worker loop, round robin.
+"$BIN" serve multireactor --workers 2 --port 0 --port-file "$tmp/mport" >"$tmp/multi.out" 2>&1 &
+multi_pid=$!
+for _ in $(seq 50); do [ -s "$tmp/mport" ] && break; sleep 0.1; done
+mport=$(cat "$tmp/mport")
+printf '!who\n' | timeout 10 nc -q1 127.0.0.1 "$mport" >"$tmp/who1"
+printf '!who\n' | timeout 10 nc -q1 127.0.0.1 "$mport" >"$tmp/who2"
+expect 0 "^!who model=multireactor thread=worker-1 conn=1$" -- cat "$tmp/who1"
+expect 0 "^!who model=multireactor thread=worker-2 conn=2$" -- cat "$tmp/who2"
+expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$mport" --conns 40 --depth 4 --duration 1
+kill -TERM "$multi_pid"; wait "$multi_pid"
 
 # SIGTERM: a graceful stop, exit 0.
 kill -TERM "$server_pid"
