@@ -26,7 +26,10 @@ threads() {
   done
   echo "$n"
 }
-all_threads() { ls /proc/"$spid"/task | wc -l; }
+# ThreadSanitizer adds a background thread of its own to every process.
+sanitizer_threads=0
+case "$BIN" in */tsan/*) sanitizer_threads=1 ;; esac
+all_threads() { echo $(( $(ls /proc/"$spid"/task | wc -l) - sanitizer_threads )); }
 epoll_fds() { ls -l /proc/"$spid"/fd 2>/dev/null | grep -c 'anon_inode:\[eventpoll\]'; }
 # socket_modes: "nonblocking blocking" counts over the server's TCP sockets
 # (the listening one included).
