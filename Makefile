@@ -59,7 +59,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all check check-asan check-tsan check-valgrind bench peers install clean
+.PHONY: all check check-asan check-tsan check-valgrind bench peers fuzz install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -113,6 +113,19 @@ check-valgrind: $(BIN) $(BUILD)/tests/check_echo $(BUILD)/tests/check_load
 	CK_FORK=no $(VALGRIND) $(BUILD)/tests/check_echo
 	CK_FORK=no $(VALGRIND) $(BUILD)/tests/check_load
 	tests/valgrind_serve.sh "$(VALGRIND)" $(BIN)
+
+# libFuzzer on the decoder and session (clang); make check replays the corpus.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang libclang-rt-14-dev)"; exit 1; }
+	@mkdir -p build/fuzz
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -Imodels -Itests/support \
+	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    -o build/fuzz/fuzz_session tests/fuzz/libfuzzer_main.c \
+	    tests/support/fuzz_session.c models/echo/decoder.c models/echo/session.c
+	mkdir -p build/fuzz/corpus
+	build/fuzz/fuzz_session -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	    build/fuzz/corpus tests/fuzz/corpus
 
 # Reference echo servers on libuv and libevent, for the bench only: built
 # when their libraries are installed (libuv1-dev, libevent-dev), skipped
