@@ -26,6 +26,10 @@ struct server_opts {
     int io_ratio_pct;              /* reactors --io-ratio (1..100) */
     int blocked_warn_ms;           /* reactors --blocked-warn-ms */
     int stop_timeout_ms;           /* reactors: longest graceful stop before closing */
+    int max_conns;                 /* --max-conns: beyond, "!err busy"; 0: no limit */
+    int idle_timeout_ms;           /* --idle-timeout: close after this silence; 0: never */
+    int line_timeout_ms;           /* --line-timeout: a line must complete within; 0: never */
+    int stall_timeout_ms;          /* --stall-timeout: replies unread this long; 0: never */
     int bosses;                    /* multireactor --bosses: 0 means 1 */
     int workers;                   /* multireactor --workers: 0 means 2 x cores */
     int linger_ms;                 /* how long a closing error reply drains input */

@@ -111,6 +111,8 @@ static void on_accept(void *owner, int fd, uint64_t id)
     struct bio_server *s = owner;
     char why[64];
 
+    if (conn_refuse_over_limit(&s->opts, &s->conns, s->board, fd, id))
+        return;
     if (s->opts.max_threads > 0 &&
         conn_registry_count(&s->conns) >= (uint64_t)s->opts.max_threads) {
         snprintf(why, sizeof(why), "%d of %d threads busy (--max-threads)",

@@ -2,7 +2,10 @@
 #include "conn.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "echo/session.h"
@@ -80,6 +83,41 @@ void conn_registry_wait_empty(struct conn_registry *r)
 
 /* ---- serving (the heart of both blocking models) -------------------------- */
 
+/* Wait until fd is readable or deadline_ns passes (0: no deadline).
+ * Returns false on the deadline. */
+static bool wait_readable(int fd, uint64_t deadline_ns)
+{
+    if (deadline_ns == 0)
+        return true;                  /* read() itself will block */
+    for (;;) {
+        uint64_t now = net_now_ns();
+        if (now >= deadline_ns)
+            return false;
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        int rc = poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000));
+        if (rc > 0)
+            return true;
+        if (rc < 0 && errno != EINTR)
+            return true;              /* let read() report the error */
+    }
+}
+
+/* The next input deadline: a partial line must complete within
+ * --line-timeout (slowloris); a silent connection may stay --idle-timeout. */
+static uint64_t input_deadline(const struct server_opts *o, uint64_t last_read_ns,
+                               uint64_t partial_since_ns, enum echo_end *why)
+{
+    if (partial_since_ns && o->line_timeout_ms > 0) {
+        *why = ECHO_END_LINE_TIMEOUT;
+        return partial_since_ns + (uint64_t)o->line_timeout_ms * 1000000u;
+    }
+    if (o->idle_timeout_ms > 0) {
+        *why = ECHO_END_IDLE;
+        return last_read_ns + (uint64_t)o->idle_timeout_ms * 1000000u;
+    }
+    return 0;
+}
+
 enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                          const char *thread_name,
                          struct board_thread_ref *me, uint64_t *lines)
@@ -92,6 +130,14 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
     *lines = 0;
     if (echo_session_init(&session, srv->model, c->id, srv->opts->max_line) < 0)
         return ECHO_END_NO_MEMORY;
+    /* A client that never reads makes write() block; past --stall-timeout
+     * the write fails with EAGAIN and the connection is closed. */
+    if (srv->opts->stall_timeout_ms > 0) {
+        struct timeval tv = { .tv_sec = srv->opts->stall_timeout_ms / 1000,
+                              .tv_usec = (srv->opts->stall_timeout_ms % 1000) * 1000 };
+        setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    }
+    uint64_t last_read_ns = net_now_ns(), partial_since_ns = 0;
     for (;;) {
         size_t room;
         char *buf = echo_session_space(&session, &room);
@@ -99,19 +145,27 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
             end = ECHO_END_NO_MEMORY;
             break;
         }
-        /* Blocks until the client sends, leaves, or a stop shuts down our
+        /* Blocks until the client sends, leaves, a stop shuts down our
          * read side (then the kernel hands over what it already holds,
-         * and 0). */
+         * and 0), or a timeout passes. */
         board_thread_state(board, me, STATE_BLOCKED_IO);
+        enum echo_end timeout_end = ECHO_END_IDLE;
+        uint64_t deadline = input_deadline(srv->opts, last_read_ns, partial_since_ns,
+                                           &timeout_end);
+        if (!wait_readable(c->fd, deadline)) {
+            end = timeout_end;
+            break;
+        }
         ssize_t n = net_read(c->fd, buf, room);
         if (n <= 0) {
             end = n == 0 ? ECHO_END_EOF
                 : n == -ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR;
             break;
         }
-        uint64_t now_ns = board ? board_now_ns() : 0;
+        uint64_t now_ns = net_now_ns();
         board_thread_state_at(board, me, STATE_RUNNING, now_ns);
         echo_session_commit(&session, (size_t)n);
+        last_read_ns = now_ns;
 
         /* Answer every line this read completed. The board's counters are
          * added once per read, not per line: with pipelined lines that
@@ -125,8 +179,11 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
             board_thread_state(board, me, STATE_RUNNING);
             /* A write to a socket with room returns at once; the thread is
              * shown blocked in I/O only while it waits in read(). */
-            if (net_write_all(c->fd, reply.data, reply.len) < 0) {
-                end = ECHO_END_IO_ERROR;
+            int wrc = net_write_all(c->fd, reply.data, reply.len);
+            if (wrc < 0) {
+                end = wrc == -EAGAIN ? ECHO_END_STALLED
+                    : wrc == -ECONNRESET || wrc == -EPIPE ? ECHO_END_RESET
+                    : ECHO_END_IO_ERROR;
                 closing = true;
                 break;
             }
@@ -148,6 +205,12 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
             }
         }
         *lines += batch_lines;
+        /* A partial line left over starts (or keeps) the line clock; one
+         * that began after a complete line restarts it. */
+        if (echo_decoder_pending(&session.decoder) == 0)
+            partial_since_ns = 0;
+        else if (partial_since_ns == 0 || batch_lines > 0)
+            partial_since_ns = now_ns;
         if (board) {
             board_add(board, CTR_BYTES_IN, (uint64_t)n);
             board_add(board, CTR_BYTES_OUT, batch_bytes);
@@ -172,8 +235,19 @@ void conn_finish(const struct conn_server *srv, struct conn_registry *r,
     else
         close(c->fd);
     c->fd = -1;
-    board_conn_closed(srv->board, c->id, echo_end_reason(end, stopping), lines,
-                      end == ECHO_END_RESET);
+    board_conn_ended(srv->board, c->id, end, stopping, lines);
+}
+
+bool conn_refuse_over_limit(const struct server_opts *o, struct conn_registry *r,
+                            struct board *board, int fd, uint64_t id)
+{
+    if (o->max_conns <= 0 || conn_registry_count(r) < (uint64_t)o->max_conns)
+        return false;
+    char why[64];
+    snprintf(why, sizeof(why), "%d of %d connections open (--max-conns)",
+             o->max_conns, o->max_conns);
+    conn_reject_busy(board, fd, id, why);
+    return true;
 }
 
 void conn_reject_busy(struct board *board, int fd, uint64_t id, const char *why)

@@ -76,6 +76,11 @@ void conn_finish(const struct conn_server *srv, struct conn_registry *r,
                  struct conn *c, enum echo_end end, uint64_t lines,
                  bool stopping);
 
+/* --max-conns: if r already holds that many connections, refuse fd (as
+ * conn_reject_busy) and return true. Acceptor thread. */
+bool conn_refuse_over_limit(const struct server_opts *o, struct conn_registry *r,
+                            struct board *board, int fd, uint64_t id);
+
 /* Refuse a new connection: "!err busy", a short lingering close, counted
  * and logged with why. */
 void conn_reject_busy(struct board *board, int fd, uint64_t id, const char *why);

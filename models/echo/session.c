@@ -164,13 +164,17 @@ const char *echo_end_reason(enum echo_end end, bool stopping)
     case ECHO_END_TOO_LONG:  return "line too long";
     case ECHO_END_NO_MEMORY: return "out of memory";
     case ECHO_END_STOPPED:   return "closed by the stop timeout";
+    case ECHO_END_IDLE:      return "idle too long (--idle-timeout)";
+    case ECHO_END_LINE_TIMEOUT: return "line too slow (--line-timeout)";
+    case ECHO_END_STALLED:   return "not reading its replies (--stall-timeout)";
+    case ECHO_END_REFUSED:   return "refused: too many connections (--max-conns)";
     }
     return "?";
 }
 
 bool echo_end_lingers(enum echo_end end)
 {
-    return end == ECHO_END_QUIT || end == ECHO_END_TOO_LONG;
+    return end == ECHO_END_QUIT || end == ECHO_END_TOO_LONG || end == ECHO_END_REFUSED;
 }
 
 static uint64_t clock_ns(clockid_t clock)

@@ -58,6 +58,10 @@ enum echo_end {
     ECHO_END_TOO_LONG,     /* a line over --max-line */
     ECHO_END_NO_MEMORY,    /* the session could not grow its buffer */
     ECHO_END_STOPPED,      /* the server gave up waiting at stop */
+    ECHO_END_IDLE,         /* sent nothing for --idle-timeout */
+    ECHO_END_LINE_TIMEOUT, /* a line still incomplete after --line-timeout */
+    ECHO_END_STALLED,      /* read nothing of its replies for --stall-timeout */
+    ECHO_END_REFUSED,      /* refused at accept: "!err busy" (--max-conns) */
 };
 
 /* One decision: send `data`, after doing `work`, then maybe close. */

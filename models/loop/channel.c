@@ -50,13 +50,16 @@ static void channel_end(struct channel *ch, enum echo_end end)
         loop_timer_cancel(ch->linger_timer);
         ch->linger_timer = NULL;
     }
+    if (ch->deadline_timer) {
+        loop_timer_cancel(ch->deadline_timer);
+        ch->deadline_timer = NULL;
+    }
     loop_watch_remove(ch->loop, &ch->watch);
     close(ch->watch.fd);
     ch->watch.fd = -1;
     loop_channels_add(ch->loop, -1);
-    board_conn_closed(h->board, ch->id,
-                      echo_end_reason(end, h->stopping && h->stopping(h->host_arg)),
-                      ch->lines, end == ECHO_END_RESET);
+    board_conn_ended(h->board, ch->id, end, h->stopping && h->stopping(h->host_arg),
+                     ch->lines);
     h->on_closed(ch, h->host_arg);
     if (ch->waiting_offload)
         ch->dead = true;        /* offload_done frees it */
@@ -64,12 +67,85 @@ static void channel_end(struct channel *ch, enum echo_end end)
         channel_free(ch);
 }
 
+/* How a lingering close ends: it followed a refusal or an error reply. */
+static enum echo_end linger_end(const struct channel *ch)
+{
+    return ch->refused ? ECHO_END_REFUSED : ECHO_END_QUIT;
+}
+
 static void linger_expired(void *arg)
 {
     struct channel *ch = arg;
     loop_timer_release(ch->linger_timer);
     ch->linger_timer = NULL;
-    channel_end(ch, ECHO_END_QUIT);
+    channel_end(ch, linger_end(ch));
+}
+
+/* ---- timeouts (Netty's IdleStateHandler, done lazily) ------------------------ *
+ * One timer per channel, re-armed only when it fires: reads and writes just
+ * note the time, and the timer, when it fires, decides whether a deadline
+ * really passed or when to look again. */
+
+static void check_deadlines(void *arg);
+
+static uint64_t ms_ns(int ms) { return (uint64_t)ms * 1000000u; }
+
+/* The earliest moment a timeout could pass, or 0 for none. */
+static uint64_t next_deadline(const struct channel *ch)
+{
+    const struct channel_host *h = ch->host;
+    uint64_t next = 0;
+#define EARLIEST(t) do { uint64_t t_ = (t); if (!next || t_ < next) next = t_; } while (0)
+    if (h->idle_timeout_ms > 0)
+        EARLIEST(ch->last_read_ns + ms_ns(h->idle_timeout_ms));
+    if (h->line_timeout_ms > 0 && ch->partial_since_ns)
+        EARLIEST(ch->partial_since_ns + ms_ns(h->line_timeout_ms));
+    if (h->stall_timeout_ms > 0 && channel_pending_output(ch) > 0)
+        EARLIEST(ch->last_drain_ns + ms_ns(h->stall_timeout_ms));
+#undef EARLIEST
+    return next;
+}
+
+static void arm_deadline(struct channel *ch, uint64_t now)
+{
+    uint64_t when = next_deadline(ch);
+    if (!when) {
+        /* Nothing to watch now; look again after the shortest timeout. */
+        const struct channel_host *h = ch->host;
+        int ms = h->idle_timeout_ms ? h->idle_timeout_ms
+               : h->line_timeout_ms ? h->line_timeout_ms : h->stall_timeout_ms;
+        when = now + ms_ns(ms);
+    }
+    uint64_t delay_ms = when > now ? (when - now + 999999) / 1000000 : 0;
+    ch->deadline_timer = loop_schedule(ch->loop, delay_ms, check_deadlines, ch);
+}
+
+static void check_deadlines(void *arg)
+{
+    struct channel *ch = arg;
+    const struct channel_host *h = ch->host;
+    uint64_t now = loop_now_ns();
+    loop_timer_release(ch->deadline_timer);
+    ch->deadline_timer = NULL;
+    if (ch->lingering || ch->waiting_offload) {
+        arm_deadline(ch, now);     /* closing already, or the pool has it */
+        return;
+    }
+    if (h->stall_timeout_ms > 0 && channel_pending_output(ch) > 0 &&
+        now >= ch->last_drain_ns + ms_ns(h->stall_timeout_ms)) {
+        channel_end(ch, ECHO_END_STALLED);
+        return;
+    }
+    if (h->line_timeout_ms > 0 && ch->partial_since_ns &&
+        now >= ch->partial_since_ns + ms_ns(h->line_timeout_ms)) {
+        channel_end(ch, ECHO_END_LINE_TIMEOUT);
+        return;
+    }
+    if (h->idle_timeout_ms > 0 && now >= ch->last_read_ns + ms_ns(h->idle_timeout_ms)) {
+        channel_end(ch, ECHO_END_IDLE);
+        return;
+    }
+    arm_deadline(ch, now);
 }
 
 /* The reply before a close is out: shut our side, keep reading and
@@ -92,6 +168,8 @@ size_t channel_pending_output(const struct channel *ch)
 
 static bool append_out(struct channel *ch, const char *data, size_t len)
 {
+    if (channel_pending_output(ch) == 0)
+        ch->last_drain_ns = loop_now_ns();   /* the stall clock starts now */
     if (ch->out_off > 0 && ch->out_off == ch->out_len)
         ch->out_off = ch->out_len = 0;
     if (ch->out_len + len > ch->out_cap) {
@@ -129,6 +207,7 @@ static bool flush(struct channel *ch)
         }
         if (n > 0) {
             ch->out_off += (size_t)n;
+            ch->last_drain_ns = loop_now_ns();
             board_add(ch->host->board, CTR_BYTES_OUT, (uint64_t)n);
         }
     }
@@ -269,6 +348,12 @@ static bool process_lines(struct channel *ch, uint64_t read_ns)
         if (reply.close_after)
             ch->closing = true;
     }
+    /* The line clock: a partial line left over starts it (or keeps it if
+     * no line completed meanwhile). */
+    if (echo_decoder_pending(&ch->session.decoder) == 0)
+        ch->partial_since_ns = 0;
+    else if (ch->partial_since_ns == 0 || ch->batch_lines > 0)
+        ch->partial_since_ns = ch->last_read_ns;
     if (!flush(ch))
         return false;
     if (board && ch->batch_lines) {
@@ -293,7 +378,7 @@ static void on_readable(struct channel *ch)
         while ((n = net_read(ch->watch.fd, sink, sizeof(sink))) > 0)
             ;
         if (n == 0 || n != -EAGAIN)
-            channel_end(ch, ECHO_END_QUIT);
+            channel_end(ch, linger_end(ch));
         return;
     }
     while (budget > 0 && !ch->waiting_offload && !ch->closing && !ch->reading_paused) {
@@ -319,7 +404,7 @@ static void on_readable(struct channel *ch)
         echo_session_commit(&ch->session, (size_t)n);
         board_add(ch->host->board, CTR_BYTES_IN, (uint64_t)n);
         budget -= (size_t)n < budget ? (size_t)n : budget;
-        ch->last_read_ns = ch->host->board ? board_now_ns() : 0;
+        ch->last_read_ns = loop_now_ns();
         if (!process_lines(ch, ch->last_read_ns))
             return;                   /* ended (and freed) while answering */
     }
@@ -361,7 +446,20 @@ struct channel *channel_open(struct loop *l, int fd, uint64_t id,
     }
     loop_channels_add(l, 1);
     board_add(host->board, CTR_ACTIVE, 1);
+    ch->last_read_ns = ch->last_drain_ns = loop_now_ns();
+    if (host->idle_timeout_ms > 0 || host->line_timeout_ms > 0 || host->stall_timeout_ms > 0)
+        arm_deadline(ch, ch->last_read_ns);
     return ch;
+}
+
+void channel_refuse(struct channel *ch)
+{
+    ch->refused = true;
+    ch->closing = true;            /* read no requests; linger after the reply */
+    board_add(ch->host->board, CTR_REJECTED, 1);
+    append_out(ch, ECHO_ERR_BUSY, sizeof(ECHO_ERR_BUSY) - 1);
+    if (flush(ch))
+        update(ch);
 }
 
 void channel_shutdown_input(struct channel *ch)

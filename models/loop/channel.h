@@ -40,6 +40,9 @@ struct channel_host {
     struct board *board;         /* may be NULL */
     struct pool *business;       /* --offload: where !cpu/!sleep run; or NULL */
     size_t high_water, low_water;
+    int idle_timeout_ms;         /* 0: none; see server_opts */
+    int line_timeout_ms;
+    int stall_timeout_ms;
     /* The channel has closed its fd and is about to be freed. Loop thread. */
     void (*on_closed)(struct channel *ch, void *host_arg);
     void *host_arg;
@@ -60,7 +63,11 @@ struct channel {
     bool closing;                /* !quit or too long: flush, then linger */
     bool lingering;              /* write side shut: draining input */
     bool dead;                   /* closed while a line was offloaded */
+    bool refused;                /* opened only to say "!err busy" */
     struct loop_timer *linger_timer;
+    struct loop_timer *deadline_timer; /* idle, line and stall timeouts */
+    uint64_t partial_since_ns;   /* a partial line is waiting since, or 0 */
+    uint64_t last_drain_ns;      /* output last shrank, or was empty */
     uint64_t lines;
     uint64_t batch_lines;        /* answered since the last write, for timing */
     uint64_t last_read_ns;       /* when bytes last came in */
@@ -71,6 +78,10 @@ struct channel {
  * channel, or NULL (fd closed) when out of memory. */
 struct channel *channel_open(struct loop *l, int fd, uint64_t id,
                              const struct channel_host *host);
+
+/* Refuse the channel (--max-conns): "!err busy", then a lingering close,
+ * without reading its requests. */
+void channel_refuse(struct channel *ch);
 
 /* For a graceful stop: end the channel's input (shutdown(SHUT_RD)); it
  * answers every line already received, flushes and closes. */

@@ -94,6 +94,7 @@ struct handoff {
     struct worker *worker;
     int fd;
     uint64_t id;
+    bool refuse;                        /* over --max-conns: "!err busy" */
 };
 
 static void register_task(void *arg)
@@ -103,6 +104,7 @@ static void register_task(void *arg)
     struct loop_server *s = w->server;
     loop_assert_in_loop(w->loop);      /* registered on the worker's own thread */
     struct channel *ch = channel_open(w->loop, h->fd, h->id, &w->host);
+    bool refuse = h->refuse;
     free(h);
     if (!ch) {
         pthread_mutex_lock(&s->stop_lock);
@@ -115,6 +117,8 @@ static void register_task(void *arg)
     if (w->channels)
         w->channels->prev = ch;
     w->channels = ch;
+    if (refuse)
+        channel_refuse(ch);         /* replies, lingers, closes: never blocks */
 }
 
 /* Stop: end every channel's input; each answers, flushes and closes. */
@@ -168,10 +172,15 @@ static void on_acceptable(void *arg, uint32_t events)
             close(fd);
             continue;
         }
-        *h = (struct handoff){ w, fd, id };
         pthread_mutex_lock(&s->stop_lock);
+        bool refuse = s->opts.max_conns > 0 && s->open_channels >= (uint64_t)s->opts.max_conns;
         s->open_channels++;
         pthread_mutex_unlock(&s->stop_lock);
+        *h = (struct handoff){ w, fd, id, refuse };
+        if (refuse)
+            board_event(s->board, EV_REJECT, "conn %llu: %d of %d connections open "
+                        "(--max-conns)", (unsigned long long)id, s->opts.max_conns,
+                        s->opts.max_conns);
         /* Through the worker's task queue: from here on, only the worker's
          * thread touches this connection. (Same loop: it runs at once.) */
         if (loop_run_in_loop(w->loop, register_task, h) < 0) {
@@ -287,6 +296,9 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
             .business = s->business, .high_water = CHANNEL_HIGH_WATER_BYTES,
             .low_water = CHANNEL_LOW_WATER_BYTES, .on_closed = on_channel_closed,
             .host_arg = w, .stopping = is_stopping,
+            .idle_timeout_ms = s->opts.idle_timeout_ms,
+            .line_timeout_ms = s->opts.line_timeout_ms,
+            .stall_timeout_ms = s->opts.stall_timeout_ms,
         };
     }
     rc = open_bosses(s);

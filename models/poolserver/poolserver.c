@@ -68,6 +68,8 @@ static void drop_task(void *arg)
 static void on_accept(void *owner, int fd, uint64_t id)
 {
     struct pool_server *s = owner;
+    if (conn_refuse_over_limit(&s->opts, &s->conns, s->board, fd, id))
+        return;
     struct conn *c = calloc(1, sizeof(*c));
     if (!c) {
         conn_reject_busy(s->board, fd, id, "out of memory");

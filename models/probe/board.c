@@ -196,17 +196,24 @@ const char *board_path(const struct board *b)
     return b ? b->path : "";
 }
 
-void board_conn_closed(struct board *b, uint64_t conn, const char *why,
-                       uint64_t lines, bool reset)
+void board_conn_ended(struct board *b, uint64_t conn, enum echo_end end,
+                      bool stopping, uint64_t lines)
 {
     if (!b)
         return;
-    if (reset)
+    if (end == ECHO_END_RESET)
         board_add(b, CTR_ERR_RESET, 1);
+    else if (end == ECHO_END_IDLE)
+        board_add(b, CTR_CLOSED_IDLE, 1);
+    else if (end == ECHO_END_LINE_TIMEOUT)
+        board_add(b, CTR_CLOSED_SLOW_LINE, 1);
+    else if (end == ECHO_END_STALLED)
+        board_add(b, CTR_CLOSED_STALLED, 1);
     board_sub(b, CTR_ACTIVE, 1);
     board_add(b, CTR_CLOSED, 1);
     board_event(b, EV_CLOSE, "conn %llu: %s, after %llu lines",
-                (unsigned long long)conn, why, (unsigned long long)lines);
+                (unsigned long long)conn, echo_end_reason(end, stopping),
+                (unsigned long long)lines);
 }
 
 void board_mark_closing(struct board *b)

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "echo/session.h"
 #include "histogram.h"
 
 #define BOARD_MAGIC 0x3144524f424c5454ull /* "TTLBORD1" */
@@ -67,6 +68,9 @@ enum board_counter {
     CTR_ERR_LINE_TOO_LONG, CTR_ERR_BAD_ARGUMENT, CTR_ERR_RESET,
     CTR_ERR_ACCEPT,      /* accept failures, EMFILE included */
     CTR_THREADS_SPAWNED, CTR_THREADS_EXITED,
+    CTR_CLOSED_IDLE,     /* closed by --idle-timeout */
+    CTR_CLOSED_SLOW_LINE,/* closed by --line-timeout (slowloris) */
+    CTR_CLOSED_STALLED,  /* closed by --stall-timeout (never reads) */
     CTR_COUNT
 };
 
@@ -205,10 +209,10 @@ struct board_queue *board_queue_claim(struct board *b, const char *name,
 void board_event(struct board *b, enum board_event_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* A connection closed: active - 1, closed + 1, resets counted, and an
- * event with why. Any thread. */
-void board_conn_closed(struct board *b, uint64_t conn, const char *why,
-                       uint64_t lines, bool reset);
+/* A connection ended: active - 1, closed + 1, the reason's own counter
+ * (resets, timeouts), and an event saying why. Any thread. */
+void board_conn_ended(struct board *b, uint64_t conn, enum echo_end end,
+                      bool stopping, uint64_t lines);
 
 /* Mark the board as stopping (the server began a graceful stop). */
 void board_mark_closing(struct board *b);

@@ -27,6 +27,7 @@ static const char *const counter_names[CTR_COUNT] = {
     "accepted", "active", "closed", "bytes_in", "bytes_out", "lines",
     "rejected", "offloaded", "err_line_too_long", "err_bad_argument",
     "err_reset", "err_accept", "threads_spawned", "threads_exited",
+    "closed_idle", "closed_slow_line", "closed_stalled",
 };
 
 const char *board_role_name(enum board_role r)

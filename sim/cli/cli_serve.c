@@ -42,6 +42,13 @@ static void serve_usage(FILE *out)
             "  --port-file F    write the port to F once listening (for scripts)\n"
             "  --no-board       do not publish live state (threadlab top will not\n"
             "                   see this server); for measuring the board's cost\n"
+            "  --max-conns N    at most N open connections; beyond, \"!err busy\"\n"
+            "                   and close (default 0: no limit)\n"
+            "  --idle-timeout MS  close a connection that sends nothing this long\n"
+            "  --line-timeout MS  close a connection whose line is still incomplete\n"
+            "                   after this long (slowloris)\n"
+            "  --stall-timeout MS close a connection that reads none of its replies\n"
+            "                   for this long (default for all three: 0, never)\n"
             "\n"
             "bio:\n"
             "  --max-threads N  at most N connection threads; beyond, \"!err busy\"\n"
@@ -84,7 +91,8 @@ enum {
     OPT_NODELAY, OPT_PORT_FILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_NO_BOARD,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_IDLE_MS, OPT_REJECT, OPT_ADAPTIVE,
     OPT_ADAPTIVE_WINDOW, OPT_OFFLOAD, OPT_IO_RATIO, OPT_BLOCKED_WARN, OPT_BOSSES,
-    OPT_WORKERS,
+    OPT_WORKERS, OPT_MAX_CONNS, OPT_IDLE_TIMEOUT, OPT_LINE_TIMEOUT,
+    OPT_STALL_TIMEOUT,
 };
 
 static const struct option serve_options[] = {
@@ -110,6 +118,10 @@ static const struct option serve_options[] = {
     { "blocked-warn-ms", required_argument, NULL, OPT_BLOCKED_WARN },
     { "bosses", required_argument, NULL, OPT_BOSSES },
     { "workers", required_argument, NULL, OPT_WORKERS },
+    { "max-conns", required_argument, NULL, OPT_MAX_CONNS },
+    { "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+    { "line-timeout", required_argument, NULL, OPT_LINE_TIMEOUT },
+    { "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -220,6 +232,26 @@ static bool parse_serve_options(int argc, char **argv, struct server_opts *o,
             if (!cli_parse_long("serve", "--bosses", optarg, 1, 64, &v))
                 return false;
             o->bosses = (int)v;
+            break;
+        case OPT_MAX_CONNS:
+            if (!cli_parse_long("serve", "--max-conns", optarg, 0, 1000000, &v))
+                return false;
+            o->max_conns = (int)v;
+            break;
+        case OPT_IDLE_TIMEOUT:
+            if (!cli_parse_long("serve", "--idle-timeout", optarg, 0, 86400000, &v))
+                return false;
+            o->idle_timeout_ms = (int)v;
+            break;
+        case OPT_LINE_TIMEOUT:
+            if (!cli_parse_long("serve", "--line-timeout", optarg, 0, 86400000, &v))
+                return false;
+            o->line_timeout_ms = (int)v;
+            break;
+        case OPT_STALL_TIMEOUT:
+            if (!cli_parse_long("serve", "--stall-timeout", optarg, 0, 86400000, &v))
+                return false;
+            o->stall_timeout_ms = (int)v;
             break;
         case OPT_WORKERS:
             if (!cli_parse_long("serve", "--workers", optarg, 1, BOARD_LOOP_SLOTS - 8, &v))

@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,6 +355,147 @@ START_TEST(socat_client_echoes)
 }
 END_TEST
 
+/* ---- limits every model has ------------------------------------------------ */
+
+START_TEST(max_conns_refuses_with_busy)
+{
+    struct test_server t;
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.max_conns = 3;
+    ts_start(&t, model_under_test, &o);
+    int fds[3];
+    for (int i = 0; i < 3; i++) {
+        fds[i] = tn_connect(t.port);
+        tn_send_str(fds[i], "in\n");
+        ck_assert_int_eq(tn_read_line(fds[i], line, sizeof(line)), 3);
+    }
+    int extra = tn_connect(t.port);
+    tn_send_str(extra, "me too\n");
+    ssize_t n = tn_read_line(extra, line, sizeof(line));
+    ck_assert_int_eq(n, (ssize_t)strlen(ECHO_ERR_BUSY));
+    ck_assert(memcmp(line, ECHO_ERR_BUSY, (size_t)n) == 0);
+    ck_assert_int_eq(tn_read_eof(extra), 0);      /* a clean close, no reset */
+    close(extra);
+    close(fds[0]);
+    /* A place frees up: the next one is served. */
+    int again = -1;
+    uint64_t deadline = tn_now_ms() + 5000;
+    for (;;) {
+        again = tn_connect(t.port);
+        tn_send_str(again, "now\n");
+        n = tn_read_line(again, line, sizeof(line));
+        if (n == 4 || tn_now_ms() > deadline)
+            break;
+        close(again);                             /* the close was not seen yet */
+        usleep(20000);
+    }
+    ck_assert_int_eq(n, 4);
+    close(again);
+    close(fds[1]);
+    close(fds[2]);
+    ts_stop(&t);
+}
+END_TEST
+
+START_TEST(idle_connections_are_closed)
+{
+    struct test_server t;
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.idle_timeout_ms = 300;
+    ts_start(&t, model_under_test, &o);
+    int silent = tn_connect(t.port), chatty = tn_connect(t.port);
+    uint64_t start = tn_now_ms();
+    for (int i = 0; i < 12; i++) {               /* 12 x 100 ms of talking */
+        tn_send_str(chatty, "hi\n");
+        ck_assert_int_eq(tn_read_line(chatty, line, sizeof(line)), 3);
+        usleep(100000);
+    }
+    ck_assert_int_eq(tn_read_eof(silent), 0);     /* closed while we talked */
+    uint64_t waited = tn_now_ms() - start;
+    ck_assert_msg(waited >= 300, "closed after %llu ms", (unsigned long long)waited);
+    tn_send_str(chatty, "still\n");              /* the talker never idled */
+    ck_assert_int_eq(tn_read_line(chatty, line, sizeof(line)), 6);
+    close(silent);
+    close(chatty);
+    ts_stop(&t);
+}
+END_TEST
+
+/* Slowloris: bytes keep coming, a line never completes. */
+START_TEST(slow_lines_are_closed)
+{
+    struct test_server t;
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.line_timeout_ms = 400;
+    ts_start(&t, model_under_test, &o);
+    int drip = tn_connect(t.port), normal = tn_connect(t.port);
+    uint64_t start = tn_now_ms();
+    bool closed = false;
+    for (int i = 0; i < 30 && !closed; i++) {     /* a byte every 100 ms */
+        if (send(drip, "x", 1, MSG_NOSIGNAL) != 1)
+            closed = true;
+        else if (tn_readable(drip, 100))
+            closed = tn_read_eof(drip) <= 0;
+        tn_send_str(normal, "ok\n");
+        ck_assert_int_eq(tn_read_line(normal, line, sizeof(line)), 3);
+    }
+    uint64_t took = tn_now_ms() - start;
+    ck_assert_msg(closed, "a line dripping for 3 s was never closed");
+    ck_assert_msg(took >= 400, "closed after %llu ms", (unsigned long long)took);
+    close(drip);
+    close(normal);
+    ts_stop(&t);
+}
+END_TEST
+
+struct flood_sender { int fd; _Atomic bool failed; };
+
+static void *flood_send(void *arg)
+{
+    struct flood_sender *f = arg;
+    char *buf = malloc(65536);
+    memset(buf, 'f', 65535);
+    buf[65535] = '\n';
+    uint64_t deadline = tn_now_ms() + 20000;
+    while (tn_now_ms() < deadline) {
+        ssize_t n = send(f->fd, buf, 65536, MSG_NOSIGNAL);
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            atomic_store(&f->failed, true);       /* EPIPE, ECONNRESET: closed */
+            break;
+        }
+    }
+    free(buf);
+    return NULL;
+}
+
+START_TEST(clients_that_never_read_are_closed)
+{
+    struct test_server t;
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.stall_timeout_ms = 400;
+    ts_start(&t, model_under_test, &o);
+    struct flood_sender f = { .fd = tn_connect(t.port) };
+    int other = tn_connect(t.port);
+    pthread_t th;
+    pthread_create(&th, NULL, flood_send, &f);
+    pthread_join(th, NULL);                       /* ends when the server closes */
+    ck_assert_msg(atomic_load(&f.failed), "a client that never read was never closed");
+    tn_send_str(other, "fine\n");
+    ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 5);
+    close(f.fd);
+    close(other);
+    ts_stop(&t);
+}
+END_TEST
+
 Suite *model_suite(const char *model_name)
 {
     model_under_test = model_name;
@@ -376,6 +519,14 @@ Suite *model_suite(const char *model_name)
     tcase_set_timeout(stop, 30);
     tcase_add_test(stop, stop_loses_no_received_line);
     suite_add_tcase(s, stop);
+
+    TCase *limits = tcase_create("limits");
+    tcase_set_timeout(limits, 60);
+    tcase_add_test(limits, max_conns_refuses_with_busy);
+    tcase_add_test(limits, idle_connections_are_closed);
+    tcase_add_test(limits, slow_lines_are_closed);
+    tcase_add_test(limits, clients_that_never_read_are_closed);
+    suite_add_tcase(s, limits);
 
     TCase *load = tcase_create("load");
     tcase_set_timeout(load, 120);
