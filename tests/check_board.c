@@ -339,6 +339,34 @@ START_TEST(stale_boards_are_cleaned_by_readers)
 }
 END_TEST
 
+START_TEST(a_planted_link_is_refused_and_left_alone)
+{
+    char dir[200], path[300], target[300];
+    ck_assert_int_eq(board_dir(dir, sizeof(dir)), 0);
+    snprintf(target, sizeof(target), "%s/victim", dir);
+    FILE *f = fopen(target, "w");
+    fputs("precious", f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/%d.board", dir, (int)getpid());
+    ck_assert_int_eq(symlink(target, path), 0);
+    errno = 0;
+    struct board *b = board_create("bio", "");
+    ck_assert_ptr_null(b);                  /* publishing turns off */
+    ck_assert_int_eq(errno, ELOOP);
+    char buf[32] = "";
+    f = fopen(target, "r");
+    ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+    fclose(f);
+    ck_assert_str_eq(buf, "precious");      /* the target untouched */
+    unlink(path);
+
+    ck_assert_int_eq(link(target, path), 0); /* a hard link too */
+    ck_assert_ptr_null(board_create("bio", ""));
+    unlink(path);
+    unlink(target);
+}
+END_TEST
+
 START_TEST(two_boards_in_one_process)
 {
     struct board *a = board_create("bio", ""), *b = board_create("bio", "");
@@ -363,6 +391,7 @@ int main(void)
     tcase_add_test(tc, foreign_version_and_bad_files);
     tcase_add_test(tc, stale_boards_are_cleaned_by_readers);
     tcase_add_test(tc, two_boards_in_one_process);
+    tcase_add_test(tc, a_planted_link_is_refused_and_left_alone);
     suite_add_tcase(s, tc);
     return ts_run(s);
 }

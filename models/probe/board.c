@@ -113,6 +113,18 @@ static int open_exclusive(struct board *b)
                       0600);
         if (fd >= 0 || errno != EEXIST)
             return fd >= 0 ? fd : -errno;
+        /* Something is there. Our own board of a dead process with the same
+         * pid, or this process's first board: take the next name. A
+         * symlink, a hard link or a file not ours was planted: refuse, and
+         * leave it (and whatever it points to) alone. */
+        struct stat st;
+        if (lstat(b->path, &st) == 0 &&
+            (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != getuid())) {
+            fprintf(stderr, "threadlab: %s is a %s we did not make; not publishing "
+                    "a board\n", b->path, S_ISLNK(st.st_mode) ? "symlink"
+                    : st.st_nlink != 1 ? "hard link" : "file");
+            return -ELOOP;
+        }
     }
     return -EEXIST;
 }
