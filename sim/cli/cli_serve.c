@@ -270,6 +270,17 @@ static bool parse_serve_options(int argc, char **argv, struct server_opts *o,
     return true;
 }
 
+/* A second SIGINT or SIGTERM during a graceful stop: the person means it. */
+static void *second_signal_main(void *arg)
+{
+    sigset_t *stop_signals = arg;
+    int sig;
+    sigwait(stop_signals, &sig);
+    fprintf(stderr, "threadlab serve: %s again, exiting at once\n", strsignal(sig));
+    _exit(CLI_EXIT_FAILED);
+    return NULL;
+}
+
 static bool write_port_file(const char *path, uint16_t port)
 {
     FILE *f = fopen(path, "w");
@@ -340,8 +351,11 @@ int cli_serve(int argc, char **argv)
     int sig = 0;
     if (rc == CLI_EXIT_OK)
         sigwait(&stop_signals, &sig);
-    fprintf(stderr, "threadlab serve %s: %s, stopping gracefully\n", m->name,
-            sig ? strsignal(sig) : "error");
+    fprintf(stderr, "threadlab serve %s: %s, stopping gracefully (again to exit "
+            "at once)\n", m->name, sig ? strsignal(sig) : "error");
+    pthread_t second;
+    if (pthread_create(&second, NULL, second_signal_main, &stop_signals) == 0)
+        pthread_detach(second);
     m->stop(server);
     fprintf(stderr, "threadlab serve %s: stopped\n", m->name);
     return rc;

@@ -135,6 +135,25 @@ else
 fi
 server_pid=""
 
+# A second SIGTERM while the graceful stop waits (a line in !sleep 5000):
+# exit at once.
+"$BIN" serve bio --port 0 --port-file "$tmp/sport" >"$tmp/second.out" 2>&1 &
+second_pid=$!
+for _ in $(seq 50); do [ -s "$tmp/sport" ] && break; sleep 0.1; done
+(printf '!sleep 5000\n' | timeout 10 nc -q 8 127.0.0.1 "$(cat "$tmp/sport")" >/dev/null 2>&1 &)
+sleep 0.3
+kill -TERM "$second_pid"
+sleep 0.3
+kill -TERM "$second_pid"
+if timeout 2 sh -c "while kill -0 $second_pid 2>/dev/null; do sleep 0.05; done"; then
+  ok
+  expect 0 "again, exiting at once" -- cat "$tmp/second.out"
+else
+  bad "a second SIGTERM did not exit at once"
+  kill -9 "$second_pid"
+fi
+wait "$second_pid" 2>/dev/null
+
 # Nobody listening now: load says so and fails.
 expect 1 "could not connect to 127.0.0.1:$port" -- "$BIN" load "127.0.0.1:$port" --lines 10 --timeout 2
 

@@ -355,6 +355,55 @@ START_TEST(socat_client_echoes)
 }
 END_TEST
 
+START_TEST(half_close_answers_then_eof)
+{
+    struct test_server t;
+    char got[16];
+    start_default(&t);
+    int fd = tn_connect(t.port);
+    tn_send_str(fd, "a\nb\n");
+    shutdown(fd, SHUT_WR);                 /* we are done sending, not reading */
+    ck_assert(tn_read_exact(fd, got, 4));
+    ck_assert(memcmp(got, "a\nb\n", 4) == 0);
+    ck_assert_int_eq(tn_read_eof(fd), 0);
+    close(fd);
+    ts_stop(&t);
+}
+END_TEST
+
+enum { PIPELINED = 100000 };
+
+static void *write_pipelined(void *arg)
+{
+    int fd = *(int *)arg;
+    char *buf = malloc(PIPELINED * 8);
+    size_t len = 0;
+    for (int i = 0; i < PIPELINED; i++)
+        len += (size_t)sprintf(buf + len, "%06d\n", i);
+    tn_send(fd, buf, len);
+    free(buf);
+    return NULL;
+}
+
+START_TEST(hundred_thousand_pipelined_lines_in_order)
+{
+    struct test_server t;
+    start_default(&t);
+    int fd = tn_connect(t.port);
+    pthread_t writer;
+    pthread_create(&writer, NULL, write_pipelined, &fd);
+    char line[16], want[16];
+    for (int i = 0; i < PIPELINED; i++) {
+        ssize_t n = tn_read_line(fd, line, sizeof(line));
+        snprintf(want, sizeof(want), "%06d\n", i);
+        ck_assert_msg(n == 7 && memcmp(line, want, 7) == 0, "line %d out of order", i);
+    }
+    pthread_join(writer, NULL);
+    close(fd);
+    ts_stop(&t);
+}
+END_TEST
+
 /* ---- limits every model has ------------------------------------------------ */
 
 START_TEST(max_conns_refuses_with_busy)
@@ -508,6 +557,8 @@ Suite *model_suite(const char *model_name)
     tcase_add_test(proto, oversized_line_closes_only_that_connection);
     tcase_add_test(proto, reset_mid_line_leaves_server_serving);
     tcase_add_test(proto, socat_client_echoes);
+    tcase_add_test(proto, half_close_answers_then_eof);
+    tcase_add_test(proto, hundred_thousand_pipelined_lines_in_order);
     suite_add_tcase(s, proto);
 
     TCase *blocking = tcase_create("blocking");
