@@ -59,7 +59,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all check check-asan check-tsan check-valgrind bench peers fuzz install clean
+.PHONY: all check check-asan check-tsan check-valgrind bench peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -113,6 +113,11 @@ check-valgrind: $(BIN) $(BUILD)/tests/check_echo $(BUILD)/tests/check_load
 	CK_FORK=no $(VALGRIND) $(BUILD)/tests/check_echo
 	CK_FORK=no $(VALGRIND) $(BUILD)/tests/check_load
 	tests/valgrind_serve.sh "$(VALGRIND)" $(BIN)
+
+# Ten minutes of mixed load and faults against every model (not in check).
+SOAK_SECONDS ?= 150
+soak: $(BIN)
+	tests/soak/soak.sh $(BIN) $(SOAK_SECONDS)
 
 # libFuzzer on the decoder and session (clang); make check replays the corpus.
 FUZZ_SECONDS ?= 60

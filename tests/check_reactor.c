@@ -83,18 +83,6 @@ END_TEST
 
 /* ---- a client that sends and never reads ----------------------------------- */
 
-static long rss_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb;
-}
 
 enum { LINE = 65536, TOTAL = 100 << 20, LINES = TOTAL / LINE };
 
@@ -136,7 +124,7 @@ START_TEST(a_client_that_never_reads_is_bounded)
     struct sender snd = { .fd = tn_connect(reactor_port(s)) };
     int other = tn_connect(reactor_port(s));
     char line[64];
-    long rss_before = rss_kb();
+    long rss_before = tn_rss_kb();
 
     pthread_t th;
     pthread_create(&th, NULL, send_all, &snd);
@@ -150,7 +138,7 @@ START_TEST(a_client_that_never_reads_is_bounded)
         last = now;
     }
     int stuck_at = atomic_load(&snd.sent_lines);
-    long grown_kb = rss_kb() - rss_before;
+    long grown_kb = tn_rss_kb() - rss_before;
     printf("never-reading client: stuck after %d of %d 64 KiB lines; server "
            "process grew %ld KiB\n", stuck_at, LINES, grown_kb);
     ck_assert_int_lt(stuck_at, LINES / 4);      /* backpressure reached it */

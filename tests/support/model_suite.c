@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
 #include <stdio.h>
@@ -32,6 +33,8 @@ void ts_start(struct test_server *t, const char *name,
 {
     t->model = model_find(name);
     ck_assert_msg(t->model != NULL, "no model called %s", name);
+    /* A server must ignore SIGPIPE itself: one that forgets dies here. */
+    signal(SIGPIPE, SIG_DFL);
     t->server = t->model->start(opts);
     ck_assert_msg(t->server != NULL, "%s did not start: %s", name,
                   strerror(errno));
@@ -404,6 +407,116 @@ START_TEST(hundred_thousand_pipelined_lines_in_order)
 }
 END_TEST
 
+/* ---- faults ------------------------------------------------------------------ */
+
+/* A megabyte with no newline: "!err line-too-long", then EOF, not a reset;
+ * the others unaffected; the server's memory bounded. */
+START_TEST(a_megabyte_without_newline)
+{
+    struct test_server t;
+    char line[64];
+    start_default(&t);
+    int other = tn_connect(t.port), junk = tn_connect(t.port);
+    long rss_before = tn_rss_kb();
+    char *mb = malloc(1 << 20);
+    unsigned seed = 5;
+    for (int i = 0; i < (1 << 20); i++) {
+        mb[i] = (char)rand_r(&seed);
+        if (mb[i] == '\n')
+            mb[i] = ' ';
+    }
+    /* The server closes after 64 KiB; the rest may fail to send: fine. */
+    size_t sent = 0;
+    while (sent < (1u << 20)) {
+        ssize_t n = send(junk, mb + sent, (1u << 20) - sent, MSG_NOSIGNAL);
+        if (n <= 0)
+            break;
+        sent += (size_t)n;
+    }
+    ssize_t n = tn_read_line(junk, line, sizeof(line));
+    ck_assert_int_eq(n, (ssize_t)strlen(ECHO_ERR_LINE_TOO_LONG));
+    ck_assert(memcmp(line, ECHO_ERR_LINE_TOO_LONG, (size_t)n) == 0);
+    ck_assert_int_eq(tn_read_eof(junk), 0);
+    tn_send_str(other, "unaffected\n");
+    ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 11);
+    ck_assert_int_lt(tn_rss_kb() - rss_before, 8 * 1024);
+    free(mb);
+    close(junk);
+    close(other);
+    ts_stop(&t);
+}
+END_TEST
+
+/* 200 slowloris connections drip a byte every 0.5 s; all are closed at the
+ * line deadline, while a probe client is answered fast all along. */
+START_TEST(two_hundred_slowloris_and_a_probe)
+{
+    enum { SLOW = 200 };
+    struct test_server t;
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.line_timeout_ms = 1000;
+    o.pool.max_threads = 256;          /* the pool must not queue the probe */
+    ts_start(&t, model_under_test, &o);
+    int fds[SLOW], open_left = SLOW, probe = tn_connect(t.port);
+    for (int i = 0; i < SLOW; i++)
+        fds[i] = tn_connect(t.port);
+    uint64_t worst_ms = 0, start = tn_now_ms();
+    while (open_left > 0 && tn_now_ms() - start < 5000) {
+        for (int i = 0; i < SLOW; i++) {
+            if (fds[i] < 0)
+                continue;
+            if (send(fds[i], "s", 1, MSG_NOSIGNAL) != 1 ||
+                (tn_readable(fds[i], 0) && tn_read_eof(fds[i]) <= 0)) {
+                close(fds[i]);
+                fds[i] = -1;
+                open_left--;
+            }
+        }
+        for (int k = 0; k < 10; k++) {  /* probe every 50 ms for 0.5 s */
+            uint64_t t0 = tn_now_ms();
+            tn_send_str(probe, "probe\n");
+            ck_assert_int_eq(tn_read_line(probe, line, sizeof(line)), 6);
+            if (tn_now_ms() - t0 > worst_ms)
+                worst_ms = tn_now_ms() - t0;
+            usleep(50000);
+        }
+    }
+    ck_assert_msg(open_left == 0, "%d slowloris connections still open after 5 s",
+                  open_left);
+    /* Loose: the probe is typically answered in well under 1 ms. */
+    ck_assert_msg(worst_ms < 100, "the probe waited %llu ms", (unsigned long long)worst_ms);
+    close(probe);
+    ts_stop(&t);
+}
+END_TEST
+
+/* 10 000 connect/close cycles: fds and threads back where they started. */
+START_TEST(ten_thousand_connections_come_and_go)
+{
+    struct test_server t;
+    char line[16];
+    start_default(&t);
+    int fds_before = tn_fd_count(), threads_before = tn_thread_count("");
+    for (int i = 0; i < 10000; i++) {
+        int fd = tn_connect(t.port);
+        if (i % 10 == 0) {             /* some say something first */
+            tn_send_str(fd, "x\n");
+            ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 2);
+        }
+        close(fd);
+    }
+    uint64_t deadline = tn_now_ms() + 10000;
+    while ((tn_fd_count() != fds_before || tn_thread_count("") > threads_before) &&
+           tn_now_ms() < deadline)
+        usleep(20000);
+    ck_assert_int_eq(tn_fd_count(), fds_before);
+    ck_assert_int_le(tn_thread_count(""), threads_before);
+    ts_stop(&t);
+}
+END_TEST
+
 /* ---- limits every model has ------------------------------------------------ */
 
 START_TEST(max_conns_refuses_with_busy)
@@ -570,6 +683,13 @@ Suite *model_suite(const char *model_name)
     tcase_set_timeout(stop, 30);
     tcase_add_test(stop, stop_loses_no_received_line);
     suite_add_tcase(s, stop);
+
+    TCase *faults = tcase_create("faults");
+    tcase_set_timeout(faults, 120);
+    tcase_add_test(faults, a_megabyte_without_newline);
+    tcase_add_test(faults, two_hundred_slowloris_and_a_probe);
+    tcase_add_test(faults, ten_thousand_connections_come_and_go);
+    suite_add_tcase(s, faults);
 
     TCase *limits = tcase_create("limits");
     tcase_set_timeout(limits, 60);

@@ -117,6 +117,30 @@ int tn_thread_count(const char *prefix)
     return n;
 }
 
+int tn_fd_count(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1;                     /* not the directory's own fd */
+}
+
+long tn_rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb;
+}
+
 uint64_t tn_now_ms(void)
 {
     struct timespec ts;

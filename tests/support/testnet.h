@@ -38,6 +38,10 @@ void tn_close_reset(int fd);
  * /proc/self/task/N/comm. Naming keeps sanitizer helper threads out. */
 int tn_thread_count(const char *prefix);
 
+/* This process's open fds and resident memory (KiB), from /proc. */
+int tn_fd_count(void);
+long tn_rss_kb(void);
+
 /* Milliseconds on the monotonic clock. */
 uint64_t tn_now_ms(void);
 
