@@ -281,6 +281,10 @@ START_TEST(cancel_before_and_after_firing)
     ck_assert_int_eq(atomic_load(&ticks), 1);     /* only `late` ran */
     ck_assert(!loop_timer_cancel(late));          /* after: nothing to stop */
     struct loop_timer *dropped = loop_schedule(l, 10000, tick_cb, NULL);
+    usleep(20000);
+    struct loop_stats st;
+    loop_stats(l, &st);
+    ck_assert_uint_eq(st.timers, 1);              /* the pending one */
     stop_loop(l);                                 /* drops the pending one */
     ck_assert_int_eq(atomic_load(&ticks), 1);
     ck_assert(!loop_timer_cancel(dropped));       /* the handle outlives the loop */

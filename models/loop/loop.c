@@ -69,6 +69,7 @@ struct loop {
     /* counters: written by the loop thread, read by anyone */
     _Atomic uint64_t iterations, io_ns, task_ns, tasks_run, timers_fired,
                      wakeups_written, longest_task_ns;
+    _Atomic uint64_t timers_now;  /* the heap's size, as of the last iteration */
 };
 
 uint64_t loop_now_ns(void)
@@ -419,6 +420,7 @@ static void loop_iteration(struct loop *l)
     set_phase(l, LOOP_PHASE_TASKS);
     run_tasks(l, loop_task_budget_ns(io_ns, l->io_ratio_pct));
     bump(&l->iterations, 1);
+    atomic_store_explicit(&l->timers_now, l->timers.len, memory_order_relaxed);
 
     if (l->slot) {
         struct board_loop *s = l->slot;
@@ -570,5 +572,5 @@ void loop_stats(struct loop *l, struct loop_stats *out)
     out->wakeups_written = atomic_load(&l->wakeups_written);
     out->longest_task_ns = atomic_load(&l->longest_task_ns);
     out->queued = atomic_load(&l->queued);
-    out->timers = 0;   /* the heap is the loop thread's; see the board */
+    out->timers = atomic_load(&l->timers_now);
 }

@@ -67,7 +67,7 @@ struct loop_stats {
     uint64_t wakeups_written;     /* eventfd writes: the wakeup rule at work */
     uint64_t longest_task_ns;
     uint64_t queued;              /* tasks waiting now */
-    uint64_t timers;              /* timers scheduled now */
+    uint64_t timers;              /* timers scheduled, as of the last iteration */
 };
 
 /* ---- lifetime ---- */
