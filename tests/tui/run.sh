@@ -84,8 +84,9 @@ else
 fi
 
 # When the server exits while watched, top shows it as gone.
-tmux -S "$sock" kill-session -t top 2>/dev/null
-tmux -S "$sock" new-session -d -s top -x 120 -y 40 \
+# respawn-pane, not kill-session + new-session: with no session left the
+# tmux server exits, and a new session can race with its exit.
+tmux -S "$sock" respawn-pane -k -t top \
   "env TERM=xterm THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR NO_COLOR=1 $BIN top $spid; sleep 30"
 for _ in $(seq 50); do screen | grep -q "bio  pid $spid" && break; sleep 0.1; done
 kill "$lpid" 2>/dev/null; lpid=""
@@ -98,12 +99,11 @@ done
 [ -n "$gone" ] && ok || { bad "a server that exits is not shown as gone"; screen | head -5; }
 
 # A reactor whose loop a !sleep blocks: the loop's row says BLOCKED.
-tmux -S "$sock" kill-session -t top 2>/dev/null
 "$BIN" serve reactor --port 0 --port-file "$tmp/rport" --blocked-warn-ms 500 >"$tmp/reactor.log" 2>&1 &
 rpid=$!
 for _ in $(seq 50); do [ -s "$tmp/rport" ] && break; sleep 0.1; done
 rport=$(cat "$tmp/rport")
-tmux -S "$sock" new-session -d -s top -x 120 -y 40 \
+tmux -S "$sock" respawn-pane -k -t top \
   "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top --interval 200 $rpid; sleep 30"
 for _ in $(seq 50); do screen | grep -q "reactor  pid $rpid" && break; sleep 0.1; done
 (printf '!sleep 2000\n' | timeout 10 nc -q3 127.0.0.1 "$rport" >/dev/null 2>&1 &)
