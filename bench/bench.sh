@@ -69,7 +69,7 @@ for spec in $configs; do
     # shellcheck disable=SC2046
     *) start "$label" $(echo "$rest" | tr _ ' ') ;;
   esac
-  for conns in 1 64 1000; do
+  for conns in 1 64 512 1000; do
     for depth in 1 16; do
       load "$port" "$conns" "$depth" "$tmp/out"
       echo "$label $conns $depth $(field lines_per_s "$tmp/out") $(field p50 "$tmp/out") \
