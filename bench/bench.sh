@@ -40,19 +40,32 @@ PEERS=${2:-build/peers}
 echo "threadlab bench: 64-byte lines, ${DURATION}s per row, $(nproc) cores shared by client and server"
 echo "$(uname -srm), $(date -u +%Y-%m-%dT%H:%MZ)"
 
-# A free loopback port for a peer (peers take a port, they cannot pick one).
+# A free loopback port for a peer (peers take a port, they cannot pick one):
+# below the kernel's ephemeral range, so that no client socket of ours can
+# be holding it.
 free_port() {
+  low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+  low=${low:-32768}
   while :; do
-    p=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 30000))
-    ss -ltnH 2>/dev/null | grep -q ":$p " || { echo "$p"; return; }
+    p=$((10000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % (low - 10000)))
+    ss -ltnaH 2>/dev/null | grep -q ":$p " || { echo "$p"; return; }
   done
 }
-# peer NAME BINARY THREADS: start a reference server; sets $port.
+# peer NAME BINARY THREADS: start a reference server; sets $port. Tries
+# another port if it did not come up.
 peer() {
-  port=$(free_port)
-  "$2" "$port" "$3" >/dev/null 2>&1 &
-  pids="$pids $!"
-  for _ in $(seq 50); do ss -ltnH 2>/dev/null | grep -q "127.0.0.1:$port " && break; sleep 0.1; done
+  for _try in 1 2 3 4 5; do
+    port=$(free_port)
+    "$2" "$port" "$3" >/dev/null 2>&1 &
+    ppid_=$!
+    for _ in $(seq 30); do ss -ltnH 2>/dev/null | grep -q "127.0.0.1:$port " && break; sleep 0.1; done
+    if ss -ltnH 2>/dev/null | grep -q "127.0.0.1:$port "; then
+      pids="$pids $ppid_"
+      return
+    fi
+    kill "$ppid_" 2>/dev/null
+  done
+  echo "bench: $1 did not start" >&2
 }
 
 # ---- every model and the reference servers, side by side -------------------
