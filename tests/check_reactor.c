@@ -166,6 +166,23 @@ END_TEST
 
 /* ---- out of file descriptors ------------------------------------------------- */
 
+/* utime + stime of a process, in clock ticks (1/100 s). */
+static long child_cpu_ticks(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');       /* the name may hold spaces */
+    long utime = 0, stime = 0;
+    ck_assert(p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld",
+                          &utime, &stime) == 2);
+    return utime + stime;
+}
+
 START_TEST(survives_running_out_of_fds)
 {
     int ports[2];
@@ -215,6 +232,12 @@ START_TEST(survives_running_out_of_fds)
     }
     printf("fd limit 40: %d connections served, %d refused or waiting\n",
            served, refused);
+    /* Out of fds with clients still knocking: no busy loop. The server's
+     * CPU time over half a second stays small. */
+    long before = child_cpu_ticks(child);
+    usleep(500000);
+    long spent = child_cpu_ticks(child) - before;
+    ck_assert_msg(spent <= 10, "the server spun: %ld ticks of CPU in 0.5 s", spent);
     ck_assert_int_gt(served, 20);
     ck_assert_int_gt(refused, 0);
     /* The ones that got in still echo. */
