@@ -8,15 +8,14 @@ set -u
 BIN=${THREADLAB_BIN:-build/threadlab}
 tmp=$(mktemp -d)
 export THREADLAB_BOARD_DIR="$tmp/boards"
-pass=0 fail=0 spid="" lpid=""
+spid="" lpid=""
+. "$(dirname "$0")/../lib.sh"
 cleanup() {
   [ -n "$lpid" ] && kill "$lpid" 2>/dev/null
   [ -n "$spid" ] && kill -INT "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "  FAIL: $*"; }
 
 # threads PREFIX: threads of the server whose name starts with PREFIX.
 threads() {
@@ -52,11 +51,8 @@ eventually() {
 }
 
 serve() {
-  rm -f "$tmp/port"
-  "$BIN" serve "$@" --port 0 --port-file "$tmp/port" >"$tmp/serve.log" 2>&1 &
-  spid=$!
-  for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-  port=$(cat "$tmp/port")
+  start_server serve "$@"
+  spid=$server_pid
 }
 load() {
   "$BIN" load "127.0.0.1:$port" --conns 20 --duration "$1" --timeout 30 --no-progress >"$tmp/load.log" 2>&1 &
@@ -123,5 +119,4 @@ expect_eq "multireactor --offload 2: business threads" "$(threads biz-)" 2
 expect_eq "multireactor: all threads (main, 5 loops, checker, watchdog, 2 biz)" "$(all_threads)" 10
 finish
 
-echo "arch: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary arch

@@ -5,16 +5,13 @@
 set -u
 BIN=${THREADLAB_BIN:-build/threadlab}
 tmp=$(mktemp -d)
-pass=0 fail=0
 server_pid=""
+. "$(dirname "$0")/../lib.sh"
 cleanup() {
   [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "  FAIL: $*"; }
 
 # expect STATUS PATTERN -- CMD...: exit status and a line of output (stdout
 # and stderr together) matching PATTERN.
@@ -69,15 +66,12 @@ expect 2 "at most four servers" -- "$BIN" top 1 2 3 4 5
 expect 1 "no live board for '999999999'" -- "$BIN" top --plain 999999999
 
 # serve + load, end to end.
-"$BIN" serve bio --port 0 --port-file "$tmp/port" >"$tmp/serve.out" 2>&1 &
-server_pid=$!
-for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-port=$(cat "$tmp/port" 2>/dev/null)
+start_server serve bio
 if [ -z "$port" ]; then
-  bad "serve bio did not write its port"; cat "$tmp/serve.out"
-  echo "cli: $pass passed, $((fail)) failed"; exit 1
+  bad "serve bio did not write its port"; cat "$tmp/serve.log"
+  summary cli; exit 1
 fi
-expect 0 "listening on 127.0.0.1:$port" -- cat "$tmp/serve.out"
+expect 0 "listening on 127.0.0.1:$port" -- cat "$tmp/serve.log"
 expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$port" --conns 200 --duration 2 --threads 2
 expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 8 --lines 1000 --mix cpu=100:5,sleep=5:1 --json
 expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 4 --rate 2000 --duration 1 --json
@@ -92,31 +86,26 @@ expect 0 "^!who model=bio thread=conn-[0-9]* conn=[0-9]*$" -- cat "$tmp/nc.out"
 expect 1 "cannot listen on 127.0.0.1:$port: Address already in use" -- "$BIN" serve bio --port "$port"
 
 # The pool server end to end too, and top reading it.
-"$BIN" serve pool --min 2 --max 8 --port 0 --port-file "$tmp/pport" >"$tmp/pool.out" 2>&1 &
-pool_pid=$!
-for _ in $(seq 50); do [ -s "$tmp/pport" ] && break; sleep 0.1; done
-pport=$(cat "$tmp/pport")
+bio_pid=$server_pid bio_port=$port
+start_server pool pool --min 2 --max 8
+pool_pid=$server_pid pport=$port
 expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$pport" --conns 8 --duration 1
 expect 0 "task queue\|connections" -- "$BIN" top --plain --count 1 --interval 100 "$pool_pid"
 expect 0 "watchdog" -- "$BIN" top --plain --count 1 --interval 100 pool
 kill -INT "$pool_pid"; wait "$pool_pid"
 
 # The reactor, with the blocked-loop checker speaking on stderr.
-"$BIN" serve reactor --blocked-warn-ms 100 --port 0 --port-file "$tmp/rport" >"$tmp/reactor.out" 2>&1 &
-reactor_pid=$!
-for _ in $(seq 50); do [ -s "$tmp/rport" ] && break; sleep 0.1; done
-rport=$(cat "$tmp/rport")
+start_server reactor reactor --blocked-warn-ms 100
+reactor_pid=$server_pid rport=$port
 expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$rport" --conns 50 --duration 1
 printf '!sleep 400\n' | timeout 10 nc -q1 127.0.0.1 "$rport" >/dev/null
-expect 0 "loop reactor blocked for 0\.[0-9] s in one handler" -- cat "$tmp/reactor.out"
+expect 0 "loop reactor blocked for 0\.[0-9] s in one handler" -- cat "$tmp/reactor.log"
 expect 0 "LOOP" -- "$BIN" top --plain --count 1 --interval 100 reactor
 kill -INT "$reactor_pid"; wait "$reactor_pid"
 
 # The multi-reactor: !who names the worker loop, round robin.
-"$BIN" serve multireactor --workers 2 --port 0 --port-file "$tmp/mport" >"$tmp/multi.out" 2>&1 &
-multi_pid=$!
-for _ in $(seq 50); do [ -s "$tmp/mport" ] && break; sleep 0.1; done
-mport=$(cat "$tmp/mport")
+start_server multi multireactor --workers 2
+multi_pid=$server_pid mport=$port
 printf '!who\n' | timeout 10 nc -q1 127.0.0.1 "$mport" >"$tmp/who1"
 printf '!who\n' | timeout 10 nc -q1 127.0.0.1 "$mport" >"$tmp/who2"
 expect 0 "^!who model=multireactor thread=worker-1 conn=1$" -- cat "$tmp/who1"
@@ -125,11 +114,12 @@ expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$mport" --conns 40 --depth 4 
 kill -TERM "$multi_pid"; wait "$multi_pid"
 
 # SIGTERM: a graceful stop, exit 0.
+server_pid=$bio_pid port=$bio_port
 kill -TERM "$server_pid"
 if timeout 10 sh -c "while kill -0 $server_pid 2>/dev/null; do sleep 0.1; done"; then
   wait "$server_pid"; st=$?
   [ "$st" = 0 ] && ok || bad "serve exited $st after SIGTERM"
-  expect 0 "stopped" -- cat "$tmp/serve.out"
+  expect 0 "stopped" -- cat "$tmp/serve.log"
 else
   bad "serve did not stop within 10 s of SIGTERM"
 fi
@@ -137,17 +127,16 @@ server_pid=""
 
 # A second SIGTERM while the graceful stop waits (a line in !sleep 5000):
 # exit at once.
-"$BIN" serve bio --port 0 --port-file "$tmp/sport" >"$tmp/second.out" 2>&1 &
-second_pid=$!
-for _ in $(seq 50); do [ -s "$tmp/sport" ] && break; sleep 0.1; done
-(printf '!sleep 5000\n' | timeout 10 nc -q 8 127.0.0.1 "$(cat "$tmp/sport")" >/dev/null 2>&1 &)
+start_server second bio
+second_pid=$server_pid
+(printf '!sleep 5000\n' | timeout 10 nc -q 8 127.0.0.1 "$port" >/dev/null 2>&1 &)
 sleep 0.3
 kill -TERM "$second_pid"
 sleep 0.3
 kill -TERM "$second_pid"
 if timeout 2 sh -c "while kill -0 $second_pid 2>/dev/null; do sleep 0.05; done"; then
   ok
-  expect 0 "again, exiting at once" -- cat "$tmp/second.out"
+  expect 0 "again, exiting at once" -- cat "$tmp/second.log"
 else
   bad "a second SIGTERM did not exit at once"
   kill -9 "$second_pid"
@@ -165,5 +154,4 @@ for _ in $(seq 50); do ss -ltnH 2>/dev/null | grep -q "127.0.0.1:$port " && brea
 expect 1 "stopped answering" -- "$BIN" load "127.0.0.1:$port" --lines 10 --timeout 1
 kill "$ncpid" 2>/dev/null
 
-echo "cli: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary cli

@@ -7,8 +7,8 @@ BIN=$(realpath "${THREADLAB_BIN:-build/threadlab}")
 tmp=$(mktemp -d)
 sock="$tmp/tmux.sock"
 export THREADLAB_BOARD_DIR="$tmp/boards"
-pass=0 fail=0
 spid="" lpid=""
+. "$(dirname "$0")/../lib.sh"
 cleanup() {
   tmux -S "$sock" kill-server 2>/dev/null
   [ -n "$lpid" ] && kill "$lpid" 2>/dev/null
@@ -16,17 +16,13 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "  FAIL: $*"; }
 screen() { tmux -S "$sock" capture-pane -p -t top; }
 
 echo "== tests/tui/run.sh ($BIN)"
 command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
 
-"$BIN" serve bio --port 0 --port-file "$tmp/port" >"$tmp/serve.log" 2>&1 &
-spid=$!
-for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-port=$(cat "$tmp/port")
+start_server serve bio
+spid=$server_pid
 "$BIN" load "127.0.0.1:$port" --conns 300 --duration 20 --mix sleep=20:5 \
     --no-progress >"$tmp/load.log" 2>&1 &
 lpid=$!
@@ -99,10 +95,8 @@ done
 [ -n "$gone" ] && ok || { bad "a server that exits is not shown as gone"; screen | head -5; }
 
 # A reactor whose loop a !sleep blocks: the loop's row says BLOCKED.
-"$BIN" serve reactor --port 0 --port-file "$tmp/rport" --blocked-warn-ms 500 >"$tmp/reactor.log" 2>&1 &
-rpid=$!
-for _ in $(seq 50); do [ -s "$tmp/rport" ] && break; sleep 0.1; done
-rport=$(cat "$tmp/rport")
+start_server reactor reactor --blocked-warn-ms 500
+rpid=$server_pid rport=$port
 tmux -S "$sock" respawn-pane -k -t top \
   "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top --interval 200 $rpid; sleep 30"
 for _ in $(seq 50); do screen | grep -q "reactor  pid $rpid" && break; sleep 0.1; done
@@ -116,5 +110,4 @@ done
 screen | grep -q "S blocked-sleep" && ok || bad "the loop thread is not shown in blocked-sleep"
 kill -INT "$rpid"; wait "$rpid"
 
-echo "tui: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary tui
