@@ -2,6 +2,7 @@
 #include "conn.h"
 
 #include <errno.h>
+#include <sys/ioctl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -68,8 +69,10 @@ void conn_registry_shutdown_reads(struct conn_registry *r)
     /* Under the lock: a connection leaves the registry before its fd is
      * closed, so no fd number here can have been reused by then. */
     pthread_mutex_lock(&r->lock);
-    for (struct conn *c = r->head; c; c = c->next)
+    for (struct conn *c = r->head; c; c = c->next) {
+        atomic_store(&c->input_ended, true);
         shutdown(c->fd, SHUT_RD);
+    }
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -138,6 +141,10 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
         setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     }
     uint64_t last_read_ns = net_now_ns(), partial_since_ns = 0;
+    /* After a stop's SHUT_RD the kernel still queues what a client sends:
+     * answer what it held when we noticed the stop, then no more. */
+    bool stop_seen = false;
+    size_t stop_left = 0;
     for (;;) {
         size_t room;
         char *buf = echo_session_space(&session, &room);
@@ -145,6 +152,12 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
             end = ECHO_END_NO_MEMORY;
             break;
         }
+        if (stop_seen && stop_left == 0) {
+            end = ECHO_END_EOF;           /* a stop ended input */
+            break;
+        }
+        if (stop_seen && stop_left < room)
+            room = stop_left;
         /* Blocks until the client sends, leaves, a stop shuts down our
          * read side (then the kernel hands over what it already holds,
          * and 0), or a timeout passes. */
@@ -161,6 +174,13 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
             end = n == 0 ? ECHO_END_EOF
                 : n == -ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR;
             break;
+        }
+        if (stop_seen) {
+            stop_left -= (size_t)n;
+        } else if (atomic_load(&c->input_ended)) {
+            int held = 0;
+            stop_seen = true;
+            stop_left = ioctl(c->fd, FIONREAD, &held) == 0 && held > 0 ? (size_t)held : 0;
         }
         uint64_t now_ns = net_now_ns();
         board_thread_state_at(board, me, STATE_RUNNING, now_ns);
@@ -229,8 +249,9 @@ void conn_finish(const struct conn_server *srv, struct conn_registry *r,
                  bool stopping)
 {
     conn_registry_remove(r, c);
-    /* After an error reply, linger so that it is read, not lost to a reset. */
-    if (echo_end_lingers(end))
+    /* After an error reply, or when a stop cut a client off mid-stream,
+     * linger: the last replies are read, not lost to a reset. */
+    if (echo_end_lingers(end) || stopping)
         net_lingering_close(c->fd, srv->opts->linger_ms);
     else
         close(c->fd);

@@ -15,6 +15,7 @@
 #define THREADLAB_CONN_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,6 +31,7 @@ struct conn {
     uint64_t id;              /* 1, 2, ... in accept order */
     struct conn *prev, *next; /* in the registry */
     void *owner;              /* the server it belongs to */
+    _Atomic bool input_ended; /* a stop shut its read side */
 };
 
 /* The open connections. */

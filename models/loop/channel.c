@@ -11,6 +11,7 @@
 #include "channel.h"
 
 #include <errno.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -67,10 +68,12 @@ static void channel_end(struct channel *ch, enum echo_end end)
         channel_free(ch);
 }
 
-/* How a lingering close ends: it followed a refusal or an error reply. */
+/* How a lingering close ends: it followed a refusal, a stop, or an error
+ * reply. */
 static enum echo_end linger_end(const struct channel *ch)
 {
-    return ch->refused ? ECHO_END_REFUSED : ECHO_END_QUIT;
+    return ch->refused ? ECHO_END_REFUSED
+         : ch->stopping ? ECHO_END_EOF : ECHO_END_QUIT;
 }
 
 static void linger_expired(void *arg)
@@ -390,7 +393,10 @@ static void on_readable(struct channel *ch)
         }
         if (room == 0)                /* a line too long: let it be decided */
             break;
-        ssize_t n = net_read(ch->watch.fd, buf, room < budget ? room : budget);
+        size_t want = room < budget ? room : budget;
+        if (ch->stopping && ch->stop_left < want)
+            want = ch->stop_left;
+        ssize_t n = net_read(ch->watch.fd, buf, want);
         if (n == -EAGAIN)
             break;
         if (n < 0) {
@@ -403,6 +409,8 @@ static void on_readable(struct channel *ch)
         }
         echo_session_commit(&ch->session, (size_t)n);
         board_add(ch->host->board, CTR_BYTES_IN, (uint64_t)n);
+        if (ch->stopping && (ch->stop_left -= (size_t)n) == 0)
+            ch->closing = true;       /* all that came before the stop */
         budget -= (size_t)n < budget ? (size_t)n : budget;
         ch->last_read_ns = loop_now_ns();
         if (!process_lines(ch, ch->last_read_ns))
@@ -462,13 +470,23 @@ void channel_refuse(struct channel *ch)
         update(ch);
 }
 
-void channel_shutdown_input(struct channel *ch)
+void channel_stop_reading(struct channel *ch)
 {
-    /* The kernel still hands over what it holds, then EOF: the channel
-     * answers every line already received, flushes and closes. */
-    shutdown(ch->watch.fd, SHUT_RD);
+    /* Count what the kernel holds now: that much is read and answered
+     * (later, if the channel waits for an offload or for its output to
+     * drain), and nothing after it. No shutdown(SHUT_RD): the lingering
+     * close needs to see the client's own EOF. */
+    int held = 0;
+    if (ioctl(ch->watch.fd, FIONREAD, &held) < 0 || held < 0)
+        held = 0;
+    ch->stopping = true;
+    ch->stop_left = (size_t)held;
+    if (held == 0)
+        ch->closing = true;
     if (!ch->waiting_offload && !ch->reading_paused)
         on_readable(ch);
+    else if (held == 0)
+        update(ch);
 }
 
 void channel_close_now(struct channel *ch)

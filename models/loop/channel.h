@@ -64,6 +64,8 @@ struct channel {
     bool lingering;              /* write side shut: draining input */
     bool dead;                   /* closed while a line was offloaded */
     bool refused;                /* opened only to say "!err busy" */
+    bool stopping;               /* a graceful stop: read stop_left more */
+    size_t stop_left;            /* bytes held by the kernel at the stop */
     struct loop_timer *linger_timer;
     struct loop_timer *deadline_timer; /* idle, line and stall timeouts */
     uint64_t partial_since_ns;   /* a partial line is waiting since, or 0 */
@@ -83,9 +85,10 @@ struct channel *channel_open(struct loop *l, int fd, uint64_t id,
  * without reading its requests. */
 void channel_refuse(struct channel *ch);
 
-/* For a graceful stop: end the channel's input (shutdown(SHUT_RD)); it
- * answers every line already received, flushes and closes. */
-void channel_shutdown_input(struct channel *ch);
+/* For a graceful stop: the channel answers every byte the kernel holds
+ * for it now, reads nothing after that, flushes, and closes with a linger
+ * so that a client still sending gets its answers and EOF, not a reset. */
+void channel_stop_reading(struct channel *ch);
 
 /* Close now, whatever is pending (the stop timeout). */
 void channel_close_now(struct channel *ch);

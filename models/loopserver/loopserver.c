@@ -127,7 +127,7 @@ static void shutdown_inputs_task(void *arg)
     struct worker *w = arg;
     for (struct channel *ch = w->channels, *next; ch; ch = next) {
         next = ch->next;
-        channel_shutdown_input(ch);    /* may close and free ch */
+        channel_stop_reading(ch);      /* may close and free ch */
     }
 }
 

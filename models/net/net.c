@@ -212,6 +212,18 @@ int net_write_all(int fd, const void *buf, size_t len)
     return (size_t)n == len ? 0 : -EAGAIN;
 }
 
+/* Has the peer closed its side? After our own shutdown(SHUT_RD) a read
+ * returns 0 whether or not it has, so ask TCP: while we wait in FIN_WAIT1
+ * or FIN_WAIT2 the peer has not sent its FIN yet. */
+static bool peer_has_closed(int fd)
+{
+    struct tcp_info info;
+    socklen_t len = sizeof(info);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0)
+        return true;                      /* not TCP: nothing to wait for */
+    return info.tcpi_state != TCP_FIN_WAIT1 && info.tcpi_state != TCP_FIN_WAIT2;
+}
+
 void net_lingering_close(int fd, int linger_ms)
 {
     char sink[4096];
@@ -223,19 +235,26 @@ void net_lingering_close(int fd, int linger_ms)
      * read it. */
     shutdown(fd, SHUT_WR);
     for (;;) {
+        ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+        if (n > 0 || (n < 0 && errno == EINTR))
+            continue;                     /* dropped */
+        if (n < 0 && errno != EAGAIN)
+            break;                        /* a reset: nothing left to save */
+        if (n == 0 && peer_has_closed(fd))
+            break;                        /* its FIN, with nothing unread */
         uint64_t now = net_now_ns();
         if (now >= deadline)
             break;
-        struct pollfd p = { .fd = fd, .events = POLLIN };
         int left_ms = (int)((deadline - now) / 1000000u) + 1;
-        int rc = poll(&p, 1, left_ms);
-        if (rc < 0 && errno == EINTR)
-            continue;
-        if (rc <= 0)
-            break;
-        ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-            break;
+        if (n == 0) {
+            /* A stop shut our read side: poll would not wait, so sleep a
+             * little and look again. Only during a graceful stop. */
+            struct timespec nap = { 0, 5 * 1000000L };
+            nanosleep(&nap, NULL);
+        } else {
+            struct pollfd p = { .fd = fd, .events = POLLIN };
+            poll(&p, 1, left_ms);
+        }
     }
     close(fd);
 }

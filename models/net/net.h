@@ -88,7 +88,8 @@ int net_write_all(int fd, const void *buf, size_t len);
 
 /* Close so that the last reply reaches the peer instead of being lost to a
  * reset: shutdown(SHUT_WR), read and discard until EOF or linger_ms, close.
- * (nginx's lingering close.) Blocks up to linger_ms. */
+ * (nginx's lingering close.) Blocks up to linger_ms. Also right after our
+ * own shutdown(SHUT_RD) (a graceful stop), when EOF is asked of TCP. */
 void net_lingering_close(int fd, int linger_ms);
 
 /* ---- clients ---- */

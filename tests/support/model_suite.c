@@ -5,11 +5,15 @@
  */
 #include "model_suite.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,9 @@ void ts_opts(struct server_opts *o)
 {
     server_opts_init(o);
     o->listen.port = 0;
+    /* Pool threads above min end soon, so that a scenario's thread count
+     * comes back to its baseline within the check's wait. */
+    o->pool.idle_ms = 300;
 }
 
 void ts_start(struct test_server *t, const char *name,
@@ -40,9 +47,41 @@ void ts_start(struct test_server *t, const char *name,
                   strerror(errno));
     t->port = t->model->port(t->server);
     ck_assert_int_ne(t->port, 0);
+    t->fds_before = tn_fd_count();
+    t->threads_before = tn_thread_count("");
+    t->rss_before_kb = tn_rss_kb();
 }
 
-void ts_stop(struct test_server *t)
+/* RSS may grow by what the test's own clients hold and by what malloc
+ * keeps for reuse; a leak of a buffer per line or per connection, or an
+ * unbounded queue, goes far past this. */
+enum { RSS_GROWTH_LIMIT_KB = 256 * 1024 };
+
+void ts_stop_checked(struct test_server *t, const char *scenario)
+{
+    uint64_t deadline = tn_now_ms() + 10000;
+    while ((tn_fd_count() > t->fds_before || tn_thread_count("") > t->threads_before) &&
+           tn_now_ms() < deadline)
+        usleep(20000);
+    int fds = tn_fd_count(), threads = tn_thread_count("");
+    long rss = tn_rss_kb();
+    size_t name_len = strlen(scenario);        /* Check names it "<test>_fn" */
+    if (name_len > 3 && strcmp(scenario + name_len - 3, "_fn") == 0)
+        name_len -= 3;
+    printf("  %-12s %-42.*s rss %6ld -> %6ld KiB  fds %3d -> %3d  threads %3d -> %3d\n",
+           model_under_test, (int)name_len, scenario, t->rss_before_kb, rss,
+           t->fds_before, fds, t->threads_before, threads);
+    fflush(stdout);
+    ck_assert_msg(fds <= t->fds_before, "%s: %d fds open after, %d before",
+                  scenario, fds, t->fds_before);
+    ck_assert_msg(threads <= t->threads_before, "%s: %d threads after, %d before",
+                  scenario, threads, t->threads_before);
+    ck_assert_msg(rss - t->rss_before_kb < RSS_GROWTH_LIMIT_KB,
+                  "%s: RSS grew from %ld to %ld KiB", scenario, t->rss_before_kb, rss);
+    ts_stop_now(t);
+}
+
+void ts_stop_now(struct test_server *t)
 {
     t->model->stop(t->server);
     t->server = NULL;
@@ -281,7 +320,7 @@ struct stopper { struct test_server *t; };
 
 static void *stop_cb(void *arg)
 {
-    ts_stop(((struct stopper *)arg)->t);
+    ts_stop_now(((struct stopper *)arg)->t);
     return NULL;
 }
 
@@ -658,6 +697,589 @@ START_TEST(clients_that_never_read_are_closed)
 }
 END_TEST
 
+/* ---- byte-exact echo under random framing ---------------------------------- */
+
+struct chunk_sender {
+    int fd;
+    const char *data;
+    size_t len;
+    unsigned seed;
+};
+
+/* Sends data in chunks of random size, so lines arrive split anywhere. */
+static void *send_in_random_chunks(void *arg)
+{
+    struct chunk_sender *c = arg;
+    size_t off = 0;
+    while (off < c->len) {
+        size_t n = 1 + (size_t)rand_r(&c->seed) % 8192;
+        if (n > c->len - off)
+            n = c->len - off;
+        ssize_t w = send(c->fd, c->data + off, n, MSG_NOSIGNAL);
+        if (w <= 0 && errno != EINTR)
+            break;                          /* closed: the reader will say */
+        if (w > 0)
+            off += (size_t)w;
+    }
+    return NULL;
+}
+
+/* Random binary lines (every byte value but '\n'), written and read in
+ * random chunk sizes by two threads: every byte comes back, in order. */
+START_TEST(random_binary_lines_in_random_chunks)
+{
+    enum { LINES = 3000, LONGEST = 3000 };
+    struct test_server t;
+    start_default(&t);
+    char *data = malloc((size_t)LINES * (LONGEST + 1));
+    unsigned seed = 42;
+    size_t len = 0;
+    for (int i = 0; i < LINES; i++) {
+        int n = rand_r(&seed) % LONGEST;
+        for (int k = 0; k < n; k++) {
+            char b = (char)rand_r(&seed);
+            data[len++] = b == '\n' ? '\r' : b;
+        }
+        data[len++] = '\n';
+    }
+    int fd = tn_connect(t.port);
+    struct chunk_sender cs = { fd, data, len, 7 };
+    pthread_t writer;
+    pthread_create(&writer, NULL, send_in_random_chunks, &cs);
+    char *got = malloc(len);
+    size_t have = 0;
+    unsigned rseed = 9;
+    while (have < len) {
+        size_t want = 1 + (size_t)rand_r(&rseed) % 8192;
+        if (want > len - have)
+            want = len - have;
+        ssize_t n = recv(fd, got + have, want, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        ck_assert_msg(n > 0, "the echo ended after %zu of %zu bytes (%s)", have, len,
+                      n == 0 ? "EOF" : strerror(errno));
+        have += (size_t)n;
+    }
+    pthread_join(writer, NULL);
+    for (size_t i = 0; i < len; i++)
+        ck_assert_msg(got[i] == data[i], "byte %zu of %zu differs", i, len);
+    free(got);
+    free(data);
+    close(fd);
+    ts_stop(&t);
+}
+END_TEST
+
+/* ---- junk ---------------------------------------------------------------------- */
+
+struct junk_reader {
+    int fd;
+    char *got;
+    size_t cap, have;
+    ssize_t last;          /* 0: EOF; < 0: -errno */
+};
+
+static void *read_until_end(void *arg)
+{
+    struct junk_reader *r = arg;
+    for (;;) {
+        ssize_t n = recv(r->fd, r->got + r->have, r->cap - r->have, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0 || r->have + (size_t)n == r->cap) {
+            r->last = n < 0 ? -errno : n == 0 ? 0 : 1;
+            if (n > 0)
+                r->have += (size_t)n;
+            return NULL;
+        }
+        r->have += (size_t)n;
+    }
+}
+
+/* Eight megabytes of random bytes (a '\n' now and then, as junk has), then
+ * a run longer than --max-line: every junk line is echoed exactly, then
+ * "!err line-too-long" and EOF; another client never notices; memory stays
+ * bounded. */
+START_TEST(endless_junk_then_a_run_too_long)
+{
+    enum { JUNK = 8 << 20, MAX = 4096 };
+    struct test_server t;
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.max_line = MAX;
+    ts_start(&t, model_under_test, &o);
+    size_t len = JUNK + 2 * MAX;
+    char *data = malloc(len);
+    unsigned seed = 3;
+    size_t last_newline = 0, run = 0;
+    for (size_t i = 0; i < JUNK; i++) {
+        data[i] = (char)rand_r(&seed);
+        if (++run == MAX)                    /* junk, but no line too long */
+            data[i] = '\n';
+        if (data[i] == '\n') {
+            last_newline = i + 1;
+            run = 0;
+        }
+    }
+    memset(data + JUNK, 'z', 2 * MAX);
+    struct junk_reader r = { .cap = len + 64 };
+    r.got = malloc(r.cap);
+    long rss_before = tn_rss_kb();
+
+    int other = tn_connect(t.port);
+    r.fd = tn_connect(t.port);
+    pthread_t reader, writer;
+    struct chunk_sender cs = { r.fd, data, len, 11 };
+    pthread_create(&reader, NULL, read_until_end, &r);
+    pthread_create(&writer, NULL, send_in_random_chunks, &cs);
+    pthread_join(writer, NULL);
+    pthread_join(reader, NULL);
+
+    size_t echoed = last_newline;              /* the complete lines */
+    size_t err_len = strlen(ECHO_ERR_LINE_TOO_LONG);
+    ck_assert_msg(r.last == 0, "the junk connection ended with %s, not EOF",
+                  r.last < 0 ? strerror((int)-r.last) : "more data");
+    ck_assert_msg(r.have == echoed + err_len, "got %zu bytes, wanted %zu + the error",
+                  r.have, echoed);
+    ck_assert_msg(memcmp(r.got, data, echoed) == 0, "the junk lines came back changed");
+    ck_assert(memcmp(r.got + echoed, ECHO_ERR_LINE_TOO_LONG, err_len) == 0);
+    tn_send_str(other, "unaffected\n");
+    ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 11);
+    ck_assert_int_lt(tn_rss_kb() - rss_before, 16 * 1024);
+    close(r.fd);
+    close(other);
+    free(r.got);
+    free(data);
+    ts_stop(&t);
+}
+END_TEST
+
+/* ---- a reader that comes back ----------------------------------------------- */
+
+/* Sanitizers make every byte slower: they send less. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+enum { LATE_READER_MIB = 16 };
+#else
+enum { LATE_READER_MIB = 100 };
+#endif
+
+struct numbered_sender { int fd; uint32_t lines; };
+
+static void format_numbered(char *line, uint32_t i)
+{
+    memset(line, 'a' + (char)(i % 26), 1023);
+    snprintf(line, 16, "%010u", i);
+    line[10] = ' ';
+    line[1023] = '\n';
+}
+
+static void *send_numbered(void *arg)
+{
+    struct numbered_sender *s = arg;
+    char batch[64 * 1024];
+    for (uint32_t i = 0; i < s->lines; i += 64) {
+        for (uint32_t k = 0; k < 64; k++)
+            format_numbered(batch + k * 1024, i + k);
+        size_t off = 0;
+        while (off < sizeof(batch)) {
+            ssize_t n = send(s->fd, batch + off, sizeof(batch) - off, MSG_NOSIGNAL);
+            if (n <= 0 && errno != EINTR)
+                return NULL;
+            if (n > 0)
+                off += (size_t)n;
+        }
+    }
+    return NULL;
+}
+
+/* 100 MiB sent by a client that reads nothing for half a second, then
+ * everything: the server stops reading while its output is full (memory
+ * bounded), does not close it inside --stall-timeout, and every byte
+ * arrives in order. */
+START_TEST(a_late_reader_gets_every_byte)
+{
+    struct test_server t;
+    struct server_opts o;
+    ts_opts(&o);
+    o.stall_timeout_ms = 5000;
+    ts_start(&t, model_under_test, &o);
+    struct numbered_sender ns = { tn_connect(t.port), LATE_READER_MIB * 1024u };
+    long rss_before = tn_rss_kb(), rss_peak = rss_before;
+    pthread_t writer;
+    pthread_create(&writer, NULL, send_numbered, &ns);
+    usleep(500000);                    /* not reading: everything backs up */
+    rss_peak = tn_rss_kb();
+    char line[1024], want[1024];
+    for (uint32_t i = 0; i < ns.lines; i++) {
+        ck_assert_msg(tn_read_exact(ns.fd, line, sizeof(line)),
+                      "line %u of %u never arrived", i, ns.lines);
+        format_numbered(want, i);
+        ck_assert_msg(memcmp(line, want, sizeof(line)) == 0, "line %u changed", i);
+        if (i % 4096 == 0 && tn_rss_kb() > rss_peak)
+            rss_peak = tn_rss_kb();
+    }
+    pthread_join(writer, NULL);
+    printf("  %-12s late reader: %u MiB echoed, RSS peak +%ld KiB\n", model_under_test,
+           (unsigned)LATE_READER_MIB, rss_peak - rss_before);
+    ck_assert_msg(rss_peak - rss_before < 32 * 1024, "RSS grew by %ld KiB",
+                  rss_peak - rss_before);
+    close(ns.fd);
+    ts_stop(&t);
+}
+END_TEST
+
+/* ---- out of file descriptors ------------------------------------------------- */
+
+static long child_cpu_ticks(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');       /* the name may hold spaces */
+    long utime = 0, stime = 0;
+    ck_assert(p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld",
+                          &utime, &stime) == 2);
+    return utime + stime;
+}
+
+/* The server, in a process of its own under RLIMIT_NOFILE 40, is knocked
+ * on by 60 clients: it serves what it can, refuses or leaves waiting the
+ * rest, does not spin while out of fds, and accepts again once some
+ * clients leave. */
+START_TEST(survives_running_out_of_fds)
+{
+    int ports[2];
+    ck_assert_int_eq(pipe(ports), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        struct rlimit lim = { 40, 40 };
+        setrlimit(RLIMIT_NOFILE, &lim);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &set, NULL);
+        struct server_opts o;
+        ts_opts(&o);
+        o.no_board = true;
+        o.pool.max_threads = 64;       /* the pool is limited by fds here */
+        const struct model_desc *m = model_find(model_under_test);
+        void *s = m->start(&o);
+        uint16_t port = s ? m->port(s) : 0;
+        (void)!write(ports[1], &port, sizeof(port));
+        int sig;
+        sigwait(&set, &sig);
+        m->stop(s);
+        _exit(0);
+    }
+    uint16_t port = 0;
+    ck_assert_int_eq(read(ports[0], &port, sizeof(port)), sizeof(port));
+    ck_assert_int_ne(port, 0);
+
+    enum { N = 60 };
+    int fds[N], served = 0, refused = 0;
+    char line[64];
+    for (int i = 0; i < N; i++) {
+        fds[i] = tn_connect(port);
+        tn_send_str(fds[i], "hi\n");
+        if (tn_readable(fds[i], 500)) {
+            ssize_t n = tn_read_line(fds[i], line, sizeof(line));
+            if (n == 3)
+                served++;
+            else {
+                refused++;             /* "!err busy", EOF or a reset */
+                close(fds[i]);
+                fds[i] = -1;
+            }
+        } else {
+            refused++;                 /* waiting in the backlog */
+        }
+    }
+    printf("  %-12s fd limit 40: %d connections served, %d refused or waiting\n",
+           model_under_test, served, refused);
+    /* Out of fds with clients still knocking: no busy loop. */
+    long before = child_cpu_ticks(child);
+    usleep(500000);
+    long spent = child_cpu_ticks(child) - before;
+    ck_assert_msg(spent <= 10, "the server spun: %ld ticks of CPU in 0.5 s", spent);
+    ck_assert_int_gt(served, 10);
+    ck_assert_int_gt(refused, 0);
+    for (int i = 0; i < N; i++)        /* the ones that got in still echo */
+        if (fds[i] >= 0 && i < 10) {
+            tn_send_str(fds[i], "again\n");
+            ck_assert_int_eq(tn_read_line(fds[i], line, sizeof(line)), 6);
+        }
+    for (int i = 0; i < N; i++)        /* free descriptors: accepting resumes */
+        if (fds[i] >= 0) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+    usleep(300000);
+    int fresh = tn_connect(port);
+    tn_send_str(fresh, "back\n");
+    ck_assert_int_eq(tn_read_line(fresh, line, sizeof(line)), 5);
+    close(fresh);
+    kill(child, SIGTERM);
+    int status;
+    waitpid(child, &status, 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
+/* ---- `threadlab serve` as a process: signals and the default bind ------------ */
+
+struct cli_server {
+    pid_t pid;
+    uint16_t port;
+    char dir[64];
+    char log[96];
+};
+
+/* Start `threadlab serve MODEL EXTRA...` (the binary of this build, from
+ * THREADLAB_BIN) on a free port, SIGPIPE at its default as a shell would
+ * leave it, and wait for its port file. */
+static void cli_server_start(struct cli_server *cs, const char *extra)
+{
+    const char *bin = getenv("THREADLAB_BIN");
+    if (!bin)
+        bin = "build/threadlab";
+    snprintf(cs->dir, sizeof(cs->dir), "/tmp/threadlab-suite-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(cs->dir));
+    char port_file[96];
+    snprintf(port_file, sizeof(port_file), "%s/port", cs->dir);
+    snprintf(cs->log, sizeof(cs->log), "%s/log", cs->dir);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "exec %s serve %s --port 0 --port-file %s %s",
+             bin, model_under_test, port_file, extra);
+    cs->pid = fork();
+    ck_assert_int_ge(cs->pid, 0);
+    if (cs->pid == 0) {
+        int log = open(cs->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(log, 1);
+        dup2(log, 2);
+        signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    uint64_t deadline = tn_now_ms() + 5000;
+    cs->port = 0;
+    while (cs->port == 0 && tn_now_ms() < deadline) {
+        FILE *f = fopen(port_file, "r");
+        unsigned p = 0;
+        if (f && fscanf(f, "%u", &p) == 1)
+            cs->port = (uint16_t)p;
+        if (f)
+            fclose(f);
+        if (cs->port == 0)
+            usleep(20000);
+    }
+    ck_assert_msg(cs->port != 0, "threadlab serve %s did not start: %s", model_under_test,
+                  cmd);
+}
+
+/* Wait for the server process; returns how long it took, or -1 after
+ * limit_ms (then it is killed). */
+static long cli_server_wait(struct cli_server *cs, int limit_ms, int *status)
+{
+    uint64_t start = tn_now_ms();
+    while (tn_now_ms() - start < (uint64_t)limit_ms) {
+        if (waitpid(cs->pid, status, WNOHANG) == cs->pid)
+            return (long)(tn_now_ms() - start);
+        usleep(5000);
+    }
+    kill(cs->pid, SIGKILL);
+    waitpid(cs->pid, status, 0);
+    return -1;
+}
+
+static void cli_server_cleanup(struct cli_server *cs)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/port", cs->dir);
+    unlink(path);
+    unlink(cs->log);
+    rmdir(cs->dir);
+}
+
+enum { STREAMERS = 50 };
+
+struct streamer {
+    int fd, id;
+    _Atomic bool done;
+    uint64_t lines_back;
+    ssize_t end;            /* 0: EOF; < 0: -errno */
+    bool changed, cut_mid_line;
+};
+
+static void *stream_lines(void *arg)
+{
+    struct streamer *s = arg;
+    char batch[64 * 16];
+    for (uint32_t seq = 0; !atomic_load(&s->done); seq += 64) {
+        size_t len = 0;
+        for (uint32_t k = 0; k < 64; k++)
+            len += (size_t)sprintf(batch + len, "s%02d %08u\n", s->id, seq + k);
+        for (size_t off = 0; off < len;) {
+            ssize_t n = send(s->fd, batch + off, len - off, MSG_NOSIGNAL);
+            if (n <= 0 && errno != EINTR)
+                return NULL;          /* the server is gone: fine */
+            if (n > 0)
+                off += (size_t)n;
+        }
+    }
+    return NULL;
+}
+
+/* Reads the echo and checks each line is the next one sent; at the end
+ * says FIN, so the writer stops and the server's linger ends. */
+static void *check_stream(void *arg)
+{
+    struct streamer *s = arg;
+    char buf[8192], want[32];
+    size_t have = 0;
+    for (;;) {
+        ssize_t n = recv(s->fd, buf + have, sizeof(buf) - have, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            s->end = n < 0 ? -errno : 0;
+            s->cut_mid_line = have > 0;
+            break;
+        }
+        have += (size_t)n;
+        char *line = buf, *nl;
+        while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+            int len = sprintf(want, "s%02d %08u\n", s->id, (unsigned)s->lines_back);
+            if (nl + 1 - line != len || memcmp(line, want, (size_t)len) != 0)
+                s->changed = true;
+            s->lines_back++;
+            line = nl + 1;
+        }
+        have -= (size_t)(line - buf);
+        memmove(buf, line, have);
+    }
+    atomic_store(&s->done, true);
+    shutdown(s->fd, SHUT_WR);
+    return NULL;
+}
+
+/* SIGTERM while 50 clients stream pipelined lines: each gets back exactly
+ * what it sent, up to a line boundary, then EOF (not a reset); the server
+ * exits 0 well within its stop deadline (10 s). */
+START_TEST(sigterm_while_fifty_clients_stream)
+{
+    struct cli_server cs;
+    /* The pool needs a thread per streaming client, or 34 of them wait. */
+    cli_server_start(&cs, strcmp(model_under_test, "pool") == 0 ? "--max 64" : "");
+    struct streamer *s = calloc(STREAMERS, sizeof(*s));
+    pthread_t readers[STREAMERS], writers[STREAMERS];
+    for (int i = 0; i < STREAMERS; i++) {
+        s[i].fd = tn_connect(cs.port);
+        s[i].id = i;
+        pthread_create(&readers[i], NULL, check_stream, &s[i]);
+        pthread_create(&writers[i], NULL, stream_lines, &s[i]);
+    }
+    uint64_t deadline = tn_now_ms() + 10000;
+    for (int i = 0; i < STREAMERS; i++)
+        while (s[i].lines_back < 100 && tn_now_ms() < deadline)
+            usleep(5000);
+    kill(cs.pid, SIGTERM);
+    int status = 0;
+    long took_ms = cli_server_wait(&cs, 15000, &status);
+    uint64_t total = 0;
+    for (int i = 0; i < STREAMERS; i++) {
+        pthread_join(readers[i], NULL);
+        pthread_join(writers[i], NULL);
+        close(s[i].fd);
+        total += s[i].lines_back;
+    }
+    printf("  %-12s SIGTERM with 50 clients streaming: exited in %ld ms, "
+           "%llu lines answered\n", model_under_test, took_ms,
+           (unsigned long long)total);
+    for (int i = 0; i < STREAMERS; i++) {
+        ck_assert_msg(s[i].lines_back >= 100, "client %d got %llu lines before the stop",
+                      i, (unsigned long long)s[i].lines_back);
+        ck_assert_msg(!s[i].changed, "client %d got a line it did not send", i);
+        ck_assert_msg(s[i].end == 0, "client %d ended with %s, not EOF", i,
+                      strerror((int)-s[i].end));
+        ck_assert_msg(!s[i].cut_mid_line, "client %d got half a line", i);
+    }
+    ck_assert_msg(took_ms >= 0, "the server did not exit within 15 s of SIGTERM");
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the server exited with status %d", status);
+    ck_assert_int_lt(took_ms, 10000);
+    free(s);
+    cli_server_cleanup(&cs);
+}
+END_TEST
+
+/* A second SIGTERM while the graceful stop waits on a 5 s !sleep: the
+ * server exits at once, with status 1. */
+START_TEST(second_sigterm_exits_at_once)
+{
+    struct cli_server cs;
+    char line[64];
+    cli_server_start(&cs, "");
+    int fd = tn_connect(cs.port);
+    tn_send_str(fd, "hi\n!sleep 5000\n");
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 3);
+    usleep(100000);                    /* the sleep has begun */
+    kill(cs.pid, SIGTERM);
+    usleep(200000);
+    ck_assert_msg(waitpid(cs.pid, NULL, WNOHANG) == 0,
+                  "the server did not wait for the sleeping line");
+    kill(cs.pid, SIGTERM);
+    int status = 0;
+    long took_ms = cli_server_wait(&cs, 2000, &status);
+    ck_assert_msg(took_ms >= 0, "a second SIGTERM did not end the server within 2 s");
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    close(fd);
+    cli_server_cleanup(&cs);
+}
+END_TEST
+
+/* With no --bind the server listens on 127.0.0.1 only, as /proc/net/tcp
+ * shows: a teaching server is not opened to the network by accident. */
+START_TEST(default_bind_is_loopback_only)
+{
+    struct cli_server cs;
+    cli_server_start(&cs, "");
+    FILE *f = fopen("/proc/net/tcp", "r");
+    ck_assert_ptr_nonnull(f);
+    char row[512];
+    int listening = 0;
+    unsigned addr, port, state;
+    while (fgets(row, sizeof(row), f))
+        if (sscanf(row, " %*d: %8X:%4X %*8X:%*4X %2X", &addr, &port, &state) == 3 &&
+            port == cs.port && state == 0x0A) {
+            listening++;
+            ck_assert_msg(addr == htonl(INADDR_LOOPBACK), "listening on %08X", addr);
+        }
+    fclose(f);
+    ck_assert_int_eq(listening, 1);
+    f = fopen("/proc/net/tcp6", "r");          /* and nothing on IPv6 */
+    while (f && fgets(row, sizeof(row), f))
+        if (sscanf(row, " %*d: %*32s %*s %2X", &state) == 1) {
+            char *colon = strchr(row, ':') ? strchr(strchr(row, ':') + 1, ':') : NULL;
+            ck_assert_msg(!(colon && strtoul(colon + 1, NULL, 16) == cs.port &&
+                            state == 0x0A), "listening on IPv6 too");
+        }
+    if (f)
+        fclose(f);
+    kill(cs.pid, SIGTERM);
+    int status;
+    ck_assert(cli_server_wait(&cs, 10000, &status) >= 0);
+    cli_server_cleanup(&cs);
+}
+END_TEST
+
 Suite *model_suite(const char *model_name)
 {
     model_under_test = model_name;
@@ -672,6 +1294,7 @@ Suite *model_suite(const char *model_name)
     tcase_add_test(proto, socat_client_echoes);
     tcase_add_test(proto, half_close_answers_then_eof);
     tcase_add_test(proto, hundred_thousand_pipelined_lines_in_order);
+    tcase_add_test(proto, random_binary_lines_in_random_chunks);
     suite_add_tcase(s, proto);
 
     TCase *blocking = tcase_create("blocking");
@@ -689,7 +1312,17 @@ Suite *model_suite(const char *model_name)
     tcase_add_test(faults, a_megabyte_without_newline);
     tcase_add_test(faults, two_hundred_slowloris_and_a_probe);
     tcase_add_test(faults, ten_thousand_connections_come_and_go);
+    tcase_add_test(faults, endless_junk_then_a_run_too_long);
+    tcase_add_test(faults, a_late_reader_gets_every_byte);
+    tcase_add_test(faults, survives_running_out_of_fds);
     suite_add_tcase(s, faults);
+
+    TCase *process = tcase_create("process");
+    tcase_set_timeout(process, 60);
+    tcase_add_test(process, sigterm_while_fifty_clients_stream);
+    tcase_add_test(process, second_sigterm_exits_at_once);
+    tcase_add_test(process, default_bind_is_loopback_only);
+    suite_add_tcase(s, process);
 
     TCase *limits = tcase_create("limits");
     tcase_set_timeout(limits, 60);

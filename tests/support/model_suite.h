@@ -17,6 +17,8 @@ struct test_server {
     const struct model_desc *model;
     void *server;
     uint16_t port;
+    int fds_before, threads_before;   /* this process, once started */
+    long rss_before_kb;
 };
 
 /* Options for tests: 127.0.0.1, a free port, defaults otherwise. */
@@ -25,7 +27,15 @@ void ts_opts(struct server_opts *o);
 /* Start model `name` with opts (asserts it started). */
 void ts_start(struct test_server *t, const char *name,
               const struct server_opts *opts);
-void ts_stop(struct test_server *t);
+/* Stop it after checking, from /proc, that this process's fds and
+ * threads came back to what they were once the server had started (it
+ * waits a while for closes to be seen), and that RSS did not run away;
+ * prints the three before and after under the scenario's name. The test's
+ * own clients must be closed by then. */
+#define ts_stop(t) ts_stop_checked((t), __func__)
+void ts_stop_checked(struct test_server *t, const char *scenario);
+/* Stop it now, checking nothing (a stop racing with clients). */
+void ts_stop_now(struct test_server *t);
 
 /* The shared suite for one model. */
 Suite *model_suite(const char *model_name);
