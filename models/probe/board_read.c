@@ -327,3 +327,26 @@ int board_list(struct board_entry *out, int max, bool clean_stale)
     qsort(out, (size_t)n, sizeof(*out), by_pid);
     return n;
 }
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+void board_snapshot_json(const struct board_snapshot *s, FILE *out)
+{
+    char model[BOARD_MODEL_BYTES];
+    snprintf(model, sizeof(model), "%s", s->model);
+    for (char *c = model; *c; c++)
+        if (*c == '"' || *c == '\\')
+            *c = '?';              /* printable already; keep the JSON whole */
+    fprintf(out, "{\"pid\":%d,\"model\":\"%s\",\"closing\":%s,\"counters\":{",
+            s->pid, model, s->closing ? "true" : "false");
+    for (int c = 0; c < CTR_COUNT; c++)
+        fprintf(out, "%s\"%s\":%llu", c ? "," : "", board_counter_name(c),
+                (unsigned long long)s->counters[c]);
+    fprintf(out, "},\"threads\":{");
+    for (int st = 0; st < STATE_TERMINATED; st++)
+        fprintf(out, "%s\"%s\":%llu", st ? "," : "", board_state_name(st),
+                (unsigned long long)s->threads_by_state[st]);
+    fprintf(out, "},\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f}\n",
+            hist_counts_percentile(s->hist, 0, 50) / 1e3,
+            hist_counts_percentile(s->hist, 0, 99) / 1e3, s->hist_max / 1e3);
+}

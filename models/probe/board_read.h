@@ -9,6 +9,7 @@
 #define THREADLAB_BOARD_READ_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,6 +91,11 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
  * clean_stale, boards of processes that no longer exist are removed and
  * not listed. Returns how many were stored (at most max), or -errno. */
 int board_list(struct board_entry *out, int max, bool clean_stale);
+
+/* One line of JSON for scripts (`threadlab top --json`, the soak): pid,
+ * model, closing, every counter by name, live threads by state, and the
+ * handling-time p50/p99/max in microseconds since the server started. */
+void board_snapshot_json(const struct board_snapshot *s, FILE *out);
 
 /* Names for display. */
 const char *board_role_name(enum board_role r);

@@ -19,7 +19,9 @@ static void top_usage(FILE *out)
             "options:\n"
             "  --plain          print text snapshots instead of a full screen (the\n"
             "                   default when output is not a terminal)\n"
-            "  --count N        with --plain, stop after N snapshots\n"
+            "  --json           like --plain, but one line of JSON per server per\n"
+            "                   snapshot: counters, threads by state, p50/p99\n"
+            "  --count N        with --plain or --json, stop after N snapshots\n"
             "  --size WxH       with --plain, the snapshot size (default 120x40)\n"
             "  --interval MS    refresh every MS milliseconds (default %d; %d with --big)\n"
             "  --big            projector mode: bigger cells, bold, slower refresh\n"
@@ -34,10 +36,11 @@ static void top_usage(FILE *out)
             VIEW_REFRESH_MS_DEFAULT, VIEW_REFRESH_MS_BIG);
 }
 
-enum { OPT_PLAIN = 256, OPT_COUNT, OPT_SIZE, OPT_INTERVAL, OPT_BIG };
+enum { OPT_PLAIN = 256, OPT_JSON, OPT_COUNT, OPT_SIZE, OPT_INTERVAL, OPT_BIG };
 
 static const struct option top_options[] = {
     { "plain", no_argument, NULL, OPT_PLAIN },
+    { "json", no_argument, NULL, OPT_JSON },
     { "count", required_argument, NULL, OPT_COUNT },
     { "size", required_argument, NULL, OPT_SIZE },
     { "interval", required_argument, NULL, OPT_INTERVAL },
@@ -58,6 +61,9 @@ int cli_top(int argc, char **argv)
         switch (c) {
         case OPT_PLAIN:
             o.plain = true;
+            break;
+        case OPT_JSON:
+            o.plain = o.json = true;
             break;
         case OPT_COUNT:
             if (!cli_parse_long("top", "--count", optarg, 1, 1000000, &v))

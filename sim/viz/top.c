@@ -203,6 +203,15 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
                                  (long)(v->refresh_ms % 1000) * 1000000L };
         nanosleep(&tick, NULL);
         refresh_all(v, auto_attach);
+        if (o->json) {
+            for (int i = 0; i < v->npanes; i++)
+                if (v->panes[i].now->pid != 0 && !v->panes[i].gone)
+                    board_snapshot_json(v->panes[i].now, stdout);
+            fflush(stdout);
+            if (!auto_attach && all_gone(v))
+                break;
+            continue;
+        }
         render(v, &scr);
         time_t now = time(NULL);
         char when[32], row[1024];

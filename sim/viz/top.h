@@ -8,6 +8,7 @@ struct top_opts {
     char **targets;        /* PIDs or model names; none: every live board */
     int ntargets;
     bool plain;            /* text snapshots instead of a full screen */
+    bool json;             /* plain, as one JSON line per server per snapshot */
     bool big;              /* projector mode */
     int refresh_ms;        /* 0: the default */
     int count;             /* --plain: stop after this many snapshots (0: no limit) */

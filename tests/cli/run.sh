@@ -103,6 +103,14 @@ expect 0 "loop reactor blocked for 0\.[0-9] s in one handler" -- cat "$tmp/react
 expect 0 "LOOP" -- "$BIN" top --plain --count 1 --interval 100 reactor
 kill -INT "$reactor_pid"; wait "$reactor_pid"
 
+# top --json: the board's counters agree with what the load generator did.
+start_server counted reactor
+counted_pid=$server_pid
+expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$port" --conns 7 --lines 1234
+expect 0 '"accepted":7,"active":0,"closed":7,.*"lines":1234,' -- \
+  "$BIN" top --json --count 1 --interval 100 "$counted_pid"
+kill -TERM "$counted_pid"; wait "$counted_pid"
+
 # The multi-reactor: !who names the worker loop, round robin.
 start_server multi multireactor --workers 2
 multi_pid=$server_pid mport=$port

@@ -81,6 +81,20 @@ for spec in "bio" "pool --min 4 --max 128" "reactor --offload 2" "multireactor -
   if [ "$end_fds" -gt $((first_fds + 5)) ] && [ "$model" != bio ] && [ "$model" != pool ]; then
     echo "  FAIL: fds did not come back ($first_fds -> $end_fds)"; status=1
   fi
+  # The board's counters against the load generator's: a verified run of
+  # known size, with nothing else connected, must move them by exactly
+  # that much; and nothing may be left open.
+  counter() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" "$2"; }
+  "$BIN" top --json --count 1 --interval 100 "$spid" >"$tmp/board0.json" 2>&1
+  "$BIN" load "127.0.0.1:$port" --conns 10 --lines 5000 --timeout 30 --json >"$tmp/check.json" 2>&1
+  "$BIN" top --json --count 1 --interval 100 "$spid" >"$tmp/board1.json" 2>&1
+  d_lines=$(( $(counter lines "$tmp/board1.json") - $(counter lines "$tmp/board0.json") ))
+  d_acc=$(( $(counter accepted "$tmp/board1.json") - $(counter accepted "$tmp/board0.json") ))
+  active=$(counter active "$tmp/board1.json")
+  echo "  board: +$d_lines lines, +$d_acc connections for a load of 5000 lines on 10; $active open"
+  if [ "$d_lines" != 5000 ] || [ "$d_acc" != 10 ] || [ "$(counter errors_total "$tmp/check.json")" != 0 ]; then
+    echo "  FAIL: the board's counters disagree with the load generator"; status=1
+  fi
   kill -INT "$spid"; wait "$spid"
 done
 exit $status

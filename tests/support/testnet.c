@@ -147,3 +147,27 @@ uint64_t tn_now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
+
+void tn_port_states(uint16_t port, char *out, size_t cap)
+{
+    static const char *names[] = { "?", "ESTABLISHED", "SYN_SENT", "SYN_RECV",
+        "FIN_WAIT1", "FIN_WAIT2", "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "LAST_ACK",
+        "LISTEN", "CLOSING" };
+    int count[12] = { 0 };
+    char row[512];
+    FILE *f = fopen("/proc/net/tcp", "r");
+    while (f && fgets(row, sizeof(row), f)) {
+        unsigned lport, rport, state;
+        if (sscanf(row, " %*d: %*8X:%4X %*8X:%4X %2X", &lport, &rport, &state) == 3 &&
+            (lport == port || rport == port) && state < 12)
+            count[state]++;
+    }
+    if (f)
+        fclose(f);
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 1; i < 12 && len < cap; i++)
+        if (count[i])
+            len += (size_t)snprintf(out + len, cap - len, "%s%s %d", len ? ", " : "",
+                                    names[i], count[i]);
+}

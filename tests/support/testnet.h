@@ -42,6 +42,10 @@ int tn_thread_count(const char *prefix);
 int tn_fd_count(void);
 long tn_rss_kb(void);
 
+/* The TCP states of sockets to or from this port, as "ESTABLISHED 3,
+ * TIME_WAIT 40": what a failed fd check prints. */
+void tn_port_states(uint16_t port, char *out, size_t cap);
+
 /* Milliseconds on the monotonic clock. */
 uint64_t tn_now_ms(void);
 
