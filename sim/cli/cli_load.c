@@ -1,6 +1,8 @@
 /* cli_load.c -- `threadlab load HOST:PORT`: run the load generator. */
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,8 @@ static void load_usage(FILE *out)
             "      --mix SPEC     share of command lines, e.g. cpu=200:10,sleep=50:1 is\n"
             "                     \"!cpu 200\" on 10%% of lines and \"!sleep 50\" on 1%%\n"
             "      --ramp S       spread the connects over S seconds (default 0)\n"
+            "      --waves N      connects come in N waves spread over --duration\n"
+            "                     (connection count climbs in steps)\n"
             "      --threads N    client threads (default 1)\n"
             "      --timeout S    give up on a connection that owes a reply and has\n"
             "                     sent nothing for S seconds (default 5)\n"
@@ -41,10 +45,13 @@ static void load_usage(FILE *out)
             "      --no-progress  no progress line (it shows only on a terminal)\n"
             "  -h, --help         this help\n"
             "\n"
+            "Ctrl-C (SIGINT) or SIGTERM stops sending, waits for the replies in\n"
+            "flight and prints the report so far; a second one ends it at once.\n"
+            "\n"
             "Example: threadlab load 127.0.0.1:7007 --conns 200 --duration 5\n");
 }
 
-enum { OPT_MIX = 256, OPT_RAMP, OPT_THREADS, OPT_TIMEOUT, OPT_SEED, OPT_JSON,
+enum { OPT_MIX = 256, OPT_RAMP, OPT_WAVES, OPT_THREADS, OPT_TIMEOUT, OPT_SEED, OPT_JSON,
        OPT_NO_PROGRESS };
 
 static const struct option load_options[] = {
@@ -56,6 +63,7 @@ static const struct option load_options[] = {
     { "rate", required_argument, NULL, 'r' },
     { "mix", required_argument, NULL, OPT_MIX },
     { "ramp", required_argument, NULL, OPT_RAMP },
+    { "waves", required_argument, NULL, OPT_WAVES },
     { "threads", required_argument, NULL, OPT_THREADS },
     { "timeout", required_argument, NULL, OPT_TIMEOUT },
     { "seed", required_argument, NULL, OPT_SEED },
@@ -64,6 +72,14 @@ static const struct option load_options[] = {
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
+
+static _Atomic bool stop_requested;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&stop_requested, true);
+}
 
 /* "cpu=200:10,sleep=50:1" -> amounts and percentages. */
 static bool parse_mix(const char *spec, struct load_opts *o)
@@ -149,6 +165,11 @@ int cli_load(int argc, char **argv)
                 return CLI_EXIT_USAGE;
             o.ramp_s = d;
             break;
+        case OPT_WAVES:
+            if (!cli_parse_long("load", "--waves", optarg, 1, 1000, &v))
+                return CLI_EXIT_USAGE;
+            o.waves = (int)v;
+            break;
         case OPT_THREADS:
             if (!cli_parse_long("load", "--threads", optarg, 1, 64, &v))
                 return CLI_EXIT_USAGE;
@@ -198,6 +219,13 @@ int cli_load(int argc, char **argv)
         cli_usage_error("load", "%s", err);
         return CLI_EXIT_USAGE;
     }
+
+    /* The first Ctrl-C stops sending and still reports; the handler then
+     * steps aside, so a second one ends the process. */
+    o.stop = &stop_requested;
+    struct sigaction stop = { .sa_handler = on_stop_signal, .sa_flags = SA_RESETHAND };
+    sigaction(SIGINT, &stop, NULL);
+    sigaction(SIGTERM, &stop, NULL);
 
     struct load_report *r = malloc(sizeof(*r));
     if (!r || load_run(&o, r) < 0) {

@@ -18,6 +18,8 @@ static const struct {
     { "serve", cli_serve, "run a model's echo server (bio, pool, reactor, multireactor)" },
     { "load", cli_load, "drive an echo server with verifying clients" },
     { "top", cli_top, "watch running servers' threads, loops and queues live" },
+    { "demo", cli_demo, "the models side by side under one scenario, then a table" },
+    { "compare", cli_compare, "each model in turn under one workload: the numbers" },
 };
 
 static void usage(FILE *out)
@@ -34,7 +36,8 @@ static void usage(FILE *out)
     fprintf(out,
             "\n"
             "threadlab COMMAND --help shows a command's options.\n"
-            "Try:  threadlab serve bio &   threadlab load 127.0.0.1:7007 --conns 64\n");
+            "Try:  threadlab demo          (or: make demo)\n"
+            "      threadlab serve bio &   threadlab load 127.0.0.1:7007 --conns 64\n");
 }
 
 void cli_usage_error(const char *cmd, const char *fmt, ...)

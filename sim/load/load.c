@@ -444,6 +444,14 @@ static void *worker_main(void *arg)
 
     while (w->live > 0) {
         uint64_t now = net_now_ns();
+        if (w->o->stop && atomic_load(w->o->stop) && now < w->stop_sending_ns) {
+            /* Stopped early: finish what is in flight, connect no more. */
+            w->stop_sending_ns = now;
+            for (; w->next_to_connect < w->nconns; w->next_to_connect++)
+                conn_finish(w, &w->conns[w->next_to_connect]);
+            if (w->live == 0)
+                break;
+        }
         while (w->next_to_connect < w->nconns &&
                w->conns[w->next_to_connect].connect_at_ns <= now)
             conn_connect(w, &w->conns[w->next_to_connect++], now);
@@ -513,6 +521,8 @@ int load_opts_check(const struct load_opts *o, char *err, size_t err_len)
         why = "--timeout must be positive";
     else if (o->ramp_s < 0)
         why = "--ramp must not be negative";
+    else if (o->waves > 0 && (o->duration_s <= 0 || o->ramp_s > 0))
+        why = "--waves needs --duration, and not --ramp";
     if (why) {
         snprintf(err, err_len, "%s", why);
         return -EINVAL;
@@ -552,7 +562,12 @@ static int worker_setup(struct load_worker *w, const struct load_opts *o,
         uint32_t id = (uint32_t)(index + k * o->threads);
         c->fd = -1;
         c->id = id;
-        c->connect_at_ns = start_ns + (uint64_t)(o->ramp_s * 1e9 * id / o->conns);
+        if (o->waves > 0)             /* wave k connects at k/waves of the run */
+            c->connect_at_ns = start_ns + (uint64_t)(o->duration_s * 1e9 *
+                                                     (id * (uint64_t)o->waves / o->conns) /
+                                                     o->waves);
+        else
+            c->connect_at_ns = start_ns + (uint64_t)(o->ramp_s * 1e9 * id / o->conns);
         c->quota = UINT64_MAX;
         if (o->total_lines > 0)
             c->quota = o->total_lines / (uint64_t)o->conns +

@@ -14,6 +14,7 @@
 #ifndef THREADLAB_LOAD_H
 #define THREADLAB_LOAD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +55,10 @@ struct load_opts {
     double sleep_pct;             /* --mix sleep=MS:PCT: share of !sleep lines */
     uint32_t sleep_ms;
     double ramp_s;                /* --ramp: spread connects over this long */
+    int waves;                    /* --waves: connects come in this many
+                                     waves spread over the duration (0: off) */
+    const _Atomic bool *stop;     /* set (by a signal handler): stop sending
+                                     now and report; may be NULL */
     int threads;                  /* --threads: client threads */
     double timeout_s;             /* --timeout: longest wait for a reply */
     uint64_t seed;                /* --seed: line contents */

@@ -203,6 +203,8 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
                                  (long)(v->refresh_ms % 1000) * 1000000L };
         nanosleep(&tick, NULL);
         refresh_all(v, auto_attach);
+        if (o->tick && !o->tick(o->tick_arg))
+            break;
         if (o->json) {
             for (int i = 0; i < v->npanes; i++)
                 if (v->panes[i].now->pid != 0 && !v->panes[i].gone)
@@ -236,7 +238,7 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
     return 0;
 }
 
-static int run_terminal(struct view *v, bool auto_attach)
+static int run_terminal(struct view *v, const struct top_opts *o, bool auto_attach)
 {
     struct screen scr;
     int w, h;
@@ -259,6 +261,8 @@ static int run_terminal(struct view *v, bool auto_attach)
         if (now_ms >= next_ms) {
             if (!v->paused)
                 refresh_all(v, auto_attach);
+            if (o->tick && !o->tick(o->tick_arg))
+                break;
             next_ms = now_ms + (uint64_t)v->refresh_ms;
         }
         render(v, &scr);
@@ -287,6 +291,8 @@ int top_run(const struct top_opts *o)
     view_init(v, o->big);
     if (o->refresh_ms > 0)
         v->refresh_ms = o->refresh_ms;
+    if (o->footer)
+        snprintf(v->footer, sizeof(v->footer), "%s", o->footer);
     if (board_dir(v->board_dir, sizeof(v->board_dir)) < 0) {
         fprintf(stderr, "threadlab top: the board directory %s is not usable "
                 "(not ours, not private, or a symlink)\n", v->board_dir);
@@ -299,7 +305,7 @@ int top_run(const struct top_opts *o)
         goto out;
     }
     bool plain = o->plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
-    rc = plain ? run_plain(v, o, auto_attach) : run_terminal(v, auto_attach);
+    rc = plain ? run_plain(v, o, auto_attach) : run_terminal(v, o, auto_attach);
 out:
     for (int i = 0; i < v->npanes; i++)
         pane_detach(&v->panes[i]);

@@ -13,6 +13,11 @@ struct top_opts {
     int refresh_ms;        /* 0: the default */
     int count;             /* --plain: stop after this many snapshots (0: no limit) */
     int width, height;     /* --plain: the size of each snapshot */
+    const char *footer;    /* a line under the panes (the demo's narrator) */
+    /* Called at every refresh (the demo samples /proc and watches its
+     * children here); returning false ends top_run as q would. */
+    bool (*tick)(void *arg);
+    void *tick_arg;
 };
 
 /* Run until q, a signal, or (plain) the count or every server gone.

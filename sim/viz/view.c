@@ -446,9 +446,13 @@ void view_render(const struct view *v, struct screen *scr)
                    "start one:  threadlab serve bio   (this screen waits for it)");
     }
 
-    /* Side by side when each pane gets 60 columns, else stacked when each
-     * gets 10 rows, else only the focused pane. */
-    int avail_h = scr->h - 1, n = v->npanes;
+    /* Side by side when each pane gets 60 columns; three or four in a 2x2
+     * grid when each gets 60 columns and 12 rows; else stacked when each
+     * gets 10 rows; else only the focused pane. The footer (the demo's
+     * narrator) takes the row above the legend. */
+    int avail_h = scr->h - (v->footer[0] ? 2 : 1), n = v->npanes;
+    if (v->footer[0])
+        screen_put(scr, 0, scr->h - 2, scr->w, ST_TITLE, v->footer);
     if (n == 0) {
         /* nothing to lay out */
     } else if (scr->w / n >= 60) {
@@ -459,6 +463,16 @@ void view_render(const struct view *v, struct screen *scr)
                 for (int y = 0; y < avail_h; y++)
                     screen_put(scr, i * w - 1, y, 1, ST_DIM, "|");
         }
+    } else if (n > 2 && scr->w / 2 >= 60 && avail_h / 2 >= 12) {
+        int w = scr->w / 2, h = avail_h / 2;
+        for (int i = 0; i < n; i++) {
+            int col = i % 2, row = i / 2;
+            draw_pane(v, i, scr, (struct rect){ col * w, row * h, w - 1, h - 1 });
+            if (col > 0)
+                for (int y = row * h; y < row * h + h - 1; y++)
+                    screen_put(scr, w - 1, y, 1, ST_DIM, "|");
+        }
+        screen_fill(scr, 0, h - 1, scr->w, '-', ST_DIM);
     } else if (avail_h / n >= 10) {
         int h = avail_h / n;
         for (int i = 0; i < n; i++) {

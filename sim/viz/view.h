@@ -59,6 +59,8 @@ struct view {
     enum thread_layout layout;       /* t cycles auto, list, grid */
     int refresh_ms;
     char board_dir[200];             /* for the "nothing to watch" message */
+    char footer[320];                /* a line under the panes (the demo's
+                                        narrator), or "" */
 };
 
 /* A view with defaults: log shown, auto layout, 500 ms. */

@@ -486,7 +486,7 @@ START_TEST(a_megabyte_without_newline)
     ck_assert_int_eq(tn_read_eof(junk), 0);
     tn_send_str(other, "unaffected\n");
     ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 11);
-    ck_assert_int_lt(tn_rss_kb() - rss_before, 8 * 1024);
+    ck_assert(SANITIZED || tn_rss_kb() - rss_before < 8 * 1024);
     free(mb);
     close(junk);
     close(other);
@@ -857,7 +857,7 @@ START_TEST(endless_junk_then_a_run_too_long)
     ck_assert(memcmp(r.got + echoed, ECHO_ERR_LINE_TOO_LONG, err_len) == 0);
     tn_send_str(other, "unaffected\n");
     ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 11);
-    ck_assert_int_lt(tn_rss_kb() - rss_before, 16 * 1024);
+    ck_assert(SANITIZED || tn_rss_kb() - rss_before < 16 * 1024);
     close(r.fd);
     close(other);
     free(r.got);
@@ -933,7 +933,7 @@ START_TEST(a_late_reader_gets_every_byte)
     pthread_join(writer, NULL);
     printf("  %-12s late reader: %u MiB echoed, RSS peak +%ld KiB\n", model_under_test,
            (unsigned)LATE_READER_MIB, rss_peak - rss_before);
-    ck_assert_msg(rss_peak - rss_before < 32 * 1024, "RSS grew by %ld KiB",
+    ck_assert_msg(SANITIZED || rss_peak - rss_before < 32 * 1024, "RSS grew by %ld KiB",
                   rss_peak - rss_before);
     close(ns.fd);
     ts_stop(&t);
@@ -1124,7 +1124,7 @@ enum { STREAMERS = 50 };
 struct streamer {
     int fd, id;
     _Atomic bool done;
-    uint64_t lines_back;
+    _Atomic uint64_t lines_back;  /* the main thread watches it grow */
     ssize_t end;            /* 0: EOF; < 0: -errno */
     bool changed, cut_mid_line;
 };
@@ -1167,10 +1167,11 @@ static void *check_stream(void *arg)
         have += (size_t)n;
         char *line = buf, *nl;
         while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
-            int len = sprintf(want, "s%02d %08u\n", s->id, (unsigned)s->lines_back);
+            int len = sprintf(want, "s%02d %08u\n", s->id,
+                              (unsigned)atomic_load(&s->lines_back));
             if (nl + 1 - line != len || memcmp(line, want, (size_t)len) != 0)
                 s->changed = true;
-            s->lines_back++;
+            atomic_fetch_add(&s->lines_back, 1);
             line = nl + 1;
         }
         have -= (size_t)(line - buf);
@@ -1199,7 +1200,7 @@ START_TEST(sigterm_while_fifty_clients_stream)
     }
     uint64_t deadline = tn_now_ms() + 10000;
     for (int i = 0; i < STREAMERS; i++)
-        while (s[i].lines_back < 100 && tn_now_ms() < deadline)
+        while (atomic_load(&s[i].lines_back) < 100 && tn_now_ms() < deadline)
             usleep(5000);
     kill(cs.pid, SIGTERM);
     int status = 0;

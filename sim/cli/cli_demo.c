@@ -1,0 +1,209 @@
+/* cli_demo.c -- `threadlab demo`: the models side by side under one load.
+ *
+ * Each model runs as a child `threadlab serve`, each driven by its own
+ * child `threadlab load`; the visualizer watches their boards; when the
+ * loads end (or on q, Ctrl-C) the children are stopped in order and the
+ * table is printed. The children share this machine's cores, so the demo
+ * is for watching; `threadlab compare` runs them one at a time for
+ * numbers.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_fleet.h"
+#include "viz/top.h"
+#include "viz/view.h"
+
+#define DEMO_DURATION_S 30
+
+static void demo_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: threadlab demo [options]\n"
+            "\n"
+            "Start the models as servers on free loopback ports, drive each with\n"
+            "the same scenario, and watch them side by side; when the load ends\n"
+            "(or on q / Ctrl-C) stop them all and print the comparison table.\n"
+            "\n"
+            "options:\n");
+    plan_usage(out, DEMO_DURATION_S);
+    fprintf(out,
+            "\n"
+            "  --plain          print text snapshots instead of a full screen (the\n"
+            "                   default when output is not a terminal)\n"
+            "  --interval MS    refresh every MS milliseconds (default 500; 2000\n"
+            "                   with --plain)\n"
+            "  -h, --help       this help\n"
+            "\n"
+            "Keys are top's: q quit, p pause, tab focus, l log, ? help. The line\n"
+            "under the panes says what to look at. The models share this machine's\n"
+            "cores while they run side by side: for numbers, use threadlab compare.\n"
+            "See docs/demo.md.\n");
+}
+
+enum { OPT_PLAIN = 256, OPT_INTERVAL };
+
+static const struct option demo_options[] = {
+    { "models", required_argument, NULL, PLAN_OPT_MODELS },
+    { "scenario", required_argument, NULL, PLAN_OPT_SCENARIO },
+    { "duration", required_argument, NULL, PLAN_OPT_DURATION },
+    { "conns", required_argument, NULL, PLAN_OPT_CONNS },
+    { "plain", no_argument, NULL, OPT_PLAIN },
+    { "interval", required_argument, NULL, OPT_INTERVAL },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+static _Atomic bool interrupted;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&interrupted, true);
+}
+
+struct demo {
+    struct fleet fleet;
+    uint64_t give_up_ms;       /* the loads should have ended by then */
+};
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* At every refresh: sample the servers; end when the loads are done, on a
+ * stop signal, or well past the duration. */
+static bool demo_tick(void *arg)
+{
+    struct demo *d = arg;
+    for (int i = 0; i < d->fleet.n; i++)
+        fleet_sample(&d->fleet, i);
+    if (atomic_load(&interrupted) || mono_ms() > d->give_up_ms)
+        return false;
+    return fleet_loads_running(&d->fleet);
+}
+
+int cli_demo(int argc, char **argv)
+{
+    struct plan plan;
+    struct top_opts view = { 0 };
+    long v;
+    int c;
+
+    plan_init(&plan, DEMO_DURATION_S);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", demo_options, NULL)) != -1) {
+        const char *flag = argv[optind - 1];
+        switch (c) {
+        case PLAN_OPT_MODELS: case PLAN_OPT_SCENARIO:
+        case PLAN_OPT_DURATION: case PLAN_OPT_CONNS:
+            if (!plan_option("demo", c, optarg, &plan))
+                return CLI_EXIT_USAGE;
+            break;
+        case OPT_PLAIN:
+            view.plain = true;
+            break;
+        case OPT_INTERVAL:
+            if (!cli_parse_long("demo", "--interval", optarg, VIEW_REFRESH_MS_MIN,
+                                VIEW_REFRESH_MS_MAX, &v))
+                return CLI_EXIT_USAGE;
+            view.refresh_ms = (int)v;
+            break;
+        case 'h':
+            demo_usage(stdout);
+            return CLI_EXIT_OK;
+        default:
+            cli_usage_error("demo", optopt ? "option '%s' needs a value"
+                                           : "unknown option '%s'", flag);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    bool tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+    if (!tty)
+        view.plain = true;
+    if (view.plain && view.refresh_ms == 0)
+        view.refresh_ms = 2000;
+
+    /* Until the visualizer takes over (it restores the terminal on these
+     * itself), a stop signal only sets a flag: the children are ours to
+     * stop. */
+    struct sigaction stop = { .sa_handler = on_stop_signal };
+    sigaction(SIGINT, &stop, NULL);
+    sigaction(SIGTERM, &stop, NULL);
+    sigaction(SIGHUP, &stop, NULL);
+
+    struct demo *d = calloc(1, sizeof(*d));
+    char err[512];
+    if (!d || fleet_init(&d->fleet, err, sizeof(err)) < 0) {
+        fprintf(stderr, "threadlab demo: %s\n", d ? err : "out of memory");
+        free(d);
+        return CLI_EXIT_FAILED;
+    }
+    int rc = CLI_EXIT_OK;
+    fprintf(stderr, "threadlab demo: scenario %s, %g s, starting %d servers...\n",
+            plan.sc->name, plan.duration_s, plan.nmodels);
+    for (int i = 0; i < plan.nmodels && !atomic_load(&interrupted); i++)
+        if (plan_start(&d->fleet, &plan, i, err, sizeof(err)) < 0) {
+            fprintf(stderr, "threadlab demo: %s\n", err);
+            rc = CLI_EXIT_FAILED;
+            break;
+        }
+
+    if (rc == CLI_EXIT_OK && !atomic_load(&interrupted)) {
+        char pids[FLEET_MAX][16], footer[320];
+        char *targets[FLEET_MAX];
+        for (int i = 0; i < d->fleet.n; i++) {
+            snprintf(pids[i], sizeof(pids[i]), "%d", (int)d->fleet.servers[i].pid);
+            targets[i] = pids[i];
+        }
+        snprintf(footer, sizeof(footer), "[%s] %s", plan.sc->name, plan.sc->narrator);
+        view.targets = targets;
+        view.ntargets = d->fleet.n;
+        view.footer = footer;
+        view.tick = demo_tick;
+        view.tick_arg = d;
+        d->give_up_ms = mono_ms() + (uint64_t)(plan.duration_s * 1000) + 20000;
+        if (view.plain)
+            printf("%s\n", footer);
+        top_run(&view);
+    }
+
+    /* Stop the loads (they report what they did), then the servers; read
+     * the reports and the kernel's accounts; then remove every file. */
+    fprintf(stderr, "threadlab demo: stopping...\n");
+    fleet_stop_all(&d->fleet);
+    struct result results[FLEET_MAX];
+    for (int i = 0; i < d->fleet.n; i++)
+        result_from_fleet(&d->fleet.servers[i], &results[i]);
+    if (d->fleet.n > 0) {
+        printf("\nscenario %s: %s\n", plan.sc->name, plan.sc->summary);
+        results_print_table(stdout, results, d->fleet.n);
+        printf("(side by side on a shared machine: for numbers, run threadlab compare "
+               "--scenario %s)\n", plan.sc->name);
+    }
+    for (int i = 0; i < d->fleet.n; i++) {
+        const struct fleet_server *s = &d->fleet.servers[i];
+        if (s->last_words[0]) {
+            fprintf(stderr, "threadlab demo: the %s server %s; its last words: %s\n",
+                    s->model, results[i].fate, s->last_words);
+            rc = CLI_EXIT_FAILED;
+        }
+    }
+    fleet_cleanup(&d->fleet);
+    free(d);
+    return rc;
+}

@@ -1,0 +1,121 @@
+/* cli_fleet.c -- options and start-up shared by demo and compare. */
+#include "cli_fleet.h"
+
+#include <string.h>
+
+#include "cli.h"
+#include "registry.h"
+
+void plan_init(struct plan *p, double duration_s)
+{
+    memset(p, 0, sizeof(*p));
+    for (int i = 0; i < FLEET_MAX && model_at(i); i++)
+        p->models[p->nmodels++] = model_at(i)->name;
+    p->sc = scenario_find("steady");
+    p->duration_s = duration_s;
+}
+
+static bool parse_models(const char *cmd, const char *arg, struct plan *p)
+{
+    snprintf(p->models_buf, sizeof(p->models_buf), "%s", arg);
+    p->nmodels = 0;
+    for (char *save = NULL, *m = strtok_r(p->models_buf, ",", &save); m;
+         m = strtok_r(NULL, ",", &save)) {
+        if (!model_find(m)) {
+            cli_usage_error(cmd, "--models: no model called '%s' (bio, pool, reactor, "
+                            "multireactor)", m);
+            return false;
+        }
+        for (int k = 0; k < p->nmodels; k++)
+            if (strcmp(p->models[k], m) == 0) {
+                cli_usage_error(cmd, "--models: '%s' is named twice", m);
+                return false;
+            }
+        if (p->nmodels == FLEET_MAX) {
+            cli_usage_error(cmd, "--models: at most %d", FLEET_MAX);
+            return false;
+        }
+        p->models[p->nmodels++] = m;
+    }
+    if (p->nmodels == 0) {
+        cli_usage_error(cmd, "--models: name at least one model");
+        return false;
+    }
+    return true;
+}
+
+bool plan_option(const char *cmd, int opt, const char *arg, struct plan *p)
+{
+    long v;
+    double d;
+    switch (opt) {
+    case PLAN_OPT_MODELS:
+        return parse_models(cmd, arg, p);
+    case PLAN_OPT_SCENARIO:
+        p->sc = scenario_find(arg);
+        if (!p->sc) {
+            cli_usage_error(cmd, "--scenario: no scenario called '%s'", arg);
+            return false;
+        }
+        return true;
+    case PLAN_OPT_DURATION:
+        if (!cli_parse_double(cmd, "--duration", arg, 1, 3600, &d))
+            return false;
+        p->duration_s = d;
+        return true;
+    case PLAN_OPT_CONNS:
+        /* Each load and each server is a process of its own: 2 fds per
+         * connection are spread over two processes' 20 000. */
+        if (!cli_parse_long(cmd, "--conns", arg, 1, 15000, &v))
+            return false;
+        p->conns = (int)v;
+        return true;
+    default:
+        return false;
+    }
+}
+
+void plan_usage(FILE *out, double default_duration_s)
+{
+    fprintf(out,
+            "  --models LIST    comma-separated models (default bio,pool,reactor,\n"
+            "                   multireactor)\n"
+            "  --scenario NAME  the workload (default steady; see below)\n"
+            "  --duration S     seconds of load per model (default %g)\n"
+            "  --conns N        connections per model (default: the scenario's)\n"
+            "\n"
+            "scenarios:\n", default_duration_s);
+    for (size_t i = 0; i < nscenarios; i++)
+        fprintf(out, "  %-13s %s (%d conns)\n", scenarios[i].name, scenarios[i].summary,
+                scenarios[i].conns);
+}
+
+int plan_start(struct fleet *f, const struct plan *p, int i, char *err, size_t err_len)
+{
+    const char *model = p->models[i];
+    char serve_buf[256], load_buf[256];
+    const char *serve_argv[SCENARIO_MAX_ARGS], *load_argv[SCENARIO_MAX_ARGS + 8];
+    scenario_split(scenario_serve_args(p->sc, model), serve_buf, sizeof(serve_buf),
+                   serve_argv, SCENARIO_MAX_ARGS);
+    int at = fleet_start_server(f, model, serve_argv, err, err_len);
+    if (at < 0)
+        return -1;
+
+    char conns[16], duration[32];
+    snprintf(conns, sizeof(conns), "%d", p->conns > 0 ? p->conns : p->sc->conns);
+    snprintf(duration, sizeof(duration), "%g", p->duration_s);
+    int n = 0;
+    load_argv[n++] = "--conns";
+    load_argv[n++] = conns;
+    load_argv[n++] = "--duration";
+    load_argv[n++] = duration;
+    /* A connection the pool keeps queued gets no reply for a while: that
+     * is counted as a timeout only after 10 s. */
+    load_argv[n++] = "--timeout";
+    load_argv[n++] = "10";
+    scenario_split(p->sc->load_args, load_buf, sizeof(load_buf), load_argv + n,
+                   SCENARIO_MAX_ARGS);
+    if (fleet_start_load(f, at, load_argv, err, err_len) < 0)
+        return -1;
+    return at;
+}

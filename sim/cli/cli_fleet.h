@@ -1,0 +1,39 @@
+/* cli_fleet.h -- what `demo` and `compare` share: the models, scenario,
+ * duration and connections to run, and starting one model with its load. */
+#ifndef THREADLAB_CLI_FLEET_H
+#define THREADLAB_CLI_FLEET_H
+
+#include <stdio.h>
+
+#include "fleet/fleet.h"
+#include "fleet/results.h"
+#include "fleet/scenario.h"
+
+struct plan {
+    const char *models[FLEET_MAX];
+    int nmodels;
+    char models_buf[128];
+    const struct scenario *sc;
+    double duration_s;
+    int conns;                 /* 0: the scenario's */
+};
+
+enum {
+    PLAN_OPT_MODELS = 1000, PLAN_OPT_SCENARIO, PLAN_OPT_DURATION, PLAN_OPT_CONNS,
+};
+
+/* Every model, the steady scenario, duration_s. */
+void plan_init(struct plan *p, double duration_s);
+
+/* Apply one of the PLAN_OPT_ options. Returns false after printing a
+ * usage error. */
+bool plan_option(const char *cmd, int opt, const char *arg, struct plan *p);
+
+/* The --help lines for the shared options and the scenario list. */
+void plan_usage(FILE *out, double default_duration_s);
+
+/* Start model (index i of the plan) as a server, then its load. Returns
+ * the fleet index, or -1 with a message in err. */
+int plan_start(struct fleet *f, const struct plan *p, int i, char *err, size_t err_len);
+
+#endif

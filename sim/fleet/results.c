@@ -1,0 +1,190 @@
+/* results.c -- the comparison table. See results.h. */
+#include "results.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The number after "key": in a flat JSON text (the load's report). */
+static bool json_number(const char *json, const char *key, double *out)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof(pattern), "\"%s\":", key);
+    const char *p = strstr(json, pattern);
+    if (!p)
+        return false;
+    char *end;
+    double v = strtod(p + strlen(pattern), &end);
+    if (end == p + strlen(pattern))
+        return false;
+    *out = v;
+    return true;
+}
+
+bool result_parse_load_json(const char *json, struct result *r)
+{
+    double lines_ok, errors, lps, mbps, p50, p99, p999;
+    if (!json_number(json, "lines_ok", &lines_ok) ||
+        !json_number(json, "errors_total", &errors) ||
+        !json_number(json, "lines_per_s", &lps) || !json_number(json, "mb_per_s", &mbps) ||
+        !json_number(json, "p50", &p50) || !json_number(json, "p99", &p99) ||
+        !json_number(json, "p99.9", &p999))
+        return false;
+    r->lines_ok = (uint64_t)lines_ok;
+    r->errors = (uint64_t)errors;
+    r->lines_per_s = lps;
+    r->mb_per_s = mbps;
+    r->p50_us = p50;
+    r->p99_us = p99;
+    r->p999_us = p999;
+    r->have_load = true;
+    return true;
+}
+
+bool result_from_fleet(const struct fleet_server *s, struct result *r)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->model, sizeof(r->model), "%s", s->model);
+    r->peak_threads = s->usage.peak_threads;
+    r->peak_rss_kb = s->usage.peak_rss_kb;
+    r->cpu_s = s->usage.cpu_s;
+    r->voluntary_cs = s->usage.voluntary_cs;
+    r->involuntary_cs = s->usage.involuntary_cs;
+    fleet_server_fate(s, r->fate, sizeof(r->fate));
+
+    FILE *fp = s->load_out[0] ? fopen(s->load_out, "r") : NULL;
+    if (!fp)
+        return false;
+    char json[4096];
+    size_t n = fread(json, 1, sizeof(json) - 1, fp);
+    fclose(fp);
+    json[n] = '\0';
+    return result_parse_load_json(json, r);
+}
+
+static void fmt_us(char *buf, size_t len, double us)
+{
+    if (us >= 1e6)
+        snprintf(buf, len, "%.2fs", us / 1e6);
+    else if (us >= 1e3)
+        snprintf(buf, len, "%.1fms", us / 1e3);
+    else
+        snprintf(buf, len, "%.0fus", us);
+}
+
+void results_print_table(FILE *out, const struct result *r, int n)
+{
+    fprintf(out, "%-13s %10s %7s %8s %8s %8s %7s %8s %6s %9s %9s %7s  %s\n",
+            "model", "lines/s", "MB/s", "p50", "p99", "p99.9", "threads", "RSS",
+            "CPU s", "vol cs", "invol cs", "errors", "server");
+    for (int i = 0; i < n; i++) {
+        char p50[16], p99[16], p999[16], rss[16];
+        snprintf(rss, sizeof(rss), "%.1fM", r[i].peak_rss_kb / 1024.0);
+        if (!r[i].have_load) {
+            fprintf(out, "%-13s %10s %7s %8s %8s %8s %7d %8s %6.2f %9llu %9llu %7s  %s\n",
+                    r[i].model, "-", "-", "-", "-", "-", r[i].peak_threads, rss,
+                    r[i].cpu_s, (unsigned long long)r[i].voluntary_cs,
+                    (unsigned long long)r[i].involuntary_cs, "no report", r[i].fate);
+            continue;
+        }
+        fmt_us(p50, sizeof(p50), r[i].p50_us);
+        fmt_us(p99, sizeof(p99), r[i].p99_us);
+        fmt_us(p999, sizeof(p999), r[i].p999_us);
+        fprintf(out, "%-13s %10.0f %7.2f %8s %8s %8s %7d %8s %6.2f %9llu %9llu %7llu  %s\n",
+                r[i].model, r[i].lines_per_s, r[i].mb_per_s, p50, p99, p999,
+                r[i].peak_threads, rss, r[i].cpu_s,
+                (unsigned long long)r[i].voluntary_cs,
+                (unsigned long long)r[i].involuntary_cs,
+                (unsigned long long)r[i].errors, r[i].fate);
+    }
+}
+
+void results_print_csv(FILE *out, const struct result *r, int n)
+{
+    fprintf(out, "model,lines_per_s,mb_per_s,p50_us,p99_us,p999_us,peak_threads,"
+                 "peak_rss_kb,cpu_s,voluntary_cs,involuntary_cs,errors,server\n");
+    for (int i = 0; i < n; i++)
+        fprintf(out, "%s,%.1f,%.3f,%.1f,%.1f,%.1f,%d,%ld,%.3f,%llu,%llu,%llu,%s\n",
+                r[i].model, r[i].lines_per_s, r[i].mb_per_s, r[i].p50_us, r[i].p99_us,
+                r[i].p999_us, r[i].peak_threads, r[i].peak_rss_kb, r[i].cpu_s,
+                (unsigned long long)r[i].voluntary_cs,
+                (unsigned long long)r[i].involuntary_cs,
+                (unsigned long long)r[i].errors, r[i].have_load ? r[i].fate : "no report");
+}
+
+void results_print_json(FILE *out, const struct result *r, int n)
+{
+    fprintf(out, "[");
+    for (int i = 0; i < n; i++)
+        fprintf(out, "%s{\"model\":\"%s\",\"have_load\":%s,\"lines_ok\":%llu,"
+                "\"lines_per_s\":%.1f,\"mb_per_s\":%.3f,\"p50_us\":%.1f,\"p99_us\":%.1f,"
+                "\"p999_us\":%.1f,\"peak_threads\":%d,\"peak_rss_kb\":%ld,\"cpu_s\":%.3f,"
+                "\"voluntary_cs\":%llu,\"involuntary_cs\":%llu,\"errors\":%llu,"
+                "\"server\":\"%s\"}", i ? "," : "", r[i].model,
+                r[i].have_load ? "true" : "false", (unsigned long long)r[i].lines_ok,
+                r[i].lines_per_s, r[i].mb_per_s, r[i].p50_us, r[i].p99_us, r[i].p999_us,
+                r[i].peak_threads, r[i].peak_rss_kb, r[i].cpu_s,
+                (unsigned long long)r[i].voluntary_cs,
+                (unsigned long long)r[i].involuntary_cs,
+                (unsigned long long)r[i].errors, r[i].fate);
+    fprintf(out, "]\n");
+}
+
+int results_plot(const char *path, const struct result *r, int n, char *err,
+                 size_t err_len)
+{
+    const char *ext = strrchr(path, '.');
+    const char *term = !ext ? NULL
+                     : strcmp(ext, ".png") == 0 ? "pngcairo size 1200,800"
+                     : strcmp(ext, ".svg") == 0 ? "svg size 1200,800" : NULL;
+    if (!term) {
+        snprintf(err, err_len, "--plot: '%s' must end in .png or .svg", path);
+        return -1;
+    }
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        snprintf(err, err_len, "--plot needs gnuplot, which is not installed "
+                 "(apt-get install gnuplot-nox); the table above has the numbers");
+        return -1;
+    }
+    char data[] = "/tmp/threadlab-plot-XXXXXX";
+    int fd = mkstemp(data);
+    if (fd < 0) {
+        snprintf(err, err_len, "--plot: cannot make a temporary file");
+        return -1;
+    }
+    FILE *df = fdopen(fd, "w");
+    for (int i = 0; i < n; i++)
+        fprintf(df, "%s %.1f %.1f %d %.1f\n", r[i].model, r[i].lines_per_s,
+                r[i].p99_us / 1e3, r[i].peak_threads, r[i].peak_rss_kb / 1024.0);
+    fclose(df);
+    FILE *gp = popen("gnuplot 2>&1", "w");
+    if (!gp) {
+        unlink(data);
+        snprintf(err, err_len, "--plot: cannot run gnuplot");
+        return -1;
+    }
+    /* The path goes inside single quotes: refuse one that holds a quote. */
+    int rc = -1;
+    if (!strchr(path, '\'') && !strchr(data, '\'')) {
+        fprintf(gp,
+                "set terminal %s\nset output '%s'\n"
+                "set multiplot layout 2,2 title 'threadlab compare'\n"
+                "set style fill solid 0.6\nset boxwidth 0.6\nset yrange [0:*]\n"
+                "unset key\nset grid ytics\n"
+                "set title 'lines/s'\nplot '%s' using 0:2:xtic(1) with boxes\n"
+                "set title 'p99 (ms)'\nplot '%s' using 0:3:xtic(1) with boxes\n"
+                "set title 'peak threads'\nplot '%s' using 0:4:xtic(1) with boxes\n"
+                "set title 'peak RSS (MiB)'\nplot '%s' using 0:5:xtic(1) with boxes\n"
+                "unset multiplot\n",
+                term, path, data, data, data, data);
+        rc = 0;
+    }
+    int status = pclose(gp);
+    unlink(data);
+    if (rc < 0 || status != 0) {
+        snprintf(err, err_len, "--plot: gnuplot could not write %s", path);
+        return -1;
+    }
+    return 0;
+}

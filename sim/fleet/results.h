@@ -1,0 +1,43 @@
+/* results.h -- one row per model: what the load measured and what /proc
+ * and wait4 said about the server; printed as a table, CSV, JSON, or bars
+ * drawn by gnuplot. */
+#ifndef THREADLAB_RESULTS_H
+#define THREADLAB_RESULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fleet.h"
+
+struct result {
+    char model[16];
+    bool have_load;                 /* the load's report was read */
+    uint64_t lines_ok, errors;
+    double lines_per_s, mb_per_s;
+    double p50_us, p99_us, p999_us;
+    int peak_threads;
+    long peak_rss_kb;
+    double cpu_s;
+    uint64_t voluntary_cs, involuntary_cs;
+    char fate[64];                  /* "ok", "killed: Segmentation fault" ... */
+};
+
+/* Fill r from server s of a fleet (usage, fate) and its load's JSON report.
+ * Returns false (have_load false) when the report is missing or unreadable. */
+bool result_from_fleet(const struct fleet_server *s, struct result *r);
+
+/* Parse the JSON object `threadlab load --json` prints. */
+bool result_parse_load_json(const char *json, struct result *r);
+
+void results_print_table(FILE *out, const struct result *r, int n);
+void results_print_csv(FILE *out, const struct result *r, int n);
+void results_print_json(FILE *out, const struct result *r, int n);
+
+/* Bars of lines/s, p99, peak threads and peak RSS per model, with gnuplot,
+ * into path (.png or .svg). Returns 0, or -1 with a message in err (no
+ * gnuplot, an unknown extension, gnuplot failed). */
+int results_plot(const char *path, const struct result *r, int n, char *err,
+                 size_t err_len);
+
+#endif
