@@ -1,11 +1,13 @@
 # threadlab -- build, test, bench, install.
 #
 #   make              build build/threadlab
+#   make demo         the four models side by side under load (DEMO_ARGS=...)
 #   make check        unit, integration and CLI tests (the CI command)
 #   make check-asan   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check-tsan   the same under ThreadSanitizer
 #   make check-valgrind  leaks and memory errors under valgrind
 #   make bench        throughput and latency tables (not part of check)
+#   make soak         ten minutes of faults against every model (not in check)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -59,11 +61,16 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all check check-asan check-tsan check-valgrind bench peers fuzz soak install clean
+.PHONY: all demo check check-asan check-tsan check-valgrind bench peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
 all: $(BIN)
+
+# The four models side by side under load, in this terminal (q ends it).
+DEMO_ARGS ?=
+demo: $(BIN)
+	$(BIN) demo $(DEMO_ARGS)
 
 $(BIN): $(CLI_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(NCURSES_LIBS) -lm
@@ -95,6 +102,7 @@ check: $(TEST_BINS) $(BIN)
 	THREADLAB_BIN=$(BIN) tests/cli/run.sh || failed=1; \
 	THREADLAB_BIN=$(BIN) tests/tui/run.sh || failed=1; \
 	THREADLAB_BIN=$(BIN) tests/arch/run.sh || failed=1; \
+	THREADLAB_BIN=$(BIN) tests/demo/run.sh || failed=1; \
 	if [ $$failed -ne 0 ]; then echo "make check: FAILED"; exit 1; fi; \
 	echo "make check ($(or $(SAN),plain)): all passed"
 

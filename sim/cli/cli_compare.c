@@ -33,11 +33,13 @@ static void compare_usage(FILE *out)
             "options:\n");
     plan_usage(out, COMPARE_DURATION_S);
     fprintf(out,
-            "\n"
             "  --csv FILE       also write the table as CSV\n"
             "  --json           print the table as JSON instead\n"
             "  --plot FILE      draw bars into FILE.png or FILE.svg (needs gnuplot)\n"
             "  -h, --help       this help\n"
+            "\n");
+    plan_usage_scenarios(out);
+    fprintf(out,
             "\n"
             "Ctrl-C stops the model running now and prints the rows so far.\n"
             "Figures come from one machine in one run: compare rows, not runs.\n");

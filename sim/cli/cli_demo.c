@@ -35,12 +35,14 @@ static void demo_usage(FILE *out)
             "options:\n");
     plan_usage(out, DEMO_DURATION_S);
     fprintf(out,
-            "\n"
             "  --plain          print text snapshots instead of a full screen (the\n"
             "                   default when output is not a terminal)\n"
             "  --interval MS    refresh every MS milliseconds (default 500; 2000\n"
             "                   with --plain)\n"
             "  -h, --help       this help\n"
+            "\n");
+    plan_usage_scenarios(out);
+    fprintf(out,
             "\n"
             "Keys are top's: q quit, p pause, tab focus, l log, ? help. The line\n"
             "under the panes says what to look at. The models share this machine's\n"

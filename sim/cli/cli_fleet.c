@@ -82,9 +82,13 @@ void plan_usage(FILE *out, double default_duration_s)
             "                   multireactor)\n"
             "  --scenario NAME  the workload (default steady; see below)\n"
             "  --duration S     seconds of load per model (default %g)\n"
-            "  --conns N        connections per model (default: the scenario's)\n"
-            "\n"
-            "scenarios:\n", default_duration_s);
+            "  --conns N        connections per model (default: the scenario's)\n",
+            default_duration_s);
+}
+
+void plan_usage_scenarios(FILE *out)
+{
+    fprintf(out, "scenarios:\n");
     for (size_t i = 0; i < nscenarios; i++)
         fprintf(out, "  %-13s %s (%d conns)\n", scenarios[i].name, scenarios[i].summary,
                 scenarios[i].conns);

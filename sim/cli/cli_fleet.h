@@ -29,8 +29,9 @@ void plan_init(struct plan *p, double duration_s);
  * usage error. */
 bool plan_option(const char *cmd, int opt, const char *arg, struct plan *p);
 
-/* The --help lines for the shared options and the scenario list. */
+/* The --help lines for the shared options, and the scenario list. */
 void plan_usage(FILE *out, double default_duration_s);
+void plan_usage_scenarios(FILE *out);
 
 /* Start model (index i of the plan) as a server, then its load. Returns
  * the fleet index, or -1 with a message in err. */

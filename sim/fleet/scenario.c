@@ -14,28 +14,28 @@
 
 const struct scenario scenarios[] = {
     { "steady", "many connections, small lines, closed loop",
-      "Same load on all four. Count the threads: BIO one per connection, the pool "
-      "up to --max, the reactor one loop, the multi-reactor a boss and its workers.",
+      "Same load on all four. Count threads: BIO one per connection, the pool up to "
+      "--max, the reactor one loop, the multi-reactor a boss and workers.",
       64, "", { "", "--max 128", LOOP_WARN, LOOP_WARN } },
     { "burst", "connections arrive in four waves",
       "Connections arrive in waves: BIO's threads jump with each wave, the pool "
       "grows its task threads, the loops just take more channels.",
       400, "--waves 4", { "", "--max 512", LOOP_WARN, LOOP_WARN } },
     { "slow-handler", "1% of lines run !sleep 200 in the handler",
-      "1% of lines sleep 200 ms in the handler: the reactor's only loop sleeps with "
-      "them (BLOCKED) and every connection waits; BIO and the pool block one thread.",
+      "1% of lines sleep 200 ms: the reactor's one loop sleeps too (BLOCKED) and all "
+      "its connections wait; BIO and the pool block just one thread.",
       64, "--mix sleep=200:1", { "", "--max 128", LOOP_WARN, LOOP_WARN } },
     { "cpu-heavy", "20% of lines burn 2 ms of CPU (!cpu 2000)",
-      "20% of lines burn 2 ms of CPU on 2 cores: more threads than cores only queue "
-      "for the CPU. Watch lines/s level off alike, and BIO's context switches.",
+      "20% of lines burn 2 ms of CPU: threads beyond the cores only queue for them. "
+      "Lines/s level off alike; see BIO's context switches.",
       32, "--mix cpu=2000:20", { "", "--max 64", LOOP_WARN, LOOP_WARN } },
     { "many-idle", "2000 connections, one line a second each (open loop)",
-      "2000 mostly idle connections: BIO holds 2000 threads blocked in read, the "
-      "pool only --max 256 (the rest wait in its queue), the loops 2000 channels.",
+      "2000 idle-ish connections: BIO holds 2000 threads blocked in read, the pool "
+      "256 (the rest wait in its queue), the loops 2000 channels.",
       2000, "--rate 2000 --ramp 2 --threads 2", { "", "--max 256", LOOP_WARN, LOOP_WARN } },
     { "mixed", "connections in waves, !cpu and !sleep lines mixed in",
       "A bit of everything: waves of connections, 5% of lines burn 0.5 ms, 1% sleep "
-      "50 ms. Which model keeps its p99 lowest?",
+      "50 ms. Which keeps its p99 lowest?",
       200, "--waves 2 --mix cpu=500:5,sleep=50:1", { "", "--max 256", LOOP_WARN, LOOP_WARN } },
 };
 

@@ -1,0 +1,126 @@
+#!/bin/sh
+# run.sh -- `threadlab demo` on a real terminal (tmux) and `threadlab
+# compare` as a person runs them: four panes with their names, the
+# reactor's blocked warning, q ends it, and nothing is left behind (no
+# child process, no board, no temporary directory); Ctrl-C and a crashed
+# child also end clean; compare prints four rows and a CSV that parses.
+set -u
+BIN=$(realpath "${THREADLAB_BIN:-build/threadlab}")
+tmp=$(mktemp -d)
+sock="$tmp/tmux.sock"
+export THREADLAB_BOARD_DIR="$tmp/boards"
+export TMPDIR="$tmp"              # the demo's own temporary directory
+. "$(dirname "$0")/../lib.sh"
+cleanup() {
+  tmux -S "$sock" kill-server 2>/dev/null
+  pkill -f "$BIN (serve|load) " 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+screen() { tmux -S "$sock" capture-pane -p -t demo; }
+
+# Nothing of a demo may remain: children, boards, its directory.
+leftovers() {
+  for _ in $(seq 50); do
+    pgrep -f "$BIN (serve|load) " >/dev/null || break
+    sleep 0.1
+  done
+  if pgrep -fa "$BIN (serve|load) "; then bad "$1: child processes remain"; else ok; fi
+  n=$(ls "$THREADLAB_BOARD_DIR" 2>/dev/null | wc -l)
+  [ "$n" = 0 ] && ok || bad "$1: $n board file(s) remain: $(ls "$THREADLAB_BOARD_DIR")"
+  n=$(ls -d "$tmp"/threadlab-fleet-* 2>/dev/null | wc -l)
+  [ "$n" = 0 ] && ok || bad "$1: the demo's temporary directory remains"
+}
+
+echo "== tests/demo/run.sh ($BIN)"
+command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
+
+# 1. The slow-handler demo in a 160x48 terminal.
+tmux -S "$sock" new-session -d -s demo -x 160 -y 48 \
+  "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR TMPDIR=$TMPDIR \
+   $BIN demo --scenario slow-handler --duration 8; echo \"exit=\$?\"; sleep 60"
+seen=""
+for _ in $(seq 80); do
+  sleep 0.25
+  screen >"$tmp/screen"
+  if grep -q "BLOCKED" "$tmp/screen" &&
+     grep -q "reactor blocked 0\.[0-9] s in one handler" "$tmp/screen"; then
+    seen=yes; break
+  fi
+done
+[ -n "$seen" ] && ok || { bad "the demo never showed a BLOCKED loop"; sed 's/^/    /' "$tmp/screen" | head -30; }
+for m in bio pool reactor multireactor; do
+  grep -Eq "(^|[| ])>?$m  pid [0-9]+" "$tmp/screen" && ok || bad "no pane titled '$m'"
+done
+grep -q "reactor blocked 0\.[0-9] s in one handler" "$tmp/screen" && ok \
+  || bad "the reactor pane shows no blocked warning in its log"
+grep -q "\[slow-handler\] 1% of lines sleep" "$tmp/screen" && ok || bad "no narrator line"
+tmux -S "$sock" send-keys -t demo q
+# The table is printed on the terminal once the full screen is gone.
+for _ in $(seq 100); do screen >"$tmp/table"; grep -q "^exit=" "$tmp/table" && break; sleep 0.1; done
+grep -q "^exit=0" "$tmp/table" && ok || { bad "q did not end the demo with status 0"; cat "$tmp/table"; }
+for m in bio pool reactor multireactor; do
+  grep -Eq "^$m +[0-9]+ " "$tmp/table" && ok || bad "the table has no row for $m"
+done
+leftovers "after q"
+tmux -S "$sock" kill-server 2>/dev/null
+
+# 2. Without a terminal: plain snapshots, then the table; a server that
+#    crashes midway is reported, and still nothing is left behind.
+"$BIN" demo --models bio,reactor --duration 6 --interval 500 >"$tmp/plain" 2>&1 &
+dpid=$!
+victim=""
+for _ in $(seq 50); do
+  victim=$(pgrep -f "$BIN serve reactor " | head -1)
+  [ -n "$victim" ] && break; sleep 0.1
+done
+sleep 2
+[ -n "$victim" ] && kill -SEGV "$victim"
+wait "$dpid"; st=$?
+[ "$st" = 1 ] && ok || bad "a demo whose server crashed exited $st, wanted 1"
+grep -q "^--- threadlab top" "$tmp/plain" && ok || bad "no plain snapshots without a terminal"
+grep -Eq "^bio +[0-9]+ " "$tmp/plain" && ok || bad "no table row for bio"
+grep -q "killed: Segmentation fault" "$tmp/plain" && ok || bad "the crashed reactor is not reported"
+leftovers "after a crash"
+
+# 3. Ctrl-C (SIGINT to the demo alone): children stopped, table printed.
+"$BIN" demo --models pool,multireactor --duration 30 >"$tmp/int" 2>&1 &
+dpid=$!
+sleep 3
+kill -INT "$dpid"
+if timeout 20 sh -c "while kill -0 $dpid 2>/dev/null; do sleep 0.1; done"; then
+  wait "$dpid"; ok
+else
+  bad "the demo did not end within 20 s of SIGINT"; kill -9 "$dpid"
+fi
+grep -Eq "^multireactor +[0-9]+ " "$tmp/int" && ok || bad "no table after SIGINT"
+leftovers "after SIGINT"
+
+# 4. compare: four rows, lines/s above zero, no errors; the CSV parses.
+"$BIN" compare --duration 1 --conns 16 --csv "$tmp/c.csv" >"$tmp/compare" 2>&1; st=$?
+[ "$st" = 0 ] && ok || { bad "compare exited $st"; cat "$tmp/compare"; }
+for m in bio pool reactor multireactor; do
+  awk -v m="$m" '$1 == m && $2 > 0 && $12 == 0 { found = 1 } END { exit !found }' \
+    "$tmp/compare" && ok || bad "compare: no row for $m with lines/s > 0 and 0 errors"
+done
+# The CSV: a header naming the columns, then one row per model, in order.
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+         { models = models $col["model"] " "
+           if (!($col["lines_per_s"] > 0) || $col["errors"] != 0 || !($col["peak_threads"] >= 1) ||
+               !($col["peak_rss_kb"] > 0) || NF != 13) bad = 1 }
+         END { exit bad || models != "bio pool reactor multireactor " }' "$tmp/c.csv" \
+  && ok || { bad "the CSV does not parse as four good rows"; cat "$tmp/c.csv"; }
+"$BIN" compare --models bio --duration 1 --json >"$tmp/c.json" 2>/dev/null
+grep -Eq '^\[\{"model":"bio","have_load":true,"lines_ok":[1-9][0-9]*,.*\}\]$' "$tmp/c.json" \
+  && ok || { bad "compare --json is not a list with a bio row"; cat "$tmp/c.json"; }
+leftovers "after compare"
+
+# Bad input: clear errors, status 2.
+"$BIN" demo --models bio,nosuch >"$tmp/bad" 2>&1; st=$?
+[ "$st" = 2 ] && grep -q "no model called 'nosuch'" "$tmp/bad" && ok || bad "demo --models nosuch: exit $st"
+"$BIN" compare --scenario nosuch >"$tmp/bad" 2>&1; st=$?
+[ "$st" = 2 ] && grep -q "no scenario called 'nosuch'" "$tmp/bad" && ok || bad "compare --scenario nosuch: exit $st"
+"$BIN" compare --plot out.gif >"$tmp/bad" 2>&1; st=$?
+[ "$st" = 2 ] && grep -q "must end in .png or .svg" "$tmp/bad" && ok || bad "compare --plot out.gif: exit $st"
+
+summary demo
