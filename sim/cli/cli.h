@@ -3,6 +3,7 @@
 #define THREADLAB_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define CLI_EXIT_OK 0       /* it worked */
 #define CLI_EXIT_FAILED 1   /* it ran, and something failed (errors in a load) */
@@ -14,6 +15,7 @@ int cli_load(int argc, char **argv);
 int cli_top(int argc, char **argv);
 int cli_demo(int argc, char **argv);
 int cli_compare(int argc, char **argv);
+int cli_sim(int argc, char **argv);
 
 /* Parse a whole number in [min, max] given to option `flag`; on error print
  * "threadlab CMD: --flag: ..." and return false. */
@@ -23,6 +25,16 @@ bool cli_parse_long(const char *cmd, const char *flag, const char *arg,
 /* The same for a real number (seconds, rates, percentages). */
 bool cli_parse_double(const char *cmd, const char *flag, const char *arg,
                       double min, double max, double *out);
+
+/* --mix cpu=US:PCT,sleep=MS:PCT (load and sim). Fields not named keep
+ * their value. On error prints a usage error and returns false. */
+struct cli_mix {
+    double cpu_pct;
+    uint32_t cpu_us;
+    double sleep_pct;
+    uint32_t sleep_ms;
+};
+bool cli_parse_mix(const char *cmd, const char *spec, struct cli_mix *mix);
 
 /* Print "threadlab CMD: message" and a hint to try --help. */
 void cli_usage_error(const char *cmd, const char *fmt, ...)

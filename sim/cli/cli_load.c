@@ -82,35 +82,6 @@ static void on_stop_signal(int sig)
 }
 
 /* "cpu=200:10,sleep=50:1" -> amounts and percentages. */
-static bool parse_mix(const char *spec, struct load_opts *o)
-{
-    char *copy = strdup(spec), *save = NULL;
-    bool ok = copy != NULL;
-    for (char *part = strtok_r(copy, ",", &save); ok && part;
-         part = strtok_r(NULL, ",", &save)) {
-        unsigned amount;
-        double pct;
-        char kind[8], tail;
-        if (sscanf(part, "%7[a-z]=%u:%lf%c", kind, &amount, &pct, &tail) != 3 ||
-            pct < 0 || pct > 100) {
-            ok = false;
-        } else if (!strcmp(kind, "cpu") && amount <= 10000000) {
-            o->cpu_us = amount;
-            o->cpu_pct = pct;
-        } else if (!strcmp(kind, "sleep") && amount <= 60000) {
-            o->sleep_ms = amount;
-            o->sleep_pct = pct;
-        } else {
-            ok = false;
-        }
-    }
-    free(copy);
-    if (!ok)
-        cli_usage_error("load", "--mix: '%s' is not like cpu=US:PCT,sleep=MS:PCT "
-                        "(cpu up to 10000000 us, sleep up to 60000 ms)", spec);
-    return ok;
-}
-
 int cli_load(int argc, char **argv)
 {
     struct load_opts o;
@@ -156,10 +127,16 @@ int cli_load(int argc, char **argv)
                 return CLI_EXIT_USAGE;
             o.rate = d;
             break;
-        case OPT_MIX:
-            if (!parse_mix(optarg, &o))
+        case OPT_MIX: {
+            struct cli_mix mix = { o.cpu_pct, o.cpu_us, o.sleep_pct, o.sleep_ms };
+            if (!cli_parse_mix("load", optarg, &mix))
                 return CLI_EXIT_USAGE;
+            o.cpu_pct = mix.cpu_pct;
+            o.cpu_us = mix.cpu_us;
+            o.sleep_pct = mix.sleep_pct;
+            o.sleep_ms = mix.sleep_ms;
             break;
+        }
         case OPT_RAMP:
             if (!cli_parse_double("load", "--ramp", optarg, 0, 3600, &d))
                 return CLI_EXIT_USAGE;

@@ -20,6 +20,7 @@ static const struct {
     { "top", cli_top, "watch running servers' threads, loops and queues live" },
     { "demo", cli_demo, "the models side by side under one scenario, then a table" },
     { "compare", cli_compare, "each model in turn under one workload: the numbers" },
+    { "sim", cli_sim, "a model on a simulated machine of any size (deterministic)" },
 };
 
 static void usage(FILE *out)
@@ -107,4 +108,33 @@ int main(int argc, char **argv)
     fprintf(stderr, "threadlab: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return CLI_EXIT_USAGE;
+}
+
+bool cli_parse_mix(const char *cmd, const char *spec, struct cli_mix *mix)
+{
+    char *copy = strdup(spec), *save = NULL;
+    bool ok = copy != NULL;
+    for (char *part = strtok_r(copy, ",", &save); ok && part;
+         part = strtok_r(NULL, ",", &save)) {
+        unsigned amount;
+        double pct;
+        char kind[8], tail;
+        if (sscanf(part, "%7[a-z]=%u:%lf%c", kind, &amount, &pct, &tail) != 3 ||
+            pct < 0 || pct > 100) {
+            ok = false;
+        } else if (!strcmp(kind, "cpu") && amount <= 10000000) {
+            mix->cpu_us = amount;
+            mix->cpu_pct = pct;
+        } else if (!strcmp(kind, "sleep") && amount <= 60000) {
+            mix->sleep_ms = amount;
+            mix->sleep_pct = pct;
+        } else {
+            ok = false;
+        }
+    }
+    free(copy);
+    if (!ok)
+        cli_usage_error(cmd, "--mix: '%s' is not like cpu=US:PCT,sleep=MS:PCT "
+                        "(cpu up to 10000000 us, sleep up to 60000 ms)", spec);
+    return ok;
 }

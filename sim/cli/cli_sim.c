@@ -1,0 +1,244 @@
+/* cli_sim.c -- `threadlab sim MODEL`: a model on a simulated machine. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "des/sim.h"
+
+static void sim_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: threadlab sim MODEL [options]\n"
+            "\n"
+            "Run a model (bio, pool, reactor, multireactor) on a simulated machine of\n"
+            "any size: threads, cores, a scheduler, syscall and wakeup costs from a\n"
+            "profile. Deterministic: the same options and seed give the same report.\n"
+            "Reports what threadlab load reports, plus CPU, context switches, threads\n"
+            "and memory. See docs/simulator.md for the cost model and its limits.\n"
+            "\n"
+            "the machine:\n"
+            "  --cores N          cores (default 2)\n"
+            "  --profile FILE     costs measured by threadlab calibrate (default: the\n"
+            "                     built-in profile of this project's machine); 'zero'\n"
+            "                     for no costs at all (pure queueing)\n"
+            "  --max-threads N    threads the machine allows, like pid_max (default\n"
+            "                     32768; 0: no limit)\n"
+            "  --stack-kb N       each thread's stack (default 8192)\n"
+            "  --seed N           the random seed (default 1)\n"
+            "\n"
+            "the clients (as threadlab load):\n"
+            "  -c, --conns N      connections (default 1)\n"
+            "  -t, --duration S   seconds of sending, simulated (default 10)\n"
+            "  --lines-per-conn N each connection sends N lines, then closes\n"
+            "  -r, --rate R       open loop: R lines/s over all connections\n"
+            "  --think-us US      closed loop: mean think time between lines\n"
+            "  --mix SPEC         cpu=US:PCT,sleep=MS:PCT, as threadlab load\n"
+            "  --service-exp US   every line burns exponential CPU of mean US\n"
+            "  --ramp S           spread the connects over S seconds\n"
+            "  --random-connects  connect at uniformly random times in the ramp\n"
+            "\n"
+            "the server (as threadlab serve):\n"
+            "  --min N, --max N, --queue N   the pool (default 4, 16, 1024)\n"
+            "  --workers N        multireactor worker loops (default 2 x cores)\n"
+            "  --offload N        a business pool of N threads for !cpu/!sleep lines\n"
+            "  --backlog N        accept queue; beyond it connections are refused\n"
+            "                     (default 0: unbounded)\n"
+            "\n"
+            "  --json             the report as one JSON object\n"
+            "  -h, --help         this help\n"
+            "\n"
+            "Example: threadlab sim bio --cores 16 --conns 100000 --duration 5\n");
+}
+
+enum {
+    OPT_CORES = 256, OPT_PROFILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_SEED,
+    OPT_LINES_PER_CONN, OPT_THINK, OPT_MIX, OPT_SERVICE, OPT_RAMP, OPT_RANDOM,
+    OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_WORKERS, OPT_OFFLOAD, OPT_BACKLOG, OPT_JSON,
+};
+
+static const struct option sim_options[] = {
+    { "cores", required_argument, NULL, OPT_CORES },
+    { "profile", required_argument, NULL, OPT_PROFILE },
+    { "max-threads", required_argument, NULL, OPT_MAX_THREADS },
+    { "stack-kb", required_argument, NULL, OPT_STACK_KB },
+    { "seed", required_argument, NULL, OPT_SEED },
+    { "conns", required_argument, NULL, 'c' },
+    { "duration", required_argument, NULL, 't' },
+    { "lines-per-conn", required_argument, NULL, OPT_LINES_PER_CONN },
+    { "rate", required_argument, NULL, 'r' },
+    { "think-us", required_argument, NULL, OPT_THINK },
+    { "mix", required_argument, NULL, OPT_MIX },
+    { "service-exp", required_argument, NULL, OPT_SERVICE },
+    { "ramp", required_argument, NULL, OPT_RAMP },
+    { "random-connects", no_argument, NULL, OPT_RANDOM },
+    { "min", required_argument, NULL, OPT_MIN },
+    { "max", required_argument, NULL, OPT_MAX },
+    { "queue", required_argument, NULL, OPT_QUEUE },
+    { "workers", required_argument, NULL, OPT_WORKERS },
+    { "offload", required_argument, NULL, OPT_OFFLOAD },
+    { "backlog", required_argument, NULL, OPT_BACKLOG },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+int cli_sim(int argc, char **argv)
+{
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        sim_usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (argc < 2 || argv[1][0] == '-') {
+        cli_usage_error("sim", "name a model: bio, pool, reactor or multireactor");
+        return CLI_EXIT_USAGE;
+    }
+    int model = sim_model_by_name(argv[1]);
+    if (model < 0) {
+        cli_usage_error("sim", "no model called '%s' (bio, pool, reactor, multireactor)",
+                        argv[1]);
+        return CLI_EXIT_USAGE;
+    }
+    struct sim_opts o;
+    sim_opts_init(&o, (enum sim_model)model);
+    bool json = false;
+    const char *profile_path = NULL;
+    double stack_kb = -1;
+    long v;
+    double d;
+    int c;
+
+    opterr = 0;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, "c:t:r:h", sim_options, NULL)) != -1) {
+        const char *flag = argv[optind - 1];
+        switch (c) {
+        case OPT_CORES:
+            if (!cli_parse_long("sim", "--cores", optarg, 1, 4096, &v))
+                return CLI_EXIT_USAGE;
+            o.cores = (int)v;
+            break;
+        case OPT_PROFILE:
+            profile_path = optarg;
+            break;
+        case OPT_MAX_THREADS:
+            if (!cli_parse_long("sim", "--max-threads", optarg, 0, 100000000, &v))
+                return CLI_EXIT_USAGE;
+            o.max_threads = (uint32_t)v;
+            break;
+        case OPT_STACK_KB:
+            if (!cli_parse_double("sim", "--stack-kb", optarg, 4, 1 << 20, &d))
+                return CLI_EXIT_USAGE;
+            stack_kb = d;
+            break;
+        case OPT_SEED:
+            if (!cli_parse_long("sim", "--seed", optarg, 0, LONG_MAX, &v))
+                return CLI_EXIT_USAGE;
+            o.seed = (uint64_t)v;
+            break;
+        case 'c':
+            if (!cli_parse_long("sim", "--conns", optarg, 1, 50000000, &v))
+                return CLI_EXIT_USAGE;
+            o.conns = (uint32_t)v;
+            break;
+        case 't':
+            if (!cli_parse_double("sim", "--duration", optarg, 0.000001, 1e6, &d))
+                return CLI_EXIT_USAGE;
+            o.duration_s = d;
+            break;
+        case OPT_LINES_PER_CONN:
+            if (!cli_parse_long("sim", "--lines-per-conn", optarg, 1, LONG_MAX, &v))
+                return CLI_EXIT_USAGE;
+            o.lines_per_conn = (uint64_t)v;
+            break;
+        case 'r':
+            if (!cli_parse_double("sim", "--rate", optarg, 0.001, 1e12, &d))
+                return CLI_EXIT_USAGE;
+            o.rate = d;
+            break;
+        case OPT_THINK:
+            if (!cli_parse_double("sim", "--think-us", optarg, 0, 1e12, &d))
+                return CLI_EXIT_USAGE;
+            o.think_us = d;
+            break;
+        case OPT_MIX: {
+            struct cli_mix mix = { o.cpu_pct, (uint32_t)o.cpu_us, o.sleep_pct,
+                                   (uint32_t)o.sleep_ms };
+            if (!cli_parse_mix("sim", optarg, &mix))
+                return CLI_EXIT_USAGE;
+            o.cpu_pct = mix.cpu_pct;
+            o.cpu_us = mix.cpu_us;
+            o.sleep_pct = mix.sleep_pct;
+            o.sleep_ms = mix.sleep_ms;
+            break;
+        }
+        case OPT_SERVICE:
+            if (!cli_parse_double("sim", "--service-exp", optarg, 0, 1e9, &d))
+                return CLI_EXIT_USAGE;
+            o.service_exp_us = d;
+            break;
+        case OPT_RAMP:
+            if (!cli_parse_double("sim", "--ramp", optarg, 0, 1e6, &d))
+                return CLI_EXIT_USAGE;
+            o.ramp_s = d;
+            break;
+        case OPT_RANDOM:
+            o.random_connects = true;
+            break;
+        case OPT_MIN: case OPT_MAX: case OPT_QUEUE: case OPT_WORKERS:
+        case OPT_OFFLOAD: case OPT_BACKLOG:
+            if (!cli_parse_long("sim", flag, optarg, 0, 100000000, &v))
+                return CLI_EXIT_USAGE;
+            if (c == OPT_MIN) o.pool_min = (int)v;
+            if (c == OPT_MAX) o.pool_max = (int)v;
+            if (c == OPT_QUEUE) o.pool_queue = (int)v;
+            if (c == OPT_WORKERS) o.workers = (int)v;
+            if (c == OPT_OFFLOAD) o.offload = (int)v;
+            if (c == OPT_BACKLOG) o.backlog = (uint32_t)v;
+            break;
+        case OPT_JSON:
+            json = true;
+            break;
+        case 'h':
+            sim_usage(stdout);
+            return CLI_EXIT_OK;
+        default:
+            cli_usage_error("sim", optopt ? "option '%s' needs a value"
+                                          : "unknown option '%s'", flag);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_usage_error("sim", "unexpected argument '%s'", argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    char err[512];
+    if (profile_path && strcmp(profile_path, "zero") == 0) {
+        profile_zero(&o.prof);
+    } else if (profile_path && profile_load(&o.prof, profile_path, err, sizeof(err)) < 0) {
+        fprintf(stderr, "threadlab sim: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (stack_kb > 0)
+        o.prof.stack_kb = stack_kb;
+    if (o.lines_per_conn > 0 && o.duration_s == 10)
+        o.duration_s = 0;            /* lines given, duration not: no time limit */
+    if (sim_opts_check(&o, err, sizeof(err)) < 0) {
+        cli_usage_error("sim", "%s", err);
+        return CLI_EXIT_USAGE;
+    }
+    struct sim_report *r = malloc(sizeof(*r));
+    if (!r || sim_run(&o, r) < 0) {
+        fprintf(stderr, "threadlab sim: out of memory\n");
+        free(r);
+        return CLI_EXIT_FAILED;
+    }
+    if (json)
+        sim_report_json(&o, r, stdout);
+    else
+        sim_report_print(&o, r, stdout);
+    free(r);
+    return CLI_EXIT_OK;
+}

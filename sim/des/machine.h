@@ -1,0 +1,92 @@
+/* machine.h -- the simulated computer: cores, threads and a scheduler.
+ *
+ * A thread asks for CPU in bursts: "run me for 4 us, then tell me". The
+ * scheduler puts a runnable thread on an idle core, or at the tail of the
+ * run queue; a thread that has used its time slice while others wait goes
+ * to the tail (preemption). Every switch onto a core costs
+ * context_switch_ns, plus context_switch_log2_ns per doubling of the run
+ * queue (a longer queue means colder caches). When a burst is done the
+ * machine calls the owner back, who runs another burst, blocks the thread
+ * (waiting for I/O, sleeping) or ends it.
+ */
+#ifndef THREADLAB_MACHINE_H
+#define THREADLAB_MACHINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "profile.h"
+
+#define VT_NONE UINT32_MAX
+
+enum vthread_state { VT_FREE, VT_BLOCKED, VT_RUNNABLE, VT_RUNNING };
+
+struct vthread {
+    uint8_t state;
+    int32_t core;                /* while running */
+    uint32_t cont;               /* the owner's next step after the burst */
+    uint32_t owner;              /* whom it works for (a connection, a loop) */
+    vtime_t burst_left;          /* CPU still owed in this burst */
+};
+
+struct vcore {
+    uint32_t thread;             /* running now, or VT_NONE */
+    uint32_t gen;                /* its pending event is stale if this moved */
+    vtime_t segment_start;       /* when the current stretch of running began */
+    vtime_t slice_end;
+    vtime_t busy_ns;
+};
+
+/* Called when thread t has run its burst; it must run another, block, or
+ * end the thread. */
+typedef void (*burst_done_fn)(void *ctx, uint32_t t);
+
+struct machine {
+    struct des_engine *eng;
+    const struct profile *prof;
+    uint32_t core_event_kind;    /* the engine event kind the machine uses */
+    burst_done_fn done;
+    void *ctx;
+
+    int ncores;
+    struct vcore *cores;
+    int idle_cores;
+
+    struct vthread *threads;
+    uint32_t nthreads, cap;      /* slots used, allocated */
+    uint32_t *free_ids;          /* ended threads' slots, for reuse */
+    uint32_t nfree;
+    uint32_t live, peak_live;
+
+    uint32_t *runq;              /* a ring of runnable thread ids */
+    uint32_t rq_head, rq_len, rq_cap;
+
+    uint64_t context_switches, preemptions;
+};
+
+int machine_init(struct machine *m, struct des_engine *eng, const struct profile *prof,
+                 int ncores, uint32_t core_event_kind, burst_done_fn done, void *ctx);
+void machine_free(struct machine *m);
+
+/* A new thread, blocked. VT_NONE when out of memory. */
+uint32_t machine_spawn(struct machine *m, uint32_t owner);
+
+/* End thread t (it must be the one whose burst just finished, or blocked). */
+void machine_exit(struct machine *m, uint32_t t);
+
+/* Give t a burst of cpu_ns, then cont. From its own burst_done callback it
+ * simply continues on its core; if it is blocked it becomes runnable and
+ * waits for a core (wake_ns is added: the cost of being woken). */
+void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont);
+
+/* Block t (from its own burst_done): its core takes the next thread. */
+void machine_block(struct machine *m, uint32_t t);
+
+/* The engine's core event: a stretch of running ended on core c. */
+void machine_core_event(struct machine *m, uint32_t c, uint32_t gen);
+
+/* Every core's busy time, summed. */
+vtime_t machine_busy_ns(const struct machine *m);
+
+#endif

@@ -1,0 +1,106 @@
+/* profile.c -- costs: defaults, files. See profile.h. */
+#include "profile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The keys of a profile file, with where each lives in the struct. */
+static const struct {
+    const char *key;
+    size_t offset;
+} keys[] = {
+#define KEY(name) { #name, offsetof(struct profile, name) }
+    KEY(read_ns), KEY(write_ns), KEY(accept_ns), KEY(close_ns), KEY(epoll_wait_ns),
+    KEY(eventfd_ns), KEY(wakeup_ns), KEY(context_switch_ns),
+    KEY(context_switch_log2_ns), KEY(thread_create_ns), KEY(handle_ns),
+    KEY(net_one_way_ns), KEY(time_slice_ns), KEY(stack_kb), KEY(conn_kb),
+#undef KEY
+};
+
+void profile_default(struct profile *p)
+{
+    /* Measured by `threadlab calibrate` on this project's machine; the
+     * same numbers as sim/des/profiles/default.profile. */
+    *p = (struct profile){
+        .measured = "2026-11-30, threadlab calibrate on the project VM "
+                    "(2 cores, Linux 6.x, loopback)",
+        .read_ns = 1400, .write_ns = 2600, .accept_ns = 6000, .close_ns = 3000,
+        .epoll_wait_ns = 700, .eventfd_ns = 800, .wakeup_ns = 25000,
+        .context_switch_ns = 2500, .context_switch_log2_ns = 150,
+        .thread_create_ns = 25000, .handle_ns = 150, .net_one_way_ns = 15000,
+        .time_slice_ns = 3000000, .stack_kb = 8192, .conn_kb = 8,
+    };
+}
+
+void profile_zero(struct profile *p)
+{
+    memset(p, 0, sizeof(*p));
+    snprintf(p->measured, sizeof(p->measured), "zero: no costs (queueing theory)");
+}
+
+int profile_load(struct profile *p, const char *path, char *err, size_t err_len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, err_len, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[512];
+    int lineno = 0;
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash) {
+            if (strncmp(line, "# measured:", 11) == 0) {
+                char *m = line + 11;
+                while (*m == ' ')
+                    m++;
+                m[strcspn(m, "\n")] = '\0';
+                snprintf(p->measured, sizeof(p->measured), "%.159s", m);
+            }
+            *hash = '\0';
+        }
+        char key[64], extra;
+        double value;
+        if (sscanf(line, " %63s", key) != 1)
+            continue;                               /* blank or comment */
+        if (sscanf(line, " %63[a-z0-9_] = %lf %c", key, &value, &extra) != 2) {
+            snprintf(err, err_len, "%s: line %d: not 'key = number'", path, lineno);
+            fclose(f);
+            return -1;
+        }
+        size_t i;
+        for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+            if (strcmp(keys[i].key, key) == 0)
+                break;
+        if (i == sizeof(keys) / sizeof(keys[0])) {
+            snprintf(err, err_len, "%s: line %d: unknown key '%s'", path, lineno, key);
+            fclose(f);
+            return -1;
+        }
+        if (value < 0 || value > 1e12) {
+            snprintf(err, err_len, "%s: line %d: %s = %g is out of range", path,
+                     lineno, key, value);
+            fclose(f);
+            return -1;
+        }
+        *(double *)((char *)p + keys[i].offset) = value;
+    }
+    fclose(f);
+    return 0;
+}
+
+int profile_save(const struct profile *p, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -errno;
+    fprintf(f, "# threadlab simulator profile: nanoseconds unless the key says kb\n");
+    fprintf(f, "# measured: %s\n", p->measured);
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        fprintf(f, "%s = %.0f\n", keys[i].key,
+                *(const double *)((const char *)p + keys[i].offset));
+    return fclose(f) == 0 ? 0 : -errno;
+}

@@ -1,0 +1,49 @@
+/* profile.h -- what things cost on the simulated machine.
+ *
+ * Every cost the simulator charges comes from here, in nanoseconds of CPU
+ * (or of waiting, for the network). `threadlab calibrate` measures them on
+ * the machine it runs on and writes a profile file; sim/des/profiles/
+ * default.profile was measured on this project's machine and says when and
+ * where. A profile file is "key = value" lines; '#' starts a comment.
+ */
+#ifndef THREADLAB_PROFILE_H
+#define THREADLAB_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile {
+    char measured[160];          /* when and where it was measured */
+    double read_ns;              /* read() of one small message */
+    double write_ns;             /* write() of one small reply */
+    double accept_ns;            /* accept() of one connection */
+    double close_ns;             /* close() of a connection */
+    double epoll_wait_ns;        /* one epoll_wait that returns events */
+    double eventfd_ns;           /* a write to an eventfd (a loop's wakeup) */
+    double wakeup_ns;            /* a blocked thread woken until it runs */
+    double context_switch_ns;    /* one switch between threads on a core */
+    double context_switch_log2_ns; /* more per doubling of runnable threads
+                                      (caches and run queues get colder) */
+    double thread_create_ns;     /* pthread_create, paid by the creator */
+    double handle_ns;            /* decode a line and make its reply */
+    double net_one_way_ns;       /* loopback, client to server */
+    double time_slice_ns;        /* the scheduler's slice (0: no preemption) */
+    double stack_kb;             /* each thread's stack, reserved */
+    double conn_kb;              /* memory per connection (socket + buffers) */
+};
+
+/* The built-in default (this machine, see profiles/default.profile). */
+void profile_default(struct profile *p);
+
+/* All costs zero, no preemption: the pure queueing model (for checking
+ * the simulator against M/M/c). */
+void profile_zero(struct profile *p);
+
+/* Read a profile file over p (keys not in the file keep their value).
+ * Returns 0, or -1 with a message ("line 3: unknown key 'x'"). */
+int profile_load(struct profile *p, const char *path, char *err, size_t err_len);
+
+/* Write p as a profile file. Returns 0 or -errno. */
+int profile_save(const struct profile *p, const char *path);
+
+#endif

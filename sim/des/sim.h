@@ -1,0 +1,83 @@
+/* sim.h -- `threadlab sim MODEL`: the four models on a simulated machine.
+ *
+ * The same behaviour as the real servers, at the level of threads, queues
+ * and loops: BIO threads blocked in read, the watchdog pool handing
+ * connections to task threads, one loop that stalls on !sleep, boss and
+ * worker loops with round robin, ioRatio and offload. Clients connect,
+ * send lines (closed loop with think time, or open loop at a rate), and
+ * time each reply. Costs come from a profile (profile.h); the run is
+ * deterministic for a seed. docs/simulator.md lists every assumption.
+ */
+#ifndef THREADLAB_SIM_H
+#define THREADLAB_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "des/profile.h"
+#include "probe/histogram.h"
+
+enum sim_model { SIM_BIO, SIM_POOL, SIM_REACTOR, SIM_MULTIREACTOR, SIM_MODEL_COUNT };
+
+struct sim_opts {
+    enum sim_model model;
+    int cores;
+    struct profile prof;
+    uint64_t seed;
+
+    /* the clients (as `threadlab load`) */
+    uint32_t conns;
+    double ramp_s;               /* connects spread evenly over this long */
+    bool random_connects;        /* ... or at uniformly random times in it */
+    uint64_t lines_per_conn;     /* 0: until the duration ends */
+    double duration_s;           /* no line is sent after this */
+    double rate;                 /* open loop: lines/s in all (0: closed loop) */
+    double think_us;             /* closed loop: mean think time (exponential) */
+    double cpu_pct, cpu_us;      /* --mix cpu=US:PCT */
+    double sleep_pct, sleep_ms;  /* --mix sleep=MS:PCT */
+    double service_exp_us;       /* every line burns exponential CPU of this
+                                    mean (for queueing checks; 0: off) */
+
+    /* the server (as `threadlab serve`) */
+    uint32_t max_threads;        /* the machine's limit (pid_max); 0: none */
+    uint32_t backlog;            /* accept queue; beyond: refused */
+    int pool_min, pool_max, pool_queue;
+    int workers, offload, io_ratio;
+};
+
+struct sim_report {
+    uint64_t lines_sent, lines_ok;
+    uint64_t conns_opened, conns_refused, conns_unserved;
+    double virtual_s;            /* simulated time of the run */
+    double lines_per_s;
+    struct hist latency_ns;      /* client send -> reply received */
+    double mean_wait_ns;         /* line at the server -> its handling starts */
+    uint64_t waits;
+    double cpu_busy_pct;         /* all cores, average */
+    uint64_t context_switches, preemptions;
+    uint32_t peak_threads;
+    double peak_stack_bytes;     /* peak threads x stack size (reserved) */
+    double peak_conn_bytes;      /* peak open connections x conn_kb */
+    uint64_t events;
+    double wall_s, events_per_s;
+    long peak_rss_kb;            /* of this process */
+};
+
+/* Defaults mirror serve and load: 1 conn, closed loop, 10 s, 2 cores. */
+void sim_opts_init(struct sim_opts *o, enum sim_model model);
+
+/* The model by name ("bio", ...), or -1. */
+int sim_model_by_name(const char *name);
+const char *sim_model_name(enum sim_model m);
+
+/* Check the options; a message into err and -1 when they make no sense. */
+int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len);
+
+/* Run it. Returns 0, or -1 when out of memory. */
+int sim_run(const struct sim_opts *o, struct sim_report *r);
+
+void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE *out);
+void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE *out);
+
+#endif
