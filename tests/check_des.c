@@ -1,0 +1,373 @@
+/* check_des.c -- the simulator, checked against queueing theory, against
+ * itself (determinism), and against the lessons it is there to teach. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "des/engine.h"
+#include "des/rng.h"
+#include "des/sim.h"
+
+/* ---- the engine ------------------------------------------------------------------- */
+
+START_TEST(events_come_out_in_time_order_ties_in_scheduling_order)
+{
+    struct des_engine e;
+    ck_assert_int_eq(des_init(&e, 4), 0);
+    struct rng r;
+    rng_seed(&r, 7);
+    for (uint32_t i = 0; i < 10000; i++)
+        ck_assert_int_eq(des_schedule(&e, rng_below(&r, 100), 0, i, 0), 0);
+    struct des_event ev, prev = { 0 };
+    int n = 0;
+    while (des_next(&e, &ev)) {
+        if (n++ > 0) {
+            ck_assert_uint_ge(ev.at, prev.at);
+            if (ev.at == prev.at)
+                ck_assert_uint_gt(ev.seq, prev.seq);
+        }
+        ck_assert_uint_eq(e.now, ev.at);
+        prev = ev;
+    }
+    ck_assert_int_eq(n, 10000);
+    des_free(&e);
+}
+END_TEST
+
+START_TEST(the_rng_repeats_for_a_seed)
+{
+    struct rng a, b, c;
+    rng_seed(&a, 42);
+    rng_seed(&b, 42);
+    rng_seed(&c, 43);
+    int same_c = 0;
+    double sum = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t x = rng_next(&a);
+        ck_assert_uint_eq(x, rng_next(&b));
+        same_c += x == rng_next(&c);
+        sum += rng_exp(&a, 10.0);
+        rng_next(&b);
+    }
+    ck_assert_int_eq(same_c, 0);
+    ck_assert_double_eq_tol(sum / 100000, 10.0, 0.15);  /* the exponential's mean */
+}
+END_TEST
+
+/* ---- queueing theory ------------------------------------------------------------- */
+
+/* Erlang C: the mean wait in queue of M/M/c with arrival rate lambda and
+ * service rate mu per server. */
+static double erlang_c_wait(int c, double lambda, double mu)
+{
+    double a = lambda / mu, rho = a / c;
+    double term = 1, sum = 0;             /* a^k / k! */
+    for (int k = 0; k < c; k++) {
+        sum += term;
+        term *= a / (k + 1);
+    }
+    double top = term / (1 - rho);        /* a^c / c! / (1 - rho) */
+    double p_wait = top / (sum + top);
+    return p_wait / (c * mu - lambda);
+}
+
+/* One request per connection, connections at Poisson times (uniformly
+ * random over the run), exponential service of 100 us, no other costs. */
+static double simulated_wait_ns(enum sim_model model, int c, double rho, uint32_t n)
+{
+    struct sim_opts o;
+    sim_opts_init(&o, model);
+    profile_zero(&o.prof);
+    o.cores = c;
+    o.pool_min = o.pool_max = c;
+    o.pool_queue = 100000000;
+    o.conns = n;
+    o.lines_per_conn = 1;
+    o.duration_s = 0;
+    o.service_exp_us = 100;
+    double lambda = rho * c / 100e-6;     /* per second */
+    o.ramp_s = n / lambda;
+    o.random_connects = true;
+    o.seed = 11;
+    struct sim_report *r = malloc(sizeof(*r));
+    ck_assert_int_eq(sim_run(&o, r), 0);
+    ck_assert_uint_eq(r->lines_ok, n);
+    ck_assert_uint_eq(r->waits, n);
+    double w = r->mean_wait_ns;
+    free(r);
+    return w;
+}
+
+static const struct { int c; double rho; } mmc_cases[] = {
+    { 1, 0.5 }, { 1, 0.8 }, { 1, 0.9 },
+    { 4, 0.5 }, { 4, 0.8 }, { 4, 0.9 },
+    { 16, 0.5 }, { 16, 0.8 }, { 16, 0.9 },
+};
+
+/* Under the sanitizers (10x slower) the same paths run on fewer requests,
+ * for memory and race errors; the 3% check is the plain build's. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+static const double tolerance = SANITIZED ? 0.5 : 0.03;
+
+/* Near saturation the mean converges slowly; at low load with many
+ * servers few requests wait at all: more requests in both. */
+static uint32_t requests_for(int c, double rho)
+{
+    if (SANITIZED)
+        return 100000;
+    if (rho < 0.6)   /* M/M/16 at 0.5: 1 request in 110 waits at all */
+        return c == 1 ? 300000 : c == 4 ? 3000000 : 8000000;
+    return rho < 0.85 ? 1000000 : 3000000;
+}
+
+START_TEST(pool_matches_erlang_c)
+{
+    int c = mmc_cases[_i].c;
+    double rho = mmc_cases[_i].rho;
+    double theory = erlang_c_wait(c, rho * c / 100e-6, 1 / 100e-6) * 1e9;
+    double sim = simulated_wait_ns(SIM_POOL, c, rho, requests_for(c, rho));
+    printf("M/M/%d rho %.1f: Erlang C wait %.2f us, pool simulated %.2f us (%+.1f%%)\n",
+           c, rho, theory / 1e3, sim / 1e3, 100 * (sim - theory) / theory);
+    ck_assert_msg(fabs(sim - theory) / theory < tolerance, "off by %.1f%%",
+                  100 * (sim - theory) / theory);
+}
+END_TEST
+
+static const double mm1_rhos[] = { 0.5, 0.8, 0.9 };
+
+START_TEST(reactor_matches_m_m_1)
+{
+    double rho = mm1_rhos[_i];
+    double lambda = rho / 100e-6, mu = 1 / 100e-6;
+    double theory = rho / (mu - lambda) * 1e9;
+    double sim = simulated_wait_ns(SIM_REACTOR, 1, rho, requests_for(1, rho));
+    printf("M/M/1 rho %.1f: theory wait %.2f us, reactor simulated %.2f us (%+.1f%%)\n",
+           rho, theory / 1e3, sim / 1e3, 100 * (sim - theory) / theory);
+    ck_assert_msg(fabs(sim - theory) / theory < tolerance, "off by %.1f%%",
+                  100 * (sim - theory) / theory);
+}
+END_TEST
+
+/* ---- determinism -------------------------------------------------------------------- */
+
+static char *report_json(const struct sim_opts *o)
+{
+    struct sim_report *r = malloc(sizeof(*r));
+    ck_assert_int_eq(sim_run(o, r), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sim_report_json(o, r, f);
+    fclose(f);
+    free(r);
+    return buf;
+}
+
+START_TEST(same_seed_same_run_other_seed_other_run)
+{
+    for (int m = 0; m < SIM_MODEL_COUNT; m++) {
+        struct sim_opts o;
+        sim_opts_init(&o, (enum sim_model)m);
+        o.cores = 4;
+        o.conns = 300;
+        o.duration_s = 0.5;
+        o.think_us = 200;
+        o.cpu_pct = 10;
+        o.cpu_us = 50;
+        o.sleep_pct = 1;
+        o.sleep_ms = 5;
+        o.offload = m >= SIM_REACTOR ? 2 : 0;
+        o.pool_max = 400;
+        o.seed = 5;
+        char *a = report_json(&o), *b = report_json(&o);
+        ck_assert_str_eq(a, b);
+        o.seed = 6;
+        char *c = report_json(&o);
+        ck_assert_msg(strcmp(a, c) != 0, "%s: seeds 5 and 6 gave the same run",
+                      sim_model_name((enum sim_model)m));
+        free(a);
+        free(b);
+        free(c);
+    }
+}
+END_TEST
+
+/* ---- the lessons ---------------------------------------------------------------------- */
+
+static void run(const struct sim_opts *o, struct sim_report *r)
+{
+    ck_assert_int_eq(sim_run(o, r), 0);
+}
+
+/* 1% of lines !sleep 100: a reactor's p99 is at least 100 ms (every line
+ * behind a sleep waits for it); a multi-reactor that offloads does not. */
+START_TEST(a_sleeping_handler_stalls_the_reactor_not_an_offloading_multireactor)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    sim_opts_init(&o, SIM_REACTOR);
+    o.cores = 8;
+    o.conns = 200;
+    o.duration_s = 5;
+    o.think_us = 1000;
+    o.sleep_pct = 1;
+    o.sleep_ms = 100;
+    run(&o, r);
+    double reactor_p99 = (double)hist_percentile(&r->latency_ns, 99);
+    o.model = SIM_MULTIREACTOR;
+    o.offload = 64;
+    run(&o, r);
+    double multi_p99 = (double)hist_percentile(&r->latency_ns, 99);
+    double multi_p90 = (double)hist_percentile(&r->latency_ns, 90);
+    printf("1%% !sleep 100: reactor p99 %.1f ms, multireactor+offload p99 %.1f ms "
+           "(p90 %.2f ms)\n", reactor_p99 / 1e6, multi_p99 / 1e6, multi_p90 / 1e6);
+    ck_assert_double_ge(reactor_p99, 100e6);
+    /* Its p99 is the sleeping lines themselves (1%): just over 100 ms;
+     * everyone else is answered in well under a millisecond. */
+    ck_assert_double_lt(multi_p90, 1e6);
+    ck_assert_double_lt(multi_p99, 0.5 * reactor_p99);
+    free(r);
+}
+END_TEST
+
+/* BIO with 100 000 connections holds 100 000 threads: 100 000 stacks. */
+START_TEST(bio_holds_a_stack_per_connection)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    sim_opts_init(&o, SIM_BIO);
+    o.cores = 16;
+    o.conns = 100000;
+    o.max_threads = 0;
+    o.ramp_s = 2;
+    o.duration_s = 10;
+    o.think_us = 1e6;                    /* a line a second: mostly idle */
+    run(&o, r);
+    printf("BIO 100k conns: %u threads, %.1f GiB of stacks reserved\n", r->peak_threads,
+           r->peak_stack_bytes / (1 << 30));
+    ck_assert_uint_ge(r->peak_threads, 100000);          /* + the acceptor */
+    ck_assert_uint_le(r->peak_threads, 100001);
+    ck_assert_double_eq(r->peak_stack_bytes, r->peak_threads * 8192.0 * 1024);
+    /* With Linux's default limit of threads the same run is refused. */
+    o.max_threads = 32768;
+    run(&o, r);
+    ck_assert_uint_eq(r->conns_refused, 100000 - 32767);
+    free(r);
+}
+END_TEST
+
+/* CPU-bound lines saturate at cores / CPU per line: every model but the
+ * single reactor, whose one loop uses one core. */
+START_TEST(cpu_bound_saturates_at_cores_over_cpu_per_line)
+{
+    for (int m = 0; m < SIM_MODEL_COUNT; m++) {
+        struct sim_opts o;
+        struct sim_report *r = malloc(sizeof(*r));
+        sim_opts_init(&o, (enum sim_model)m);
+        profile_zero(&o.prof);
+        o.prof.time_slice_ns = 3e6;
+        o.cores = 4;
+        o.conns = 64;
+        o.pool_max = 64;
+        o.workers = 4;
+        o.duration_s = 4;
+        o.cpu_pct = 100;
+        o.cpu_us = 1000;                  /* 1 ms per line: 4000 lines/s on 4 cores */
+        run(&o, r);
+        printf("%s: %.0f lines/s CPU-bound (4 cores, 1 ms a line)\n",
+               sim_model_name((enum sim_model)m), r->lines_per_s);
+        double expect = m == SIM_REACTOR ? 1000 : 4000;
+        ck_assert_double_eq_tol(r->lines_per_s, expect, expect * 0.02);
+        free(r);
+    }
+}
+END_TEST
+
+/* Options that make no sense are refused, with a reason. */
+START_TEST(bad_options_are_refused)
+{
+    struct sim_opts o;
+    char err[128];
+    sim_opts_init(&o, SIM_BIO);
+    o.cores = 0;
+    ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--cores"));
+    sim_opts_init(&o, SIM_POOL);
+    o.pool_min = 9;
+    o.pool_max = 8;
+    ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), -1);
+    sim_opts_init(&o, SIM_BIO);
+    o.cpu_pct = 80;
+    o.sleep_pct = 30;
+    ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--mix"));
+    sim_opts_init(&o, SIM_BIO);
+    ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), 0);
+}
+END_TEST
+
+START_TEST(a_profile_file_round_trips_and_bad_ones_are_refused)
+{
+    char dir[] = "/tmp/threadlab-profile-XXXXXX", path[96], err[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/p.profile", dir);
+    struct profile a, b;
+    profile_default(&a);
+    a.wakeup_ns = 12345;
+    ck_assert_int_eq(profile_save(&a, path), 0);
+    profile_zero(&b);
+    ck_assert_int_eq(profile_load(&b, path, err, sizeof(err)), 0);
+    ck_assert_double_eq(b.wakeup_ns, 12345);
+    ck_assert_double_eq(b.read_ns, a.read_ns);
+    ck_assert_str_eq(b.measured, a.measured);
+    static const char *const bad[] = { "nosuch_ns = 5\n", "read_ns = fast\n",
+                                       "read_ns = -4\n", "read_ns = 5 6\n" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        FILE *f = fopen(path, "w");
+        fputs(bad[i], f);
+        fclose(f);
+        ck_assert_int_eq(profile_load(&b, path, err, sizeof(err)), -1);
+        ck_assert_ptr_nonnull(strstr(err, "line 1"));
+    }
+    ck_assert_int_eq(profile_load(&b, "/nonexistent/x", err, sizeof(err)), -1);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);    /* the figures survive a failing fork */
+    Suite *s = suite_create("des");
+    TCase *engine = tcase_create("engine");
+    tcase_add_test(engine, events_come_out_in_time_order_ties_in_scheduling_order);
+    tcase_add_test(engine, the_rng_repeats_for_a_seed);
+    tcase_add_test(engine, bad_options_are_refused);
+    tcase_add_test(engine, a_profile_file_round_trips_and_bad_ones_are_refused);
+    suite_add_tcase(s, engine);
+    TCase *theory = tcase_create("queueing theory");
+    tcase_set_timeout(theory, 120);
+    tcase_add_loop_test(theory, pool_matches_erlang_c, 0,
+                        (int)(sizeof(mmc_cases) / sizeof(mmc_cases[0])));
+    tcase_add_loop_test(theory, reactor_matches_m_m_1, 0, 3);
+    suite_add_tcase(s, theory);
+    TCase *lessons = tcase_create("lessons");
+    tcase_set_timeout(lessons, 120);
+    tcase_add_test(lessons, same_seed_same_run_other_seed_other_run);
+    tcase_add_test(lessons, a_sleeping_handler_stalls_the_reactor_not_an_offloading_multireactor);
+    tcase_add_test(lessons, bio_holds_a_stack_per_connection);
+    tcase_add_test(lessons, cpu_bound_saturates_at_cores_over_cpu_per_line);
+    suite_add_tcase(s, lessons);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
