@@ -7,6 +7,7 @@
 #   make check-tsan   the same under ThreadSanitizer
 #   make check-valgrind  leaks and memory errors under valgrind
 #   make bench        throughput and latency tables (not part of check)
+#   make bench-sim    real models against their simulations (PROFILE=file)
 #   make soak         ten minutes of faults against every model (not in check)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
@@ -61,7 +62,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo check check-asan check-tsan check-valgrind bench peers fuzz soak install clean
+.PHONY: all demo check check-asan check-tsan check-valgrind bench bench-sim peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -155,6 +156,10 @@ peers:
 
 bench: $(BIN) peers
 	bench/bench.sh $(BIN) $(PEERS_DIR)
+
+# Each real model against its simulation, and the simulator's speed.
+bench-sim: $(BIN)
+	bench/bench-sim.sh $(BIN) $(PROFILE)
 
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/threadlab

@@ -39,6 +39,9 @@ static void sim_usage(FILE *out)
             "  --service-exp US   every line burns exponential CPU of mean US\n"
             "  --ramp S           spread the connects over S seconds\n"
             "  --random-connects  connect at uniformly random times in the ramp\n"
+            "  --client-cpu       the clients are one thread on the same cores, paying\n"
+            "                     read + check + write per reply (as threadlab load on\n"
+            "                     this machine); by default clients cost nothing\n"
             "\n"
             "the server (as threadlab serve):\n"
             "  --min N, --max N, --queue N   the pool (default 4, 16, 1024)\n"
@@ -57,6 +60,7 @@ enum {
     OPT_CORES = 256, OPT_PROFILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_SEED,
     OPT_LINES_PER_CONN, OPT_THINK, OPT_MIX, OPT_SERVICE, OPT_RAMP, OPT_RANDOM,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_WORKERS, OPT_OFFLOAD, OPT_BACKLOG, OPT_JSON,
+    OPT_CLIENT_CPU,
 };
 
 static const struct option sim_options[] = {
@@ -74,6 +78,7 @@ static const struct option sim_options[] = {
     { "service-exp", required_argument, NULL, OPT_SERVICE },
     { "ramp", required_argument, NULL, OPT_RAMP },
     { "random-connects", no_argument, NULL, OPT_RANDOM },
+    { "client-cpu", no_argument, NULL, OPT_CLIENT_CPU },
     { "min", required_argument, NULL, OPT_MIN },
     { "max", required_argument, NULL, OPT_MAX },
     { "queue", required_argument, NULL, OPT_QUEUE },
@@ -186,6 +191,9 @@ int cli_sim(int argc, char **argv)
             break;
         case OPT_RANDOM:
             o.random_connects = true;
+            break;
+        case OPT_CLIENT_CPU:
+            o.client_on_machine = true;
             break;
         case OPT_MIN: case OPT_MAX: case OPT_QUEUE: case OPT_WORKERS:
         case OPT_OFFLOAD: case OPT_BACKLOG:

@@ -21,6 +21,7 @@ static const struct {
     { "demo", cli_demo, "the models side by side under one scenario, then a table" },
     { "compare", cli_compare, "each model in turn under one workload: the numbers" },
     { "sim", cli_sim, "a model on a simulated machine of any size (deterministic)" },
+    { "calibrate", cli_calibrate, "measure this machine's costs into a profile for sim" },
 };
 
 static void usage(FILE *out)

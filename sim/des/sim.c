@@ -49,6 +49,7 @@ enum cont {
     C_BIZ_DONE,         /* business thread: an offloaded line handled */
     C_BIZ_SLEPT,        /* business thread: an offloaded !sleep is over */
     C_BIZ_SUBMITTED,    /* business thread: the reply handed to the loop */
+    C_CLIENT,           /* the client thread: one reply read and checked */
 };
 
 enum line_kind { LINE_PLAIN, LINE_CPU, LINE_SLEEP };
@@ -119,6 +120,12 @@ struct sim {
     struct cqueue biz_queue;     /* business pool: offloaded connections */
     uint32_t *biz_idle;
     uint32_t nbiz_idle;
+
+    /* the client thread (--client-cpu): replies waiting for it, a ring */
+    uint32_t client;
+    bool client_blocked;
+    uint32_t *client_q;
+    uint32_t cq_head, cq_len, cq_cap;
 
     double wait_sum_ns;
     uint64_t waits;
@@ -277,6 +284,53 @@ static void on_reply(struct sim *s, uint32_t c)
         at(s, think, EV_SEND, c, 0);
     } else {
         client_close(s, c);
+    }
+}
+
+/* With --client-cpu the clients are a thread on the machine: a reply is
+ * seen only once that thread has read and checked it. */
+static vtime_t client_line_ns(const struct sim *s)
+{
+    const struct profile *p = &s->o->prof;
+    return (vtime_t)(p->read_ns + p->handle_ns + p->write_ns);
+}
+
+static void reply_reaches_client(struct sim *s, uint32_t c)
+{
+    if (!s->o->client_on_machine) {
+        on_reply(s, c);
+        return;
+    }
+    if (s->cq_len == s->cq_cap) {
+        uint32_t cap = s->cq_cap ? s->cq_cap * 2 : 1024;
+        uint32_t *q = malloc(cap * sizeof(*q));
+        if (!q)
+            abort();
+        for (uint32_t i = 0; i < s->cq_len; i++)
+            q[i] = s->client_q[(s->cq_head + i) % s->cq_cap];
+        free(s->client_q);
+        s->client_q = q;
+        s->cq_head = 0;
+        s->cq_cap = cap;
+    }
+    s->client_q[(s->cq_head + s->cq_len++) % s->cq_cap] = c;
+    if (s->client_blocked) {
+        s->client_blocked = false;
+        machine_run(&s->m, s->client, client_line_ns(s), C_CLIENT);
+    }
+}
+
+static void client_burst_done(struct sim *s)
+{
+    uint32_t c = s->client_q[s->cq_head];
+    s->cq_head = (s->cq_head + 1) % s->cq_cap;
+    s->cq_len--;
+    on_reply(s, c);
+    if (s->cq_len > 0) {
+        machine_run(&s->m, s->client, client_line_ns(s), C_CLIENT);
+    } else {
+        s->client_blocked = true;
+        machine_block(&s->m, s->client);
     }
 }
 
@@ -600,7 +654,9 @@ static void biz_burst_done(struct sim *s, uint32_t t)
 static void burst_done(void *ctx, uint32_t t)
 {
     struct sim *s = ctx;
-    if (s->o->model == SIM_BIO || s->o->model == SIM_POOL)
+    if (s->o->client_on_machine && t == s->client)
+        client_burst_done(s);
+    else if (s->o->model == SIM_BIO || s->o->model == SIM_POOL)
         blocking_burst_done(s, t);
     else if (t < (uint32_t)s->nloops)               /* loops were spawned first */
         loop_step(s, (int)t);
@@ -762,6 +818,16 @@ static double wall_now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The client thread is spawned last: the loops' thread ids come first. */
+static int spawn_client(struct sim *s)
+{
+    if (!s->o->client_on_machine)
+        return 0;
+    s->client = machine_spawn(&s->m, VT_NONE);
+    s->client_blocked = true;
+    return s->client == VT_NONE ? -1 : 0;
+}
+
 static int setup(struct sim *s)
 {
     const struct sim_opts *o = s->o;
@@ -803,7 +869,7 @@ static int setup(struct sim *s)
                 s->pool_size++;
             }
         }
-        return 0;
+        return spawn_client(s);
     }
     /* Loops: the workers (the reactor has one, which is also the boss). */
     s->workers = o->workers > 0 ? o->workers : 2 * o->cores;
@@ -825,7 +891,7 @@ static int setup(struct sim *s)
         for (int i = 0; i < o->offload; i++)
             s->biz_idle[s->nbiz_idle++] = machine_spawn(&s->m, VT_NONE);
     }
-    return 0;
+    return spawn_client(s);
 }
 
 static long self_peak_rss_kb(void)
@@ -854,7 +920,7 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
             case EV_CONNECT: on_connect(s, ev.id); break;
             case EV_SEND:    client_send(s, ev.id); break;
             case EV_LINE:    on_line(s, ev.id); break;
-            case EV_REPLY:   on_reply(s, ev.id); break;
+            case EV_REPLY:   reply_reaches_client(s, ev.id); break;
             case EV_CLOSE:   on_close(s, ev.id); break;
             case EV_WAKE:    on_wake(s, ev.id, ev.gen); break;
             }
@@ -885,6 +951,7 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
     free(s->idle);
     free(s->loops);
     free(s->biz_idle);
+    free(s->client_q);
     free(s);
     return rc;
 }

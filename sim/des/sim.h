@@ -38,6 +38,10 @@ struct sim_opts {
     double sleep_pct, sleep_ms;  /* --mix sleep=MS:PCT */
     double service_exp_us;       /* every line burns exponential CPU of this
                                     mean (for queueing checks; 0: off) */
+    bool client_on_machine;      /* the clients are one thread on the same
+                                    cores, paying read + verify + write per
+                                    reply (as threadlab load does here); off:
+                                    clients cost nothing */
 
     /* the server (as `threadlab serve`) */
     uint32_t max_threads;        /* the machine's limit (pid_max); 0: none */

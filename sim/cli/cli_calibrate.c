@@ -1,0 +1,71 @@
+/* cli_calibrate.c -- `threadlab calibrate`: measure costs, write a profile. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "des/calibrate.h"
+
+static void calibrate_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: threadlab calibrate [--out FILE]\n"
+            "\n"
+            "Measure on this machine what the simulator charges: read, write,\n"
+            "accept, close, epoll_wait, an eventfd write, a wakeup across cores, a\n"
+            "context switch, pthread_create, handling one line, and the loopback\n"
+            "network's share of a round trip. Takes a few seconds; run it on an idle\n"
+            "machine. Writes a profile for threadlab sim --profile FILE.\n"
+            "\n"
+            "  --out FILE   where to write it (default threadlab.profile; - for stdout)\n"
+            "  -h, --help   this help\n");
+}
+
+static const struct option calibrate_options[] = {
+    { "out", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+int cli_calibrate(int argc, char **argv)
+{
+    const char *out = "threadlab.profile";
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", calibrate_options, NULL)) != -1) {
+        const char *flag = argv[optind - 1];
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'h':
+            calibrate_usage(stdout);
+            return CLI_EXIT_OK;
+        default:
+            cli_usage_error("calibrate", optopt ? "option '%s' needs a value"
+                                                : "unknown option '%s'", flag);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_usage_error("calibrate", "unexpected argument '%s'", argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    struct profile p;
+    calibrate_measure(&p, stderr);
+    if (strcmp(out, "-") == 0) {
+        if (profile_save(&p, "/dev/stdout") < 0) {
+            perror("threadlab calibrate");
+            return CLI_EXIT_FAILED;
+        }
+        return CLI_EXIT_OK;
+    }
+    int rc = profile_save(&p, out);
+    if (rc < 0) {
+        fprintf(stderr, "threadlab calibrate: cannot write %s: %s\n", out, strerror(-rc));
+        return CLI_EXIT_FAILED;
+    }
+    fprintf(stderr, "threadlab calibrate: wrote %s (use: threadlab sim MODEL --profile %s)\n",
+            out, out);
+    return CLI_EXIT_OK;
+}

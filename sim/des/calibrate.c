@@ -1,0 +1,357 @@
+/* calibrate.c -- measure the simulator's costs on this machine.
+ *
+ * Each cost is timed directly, many times, with the clock's own cost
+ * taken off: syscalls one call at a time, wakeups and context switches by
+ * two threads passing a byte through pipes (pinned to one core: every
+ * pass is a context switch; on two cores: every pass is a wakeup). The
+ * figures are medians of a few rounds, because a shared VM is noisy.
+ */
+#include "calibrate.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "echo/session.h"
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return v[n / 2];
+}
+
+enum { ROUNDS = 5 };
+
+/* A connected TCP pair on loopback; both ends nonblocking. */
+static int tcp_pair(int fds[2], int *listener_out)
+{
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(a);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 4096) < 0 ||
+        getsockname(l, (struct sockaddr *)&a, &len) < 0)
+        return -1;
+    fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(fds[0], (struct sockaddr *)&a, sizeof(a)) < 0)
+        return -1;
+    fds[1] = accept(l, NULL, NULL);
+    int one = 1;
+    setsockopt(fds[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    setsockopt(fds[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (listener_out)
+        *listener_out = l;
+    else
+        close(l);
+    return fds[1] < 0 ? -1 : 0;
+}
+
+/* read_ns and write_ns: one small message at a time, over TCP loopback. */
+static void measure_read_write(struct profile *p, double clock_ns)
+{
+    int fds[2];
+    if (tcp_pair(fds, NULL) < 0)
+        return;
+    char msg[64], buf[64];
+    memset(msg, 'x', sizeof(msg));
+    double reads[ROUNDS], writes[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        double w = 0, rd = 0;
+        enum { N = 20000 };
+        for (int i = 0; i < N; i++) {
+            double t0 = now_ns();
+            if (write(fds[0], msg, sizeof(msg)) != sizeof(msg))
+                break;
+            double t1 = now_ns();
+            size_t got = 0;
+            double t2 = now_ns();
+            while (got < sizeof(buf)) {
+                ssize_t n = read(fds[1], buf + got, sizeof(buf) - got);
+                if (n <= 0)
+                    break;
+                got += (size_t)n;
+            }
+            double t3 = now_ns();
+            w += t1 - t0 - clock_ns;
+            rd += t3 - t2 - clock_ns;
+        }
+        writes[r] = w / N;
+        reads[r] = rd / N;
+    }
+    p->write_ns = median(writes, ROUNDS);
+    p->read_ns = median(reads, ROUNDS);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+/* accept_ns and close_ns: connections made ahead, then accepted and closed. */
+static void measure_accept_close(struct profile *p, double clock_ns)
+{
+    int fds[2], l;
+    if (tcp_pair(fds, &l) < 0)
+        return;
+    close(fds[0]);
+    close(fds[1]);
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+    getsockname(l, (struct sockaddr *)&a, &len);
+    double accepts[ROUNDS], closes[ROUNDS];
+    enum { N = 500 };
+    int clients[N], served[N];
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < N; i++) {
+            clients[i] = socket(AF_INET, SOCK_STREAM, 0);
+            connect(clients[i], (struct sockaddr *)&a, sizeof(a));
+        }
+        double t0 = now_ns();
+        for (int i = 0; i < N; i++)
+            served[i] = accept(l, NULL, NULL);
+        double t1 = now_ns();
+        for (int i = 0; i < N; i++)
+            close(served[i]);
+        double t2 = now_ns();
+        for (int i = 0; i < N; i++)
+            close(clients[i]);
+        accepts[r] = (t1 - t0) / N - clock_ns / N;
+        closes[r] = (t2 - t1) / N;
+    }
+    p->accept_ns = median(accepts, ROUNDS);
+    p->close_ns = median(closes, ROUNDS);
+    close(l);
+}
+
+/* epoll_wait that finds one ready fd, and an eventfd write. */
+static void measure_epoll_eventfd(struct profile *p)
+{
+    int ep = epoll_create1(0), ev = eventfd(1, EFD_NONBLOCK);
+    struct epoll_event e = { .events = EPOLLIN }, out[8];
+    epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e);
+    double waits[ROUNDS], writes[ROUNDS];
+    enum { N = 50000 };
+    uint64_t one = 1;
+    for (int r = 0; r < ROUNDS; r++) {
+        double t0 = now_ns();
+        for (int i = 0; i < N; i++)
+            epoll_wait(ep, out, 8, 0);
+        double t1 = now_ns();
+        for (int i = 0; i < N; i++)
+            if (write(ev, &one, sizeof(one)) < 0)
+                break;
+        double t2 = now_ns();
+        waits[r] = (t1 - t0) / N;
+        writes[r] = (t2 - t1) / N;
+    }
+    p->epoll_wait_ns = median(waits, ROUNDS);
+    p->eventfd_ns = median(writes, ROUNDS);
+    close(ep);
+    close(ev);
+}
+
+struct pingpong {
+    int to_peer[2], from_peer[2];
+    int cpu;                          /* -1: not pinned */
+    int rounds;
+};
+
+static void pin(int cpu)
+{
+    if (cpu < 0)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *peer_main(void *arg)
+{
+    struct pingpong *pp = arg;
+    pin(pp->cpu);
+    char b;
+    for (int i = 0; i < pp->rounds; i++) {
+        if (read(pp->to_peer[0], &b, 1) != 1 || write(pp->from_peer[1], &b, 1) != 1)
+            break;
+    }
+    return NULL;
+}
+
+/* One pass of a byte from a thread to another blocked in read(): the
+ * write, the other's wakeup, its read. Both on my_cpu/peer_cpu. */
+static double pass_ns(int my_cpu, int peer_cpu)
+{
+    struct pingpong pp = { .cpu = peer_cpu, .rounds = 20000 };
+    if (pipe(pp.to_peer) < 0 || pipe(pp.from_peer) < 0)
+        return 0;
+    pthread_t t;
+    pthread_create(&t, NULL, peer_main, &pp);
+    cpu_set_t old;
+    pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
+    pin(my_cpu);
+    char b = 'x';
+    double t0 = now_ns();
+    for (int i = 0; i < pp.rounds; i++)
+        if (write(pp.to_peer[1], &b, 1) != 1 || read(pp.from_peer[0], &b, 1) != 1)
+            break;
+    double t1 = now_ns();
+    pthread_join(t, NULL);
+    pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+    close(pp.to_peer[0]);
+    close(pp.to_peer[1]);
+    close(pp.from_peer[0]);
+    close(pp.from_peer[1]);
+    return (t1 - t0) / pp.rounds / 2;
+}
+
+static void *nothing(void *arg)
+{
+    return arg;
+}
+
+static void measure_threads(struct profile *p)
+{
+    double creates[ROUNDS];
+    enum { N = 1000 };
+    for (int r = 0; r < ROUNDS; r++) {
+        double t0 = now_ns();
+        for (int i = 0; i < N; i++) {
+            pthread_t t;
+            if (pthread_create(&t, NULL, nothing, NULL) == 0)
+                pthread_join(t, NULL);
+        }
+        creates[r] = (now_ns() - t0) / N;
+    }
+    p->thread_create_ns = median(creates, ROUNDS);
+    struct rlimit st;
+    if (getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY)
+        p->stack_kb = (double)st.rlim_cur / 1024;
+}
+
+/* Decode a 64-byte line and make its reply: the real session code. */
+static void measure_handle(struct profile *p)
+{
+    struct echo_session s;
+    if (echo_session_init(&s, "calibrate", 1, ECHO_MAX_LINE_DEFAULT) < 0)
+        return;
+    double handles[ROUNDS];
+    enum { N = 200000 };
+    struct echo_reply reply;
+    for (int r = 0; r < ROUNDS; r++) {
+        double t0 = now_ns();
+        for (int i = 0; i < N; i++) {
+            size_t room;
+            char *buf = echo_session_space(&s, &room);
+            if (!buf || room < 64)
+                break;
+            memset(buf, 'a', 63);
+            buf[63] = '\n';
+            echo_session_commit(&s, 64);
+            while (echo_session_next(&s, "calibrate", &reply))
+                ;
+        }
+        handles[r] = (now_ns() - t0) / N;
+    }
+    p->handle_ns = median(handles, ROUNDS);
+    echo_session_free(&s);
+}
+
+/* A TCP round trip between two threads on two cores, less what the
+ * simulator charges separately: what is left is the network's share. */
+static double tcp_round_trip_ns(void)
+{
+    int fds[2];
+    if (tcp_pair(fds, NULL) < 0)
+        return 0;
+    struct pingpong pp = { .cpu = 1, .rounds = 20000 };
+    pp.to_peer[0] = fds[1];
+    pp.from_peer[1] = fds[1];
+    pthread_t t;
+    pthread_create(&t, NULL, peer_main, &pp);
+    char b = 'x';
+    double t0 = now_ns();
+    for (int i = 0; i < pp.rounds; i++)
+        if (write(fds[0], &b, 1) != 1 || read(fds[0], &b, 1) != 1)
+            break;
+    double rtt = (now_ns() - t0) / pp.rounds;
+    pthread_join(t, NULL);
+    close(fds[0]);
+    close(fds[1]);
+    return rtt;
+}
+
+int calibrate_measure(struct profile *p, FILE *progress)
+{
+    profile_default(p);
+    double t0 = now_ns();
+    for (int i = 0; i < 1000; i++)
+        now_ns();
+    double clock_ns = (now_ns() - t0) / 1000;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+    fprintf(progress, "calibrate: syscalls...\n");
+    measure_read_write(p, clock_ns);
+    measure_accept_close(p, clock_ns);
+    measure_epoll_eventfd(p);
+    fprintf(progress, "calibrate: threads, wakeups, context switches...\n");
+    measure_threads(p);
+    double pipe_rw = 0;
+    {
+        /* A pipe's write + read, no waiting: subtracted from the passes. */
+        int fd[2];
+        if (pipe(fd) == 0) {
+            char b = 'x';
+            double a = now_ns();
+            for (int i = 0; i < 20000; i++)
+                if (write(fd[1], &b, 1) != 1 || read(fd[0], &b, 1) != 1)
+                    break;
+            pipe_rw = (now_ns() - a) / 20000;
+            close(fd[0]);
+            close(fd[1]);
+        }
+    }
+    double same_core = pass_ns(0, 0);
+    double two_cores = ncpu > 1 ? pass_ns(0, 1) : same_core;
+    p->context_switch_ns = same_core > pipe_rw ? same_core - pipe_rw : 0;
+    p->wakeup_ns = two_cores > pipe_rw ? two_cores - pipe_rw : 0;
+    fprintf(progress, "calibrate: the line handler, the network...\n");
+    measure_handle(p);
+    double rtt = ncpu > 1 ? tcp_round_trip_ns() : 0;
+    double one_way = rtt / 2 - p->write_ns - p->read_ns - p->wakeup_ns;
+    p->net_one_way_ns = one_way > 0 ? one_way : 0;
+
+    time_t now = time(NULL);
+    char date[32];
+    strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&now));
+    struct utsname u;
+    uname(&u);
+    char host[64];
+    if (gethostname(host, sizeof(host)) < 0)
+        snprintf(host, sizeof(host), "?");
+    snprintf(p->measured, sizeof(p->measured), "%s, threadlab calibrate on %.40s "
+             "(%ld cores, %.20s %.24s)", date, host, ncpu, u.sysname, u.release);
+    return 0;
+}

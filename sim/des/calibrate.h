@@ -1,0 +1,15 @@
+/* calibrate.h -- `threadlab calibrate`: the simulator's costs, measured
+ * on the machine it runs on (a few seconds). */
+#ifndef THREADLAB_CALIBRATE_H
+#define THREADLAB_CALIBRATE_H
+
+#include <stdio.h>
+
+#include "profile.h"
+
+/* Fill p with this machine's costs (and where and when, in p->measured).
+ * time_slice_ns, context_switch_log2_ns and conn_kb are not measured: they
+ * keep the default's values. Progress goes to `progress`. Returns 0. */
+int calibrate_measure(struct profile *p, FILE *progress);
+
+#endif
