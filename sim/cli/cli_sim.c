@@ -1,12 +1,16 @@
 /* cli_sim.c -- `threadlab sim MODEL`: a model on a simulated machine. */
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "des/sim.h"
+#include "des/simviz.h"
+#include "viz/top.h"
 
 static void sim_usage(FILE *out)
 {
@@ -50,6 +54,12 @@ static void sim_usage(FILE *out)
             "  --backlog N        accept queue; beyond it connections are refused\n"
             "                     (default 0: unbounded)\n"
             "\n"
+            "  --viz              play the run in the visualizer: the simulated threads,\n"
+            "                     loops and events on a board, as threadlab top shows a\n"
+            "                     real server; keys: space pause, s one event, + / -\n"
+            "                     speed, q quit (then the report is printed)\n"
+            "  --speed X          with --viz: simulated seconds per real second\n"
+            "                     (default 0.001: a millisecond takes a second)\n"
             "  --json             the report as one JSON object\n"
             "  -h, --help         this help\n"
             "\n"
@@ -60,7 +70,7 @@ enum {
     OPT_CORES = 256, OPT_PROFILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_SEED,
     OPT_LINES_PER_CONN, OPT_THINK, OPT_MIX, OPT_SERVICE, OPT_RAMP, OPT_RANDOM,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_WORKERS, OPT_OFFLOAD, OPT_BACKLOG, OPT_JSON,
-    OPT_CLIENT_CPU,
+    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED,
 };
 
 static const struct option sim_options[] = {
@@ -79,6 +89,8 @@ static const struct option sim_options[] = {
     { "ramp", required_argument, NULL, OPT_RAMP },
     { "random-connects", no_argument, NULL, OPT_RANDOM },
     { "client-cpu", no_argument, NULL, OPT_CLIENT_CPU },
+    { "viz", no_argument, NULL, OPT_VIZ },
+    { "speed", required_argument, NULL, OPT_SPEED },
     { "min", required_argument, NULL, OPT_MIN },
     { "max", required_argument, NULL, OPT_MAX },
     { "queue", required_argument, NULL, OPT_QUEUE },
@@ -89,6 +101,106 @@ static const struct option sim_options[] = {
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
+
+/* ---- --viz: the run on a board, the screen in this thread ------------------ */
+
+struct viz_run {
+    const struct sim_opts *o;
+    struct sim_report *r;
+    struct sim_viz_ctl ctl;
+    int rc;
+};
+
+static void *sim_thread(void *arg)
+{
+    struct viz_run *vr = arg;
+    vr->rc = sim_run(vr->o, vr->r);
+    return NULL;
+}
+
+static void viz_status(void *arg, char *buf, size_t len)
+{
+    struct viz_run *vr = arg;
+    char last[160];
+    pthread_mutex_lock(&vr->ctl.lock);
+    snprintf(last, sizeof(last), "%s", vr->ctl.last);
+    pthread_mutex_unlock(&vr->ctl.lock);
+    bool finished = atomic_load(&vr->ctl.finished);
+    snprintf(buf, len, "[sim %s] t=%.6fs  event %llu  speed %gx  %s  %s%s   "
+             "(space pause, s step, +/- speed)", sim_model_name(vr->o->model),
+             atomic_load(&vr->ctl.vnow_ns) / 1e9,
+             (unsigned long long)atomic_load(&vr->ctl.events),
+             atomic_load(&vr->ctl.speed_ppb) / 1e9,
+             finished ? "FINISHED" : atomic_load(&vr->ctl.paused) ? "PAUSED" : "",
+             finished ? "" : "next: ", finished ? "" : last);
+}
+
+static bool viz_key(void *arg, int key)
+{
+    struct viz_run *vr = arg;
+    uint64_t speed = atomic_load(&vr->ctl.speed_ppb);
+    switch (key) {
+    case ' ': case 'p':
+        atomic_store(&vr->ctl.paused, !atomic_load(&vr->ctl.paused));
+        return true;
+    case 's': case '.':
+        atomic_store(&vr->ctl.paused, true);
+        atomic_fetch_add(&vr->ctl.steps, 1);
+        return true;
+    case '+': case '=':
+        if (speed < (uint64_t)1e15)
+            atomic_store(&vr->ctl.speed_ppb, speed * 2);
+        return true;
+    case '-':
+        if (speed > 1)
+            atomic_store(&vr->ctl.speed_ppb, speed / 2);
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool viz_tick(void *arg)
+{
+    struct viz_run *vr = arg;
+    /* Without a terminal (plain snapshots) the run ends the show. */
+    return !(atomic_load(&vr->ctl.finished) && !isatty(STDOUT_FILENO));
+}
+
+static int run_with_viz(struct sim_opts *o, struct sim_report *r, double speed)
+{
+    struct viz_run vr = { .o = o, .r = r };
+    char err[256], model[16], options[192], pid[16];
+    sim_viz_ctl_init(&vr.ctl, speed);
+    /* The board's model name has 15 characters. */
+    snprintf(model, sizeof(model), "sim:%s",
+             o->model == SIM_MULTIREACTOR ? "mreactor" : sim_model_name(o->model));
+    snprintf(options, sizeof(options), "simulated: %d cores, %u conns, seed %llu",
+             o->cores, o->conns, (unsigned long long)o->seed);
+    o->viz = simviz_open(&vr.ctl, model, options, err, sizeof(err));
+    if (!o->viz) {
+        fprintf(stderr, "threadlab sim: --viz: %s\n", err);
+        return -1;
+    }
+    pthread_t t;
+    if (pthread_create(&t, NULL, sim_thread, &vr) != 0) {
+        simviz_close(o->viz);
+        return -1;
+    }
+    snprintf(pid, sizeof(pid), "%d", (int)getpid());
+    char *targets[1] = { pid };
+    struct top_opts view = { .targets = targets, .ntargets = 1, .refresh_ms = 200,
+                             .tick = viz_tick, .tick_arg = &vr, .status = viz_status,
+                             .key = viz_key };
+    top_run(&view);
+    atomic_store(&vr.ctl.quit, true);          /* q before the end: stop the run */
+    pthread_join(t, NULL);
+    simviz_close(o->viz);
+    o->viz = NULL;
+    if (vr.rc < 0)
+        fprintf(stderr, "threadlab sim: out of memory\n");
+    return vr.rc;
+}
 
 int cli_sim(int argc, char **argv)
 {
@@ -108,7 +220,8 @@ int cli_sim(int argc, char **argv)
     }
     struct sim_opts o;
     sim_opts_init(&o, (enum sim_model)model);
-    bool json = false;
+    bool json = false, viz = false;
+    double speed = 0.001;
     const char *profile_path = NULL;
     double stack_kb = -1;
     long v;
@@ -195,6 +308,14 @@ int cli_sim(int argc, char **argv)
         case OPT_CLIENT_CPU:
             o.client_on_machine = true;
             break;
+        case OPT_VIZ:
+            viz = true;
+            break;
+        case OPT_SPEED:
+            if (!cli_parse_double("sim", "--speed", optarg, 1e-9, 1e6, &d))
+                return CLI_EXIT_USAGE;
+            speed = d;
+            break;
         case OPT_MIN: case OPT_MAX: case OPT_QUEUE: case OPT_WORKERS:
         case OPT_OFFLOAD: case OPT_BACKLOG:
             if (!cli_parse_long("sim", flag, optarg, 0, 100000000, &v))
@@ -238,8 +359,12 @@ int cli_sim(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     struct sim_report *r = malloc(sizeof(*r));
-    if (!r || sim_run(&o, r) < 0) {
+    if (!r) {
         fprintf(stderr, "threadlab sim: out of memory\n");
+        return CLI_EXIT_FAILED;
+    }
+    int rc = viz ? run_with_viz(&o, r, speed) : sim_run(&o, r);
+    if (rc < 0) {
         free(r);
         return CLI_EXIT_FAILED;
     }

@@ -28,6 +28,7 @@
 #include "des/engine.h"
 #include "des/machine.h"
 #include "des/rng.h"
+#include "des/simviz.h"
 
 enum event_kind {
     EV_CORE,            /* machine: a core's stretch ended */
@@ -129,6 +130,7 @@ struct sim {
 
     double wait_sum_ns;
     uint64_t waits;
+    struct sim_viz *viz;         /* --viz: the board it plays on, or NULL */
 };
 
 /* ---- little helpers ----------------------------------------------------------- */
@@ -189,6 +191,50 @@ static void at(struct sim *s, double delay_ns, uint32_t kind, uint32_t id, uint3
         abort();                 /* out of memory: the run cannot go on */
 }
 
+/* The machine's run and block, shown on the board when --viz is on. */
+static void run(struct sim *s, uint32_t t, vtime_t cpu_ns, uint32_t cont)
+{
+    if (s->viz)
+        simviz_state(s->viz, t, VIZ_RUNNING);
+    machine_run(&s->m, t, cpu_ns, cont);
+}
+
+static void block(struct sim *s, uint32_t t, enum viz_state why)
+{
+    if (s->viz)
+        simviz_state(s->viz, t, why);
+    machine_block(&s->m, t);
+}
+
+static uint32_t spawn(struct sim *s, uint32_t owner, enum viz_role role,
+                      const char *name, uint64_t conn)
+{
+    uint32_t t = machine_spawn(&s->m, owner);
+    if (t != VT_NONE && s->viz) {
+        simviz_thread(s->viz, t, role, name, conn);
+        simviz_state(s->viz, t, role == VIZ_CONN ? VIZ_READING : VIZ_WAITING);
+    }
+    return t;
+}
+
+static void thread_exit(struct sim *s, uint32_t t)
+{
+    if (s->viz)
+        simviz_thread_end(s->viz, t);
+    machine_exit(&s->m, t);
+}
+
+/* The server closed connection c (its client had closed). */
+static void conn_closed(struct sim *s, uint32_t c)
+{
+    s->conns[c].state = CS_DONE;
+    s->open_conns--;
+    if (s->viz) {
+        simviz_count(s->viz, VIZ_CLOSED, 1);
+        simviz_count(s->viz, VIZ_ACTIVE, -1);
+    }
+}
+
 static void cq_push(struct sim *s, struct cqueue *q, uint32_t c)
 {
     s->conns[c].next = VT_NONE;
@@ -228,6 +274,8 @@ static void line_taken(struct sim *s, uint32_t c)
 static void reply_sent(struct sim *s, uint32_t c)
 {
     at(s, s->o->prof.net_one_way_ns, EV_REPLY, c, 0);
+    if (s->viz)
+        simviz_count(s->viz, VIZ_LINES, 1);
 }
 
 static bool more_to_send(const struct sim *s, uint32_t c)
@@ -238,12 +286,16 @@ static bool more_to_send(const struct sim *s, uint32_t c)
     return s->eng.now < s->send_until;
 }
 
-static void refuse(struct sim *s, uint32_t c)
+static void refuse(struct sim *s, uint32_t c, const char *why)
 {
     if (s->conns[c].state != CS_NEW)
         s->open_conns--;                            /* it had reached us */
     s->conns[c].state = CS_REFUSED;
     s->r->conns_refused++;
+    if (s->viz) {
+        simviz_count(s->viz, VIZ_REJECTED, 1);
+        simviz_event(s->viz, VIZ_EV_REJECT, "conn %u refused: %s", c + 1, why);
+    }
 }
 
 /* ---- the clients ----------------------------------------------------------------- */
@@ -271,6 +323,8 @@ static void on_reply(struct sim *s, uint32_t c)
     struct vconn *v = &s->conns[c];
     vtime_t sent = line_sent_at(s, c, v->answered);
     hist_record(&s->r->latency_ns, s->eng.now - sent);
+    if (s->viz)
+        simviz_latency(s->viz, s->eng.now - sent);
     v->answered++;
     s->r->lines_ok++;
     if (s->o->rate > 0) {                           /* open loop */
@@ -316,7 +370,7 @@ static void reply_reaches_client(struct sim *s, uint32_t c)
     s->client_q[(s->cq_head + s->cq_len++) % s->cq_cap] = c;
     if (s->client_blocked) {
         s->client_blocked = false;
-        machine_run(&s->m, s->client, client_line_ns(s), C_CLIENT);
+        run(s, s->client, client_line_ns(s), C_CLIENT);
     }
 }
 
@@ -327,10 +381,10 @@ static void client_burst_done(struct sim *s)
     s->cq_len--;
     on_reply(s, c);
     if (s->cq_len > 0) {
-        machine_run(&s->m, s->client, client_line_ns(s), C_CLIENT);
+        run(s, s->client, client_line_ns(s), C_CLIENT);
     } else {
         s->client_blocked = true;
-        machine_block(&s->m, s->client);
+        block(s, s->client, VIZ_WAITING);
     }
 }
 
@@ -351,7 +405,7 @@ static void conn_begin_line(struct sim *s, uint32_t t, uint32_t c)
     if (!sleeps)
         cpu += (vtime_t)p->write_ns;
     line_taken(s, c);
-    machine_run(&s->m, t, cpu, C_LINE_HANDLED);
+    run(s, t, cpu, C_LINE_HANDLED);
 }
 
 static void conn_thread_next(struct sim *s, uint32_t t, uint32_t c)
@@ -360,10 +414,10 @@ static void conn_thread_next(struct sim *s, uint32_t t, uint32_t c)
     if (v->arrived > v->taken) {
         conn_begin_line(s, t, c);
     } else if (v->client_closed) {
-        machine_run(&s->m, t, (vtime_t)s->o->prof.close_ns, C_CLOSED);
+        run(s, t, (vtime_t)s->o->prof.close_ns, C_CLOSED);
     } else {
         v->waiting_read = true;                     /* blocked in read() */
-        machine_block(&s->m, t);
+        block(s, t, VIZ_READING);
     }
 }
 
@@ -381,7 +435,7 @@ static void conn_thread_start(struct sim *s, uint32_t t, uint32_t c)
     if (v->arrived > v->taken) {
         conn_begin_line(s, t, c);
     } else if (v->client_closed) {
-        machine_run(&s->m, t, (vtime_t)s->o->prof.close_ns, C_CLOSED);
+        run(s, t, (vtime_t)s->o->prof.close_ns, C_CLOSED);
     } else {
         v->waiting_read = true;
     }
@@ -397,14 +451,19 @@ static void accepted_blocking(struct sim *s, uint32_t c)
 {
     if (s->o->model == SIM_BIO) {
         if (!can_spawn(s)) {
-            refuse(s, c);                           /* pthread_create failed */
+            refuse(s, c, "no more threads (--max-threads)");
             return;
         }
-        uint32_t t = machine_spawn(&s->m, c);
+        char name[32];
+        snprintf(name, sizeof(name), "conn-%u", c + 1);
+        uint32_t t = spawn(s, c, VIZ_CONN, name, c + 1);
         if (t == VT_NONE) {
-            refuse(s, c);
+            refuse(s, c, "out of memory");
             return;
         }
+        if (s->viz)
+            simviz_event(s->viz, VIZ_EV_SPAWN, "conn-%u: a thread for conn %u, %u live",
+                         c + 1, c + 1, s->m.live);
         conn_thread_start(s, t, c);
         return;
     }
@@ -412,18 +471,26 @@ static void accepted_blocking(struct sim *s, uint32_t c)
     if (s->nidle > 0) {
         conn_thread_start(s, s->idle[--s->nidle], c);
     } else if ((int)s->pool_size < s->o->pool_max && can_spawn(s)) {
-        uint32_t t = machine_spawn(&s->m, c);
+        char name[32];
+        snprintf(name, sizeof(name), "task-%u", s->pool_size + 1);
+        uint32_t t = spawn(s, c, VIZ_POOL_THREAD, name, c + 1);
         if (t == VT_NONE) {
-            refuse(s, c);
+            refuse(s, c, "out of memory");
             return;
         }
         s->pool_size++;
+        if (s->viz)
+            simviz_event(s->viz, VIZ_EV_SPAWN, "%s: no idle thread, size %u of max %d",
+                         name, s->pool_size, s->o->pool_max);
         conn_thread_start(s, t, c);
     } else if ((int)s->pool_queue.len < s->o->pool_queue) {
         s->conns[c].state = CS_QUEUED;
         cq_push(s, &s->pool_queue, c);
+        if (s->viz)
+            simviz_event(s->viz, VIZ_EV_QUEUED, "conn %u waits: all %u threads busy, "
+                         "%u queued", c + 1, s->pool_size, s->pool_queue.len);
     } else {
-        refuse(s, c);                               /* "!err busy" */
+        refuse(s, c, "the queue is full (--queue)");  /* "!err busy" */
     }
 }
 
@@ -431,7 +498,7 @@ static void acceptor_next(struct sim *s)
 {
     if (s->backlog.len == 0) {
         s->acceptor_blocked = true;
-        machine_block(&s->m, s->acceptor);
+        block(s, s->acceptor, VIZ_WAITING);
         return;
     }
     s->accepting = cq_pop(s, &s->backlog);
@@ -439,7 +506,7 @@ static void acceptor_next(struct sim *s)
     if (s->o->model == SIM_BIO ||
         (s->nidle == 0 && (int)s->pool_size < s->o->pool_max))
         cpu += (vtime_t)s->o->prof.thread_create_ns;
-    machine_run(&s->m, s->acceptor, cpu, C_ACCEPTED);
+    run(s, s->acceptor, cpu, C_ACCEPTED);
 }
 
 static void blocking_burst_done(struct sim *s, uint32_t t)
@@ -456,7 +523,7 @@ static void blocking_burst_done(struct sim *s, uint32_t t)
     case C_LINE_HANDLED: {
         vtime_t sleep = line_sleep(s, c, v->taken - 1);
         if (sleep > 0) {                            /* !sleep: the thread blocks */
-            machine_block(&s->m, t);
+            block(s, t, VIZ_SLEEPING);
             at(s, (double)sleep, EV_WAKE, t, C_REPLIED);
             return;
         }
@@ -469,17 +536,16 @@ static void blocking_burst_done(struct sim *s, uint32_t t)
         conn_thread_next(s, t, c);
         return;
     case C_CLOSED:
-        v->state = CS_DONE;
-        s->open_conns--;
+        conn_closed(s, c);
         if (s->o->model == SIM_POOL) {              /* next task, or idle */
             if (s->pool_queue.len > 0) {
                 conn_thread_start(s, t, cq_pop(s, &s->pool_queue));
             } else {
                 s->idle[s->nidle++] = t;
-                machine_block(&s->m, t);
+                block(s, t, VIZ_IDLE);
             }
         } else {
-            machine_exit(&s->m, t);
+            thread_exit(s, t);
         }
         return;
     }
@@ -489,14 +555,34 @@ static void blocking_burst_done(struct sim *s, uint32_t t)
 
 static void loop_step(struct sim *s, int l);
 
+static const char *loop_name(const struct sim *s, int l)
+{
+    static char name[32];
+    if (s->o->model == SIM_REACTOR)
+        return "reactor";
+    if (l == s->boss)
+        return "boss";
+    snprintf(name, sizeof(name), "worker-%d", l + 1);
+    return name;
+}
+
+static void loop_channels(struct sim *s, int l, int delta)
+{
+    s->loops[l].channels += (uint64_t)(int64_t)delta;
+    if (s->viz)
+        simviz_loop_channels(s->viz, l, s->loops[l].channels);
+}
+
 static void loop_wake(struct sim *s, int l)
 {
     struct vloop *lp = &s->loops[l];
     if (!lp->in_epoll)
         return;
     lp->in_epoll = false;
+    if (s->viz)
+        simviz_loop_waiting(s->viz, l, false);
     lp->batch_left = lp->ready.len;
-    machine_run(&s->m, lp->thread, (vtime_t)s->o->prof.epoll_wait_ns, C_LOOP_STEP);
+    run(s, lp->thread, (vtime_t)s->o->prof.epoll_wait_ns, C_LOOP_STEP);
 }
 
 static void mark_ready(struct sim *s, uint32_t c)
@@ -529,21 +615,27 @@ static void loop_step(struct sim *s, int l)
                     uint32_t b = s->biz_idle[--s->nbiz_idle];
                     uint32_t bc = cq_pop(s, &s->biz_queue);
                     s->m.threads[b].owner = bc;
-                    machine_run(&s->m, b, line_cpu(s, bc, s->conns[bc].taken - 1),
+                    run(s, b, line_cpu(s, bc, s->conns[bc].taken - 1),
                                 C_BIZ_DONE);
                 }
-                machine_run(&s->m, lp->thread, (vtime_t)p->eventfd_ns, C_LOOP_STEP);
+                run(s, lp->thread, (vtime_t)p->eventfd_ns, C_LOOP_STEP);
                 return;
             }
             line_taken(s, c);
             lp->cur_lines++;
             vtime_t sleep = line_sleep(s, c, k);
             if (sleep > 0) {                        /* the whole loop sleeps */
-                machine_block(&s->m, lp->thread);
+                if (s->viz) {
+                    simviz_loop_blocked(s->viz, l, true);
+                    simviz_event(s->viz, VIZ_EV_BLOCKED, "%s sleeps %.0f ms in a handler: "
+                                 "its %llu connections wait", loop_name(s, l),
+                                 (double)sleep / 1e6, (unsigned long long)lp->channels);
+                }
+                block(s, lp->thread, VIZ_SLEEPING);
                 at(s, (double)sleep, EV_WAKE, lp->thread, C_LOOP_STEP);
                 return;
             }
-            machine_run(&s->m, lp->thread, line_cpu(s, c, k), C_LOOP_STEP);
+            run(s, lp->thread, line_cpu(s, c, k), C_LOOP_STEP);
             return;
         }
         /* Everything read is handled: one write for all of it (and a
@@ -555,12 +647,11 @@ static void loop_step(struct sim *s, int l)
             lp->cur_lines = 0;
             double cpu = p->write_ns;
             if (v->client_closed && !v->offloaded) {
-                v->state = CS_DONE;
-                s->open_conns--;
-                s->loops[v->loop].channels--;
+                conn_closed(s, c);
+                loop_channels(s, (int)v->loop, -1);
                 cpu += p->close_ns;
             }
-            machine_run(&s->m, lp->thread, (vtime_t)cpu, C_LOOP_STEP);
+            run(s, lp->thread, (vtime_t)cpu, C_LOOP_STEP);
             return;
         }
     }
@@ -570,13 +661,22 @@ static void loop_step(struct sim *s, int l)
         int w = s->o->model == SIM_REACTOR ? 0 : (int)(s->next_worker++ % (uint32_t)s->workers);
         v->loop = (uint32_t)w;
         v->state = CS_OPEN;
-        s->loops[w].channels++;
+        loop_channels(s, w, +1);
+        if (s->viz) {
+            simviz_count(s->viz, VIZ_ACCEPTED, 1);
+            simviz_count(s->viz, VIZ_ACTIVE, 1);
+            if (s->o->model == SIM_REACTOR)
+                simviz_event(s->viz, VIZ_EV_ACCEPT, "conn %u", c + 1);
+            else
+                simviz_event(s->viz, VIZ_EV_ASSIGN, "conn %u -> worker-%d: round robin "
+                             "(%d of %d)", c + 1, w + 1, w + 1, s->workers);
+        }
         vtime_t cpu = (vtime_t)p->accept_ns;
         if (w != l)
             cpu += (vtime_t)p->eventfd_ns;          /* the hand-off wakes the worker */
         if (v->client_closed || v->arrived > v->taken)
             mark_ready(s, c);
-        machine_run(&s->m, lp->thread, cpu, C_LOOP_STEP);
+        run(s, lp->thread, cpu, C_LOOP_STEP);
         return;
     }
     if (lp->tasks.len > 0) {                        /* an offloaded reply */
@@ -586,13 +686,13 @@ static void loop_step(struct sim *s, int l)
         reply_sent(s, c);
         if (v->arrived > v->taken || v->client_closed)
             mark_ready(s, c);
-        machine_run(&s->m, lp->thread, (vtime_t)p->write_ns, C_LOOP_STEP);
+        run(s, lp->thread, (vtime_t)p->write_ns, C_LOOP_STEP);
         return;
     }
     if (lp->ready.len > 0) {
         if (lp->batch_left == 0) {                  /* a new round: epoll_wait */
             lp->batch_left = lp->ready.len;
-            machine_run(&s->m, lp->thread, (vtime_t)p->epoll_wait_ns, C_LOOP_STEP);
+            run(s, lp->thread, (vtime_t)p->epoll_wait_ns, C_LOOP_STEP);
             return;
         }
         lp->batch_left--;
@@ -600,25 +700,26 @@ static void loop_step(struct sim *s, int l)
         struct vconn *v = &s->conns[c];
         v->in_ready = false;
         if (v->state != CS_OPEN) {                  /* closed since it was listed */
-            machine_run(&s->m, lp->thread, 0, C_LOOP_STEP);
+            run(s, lp->thread, 0, C_LOOP_STEP);
             return;
         }
         if (v->arrived == v->taken && v->client_closed && !v->offloaded) {
-            v->state = CS_DONE;                     /* EOF: close it */
-            s->open_conns--;
-            s->loops[v->loop].channels--;
-            machine_run(&s->m, lp->thread, (vtime_t)(p->read_ns + p->close_ns),
+            conn_closed(s, c);                      /* EOF: close it */
+            loop_channels(s, (int)v->loop, -1);
+            run(s, lp->thread, (vtime_t)(p->read_ns + p->close_ns),
                         C_LOOP_STEP);
             return;
         }
         lp->cur = c;
         lp->cur_lines = 0;
-        machine_run(&s->m, lp->thread, (vtime_t)p->read_ns, C_LOOP_STEP);
+        run(s, lp->thread, (vtime_t)p->read_ns, C_LOOP_STEP);
         return;
     }
     lp->in_epoll = true;                            /* nothing to do: wait */
+    if (s->viz)
+        simviz_loop_waiting(s->viz, l, true);
     lp->batch_left = 0;
-    machine_block(&s->m, lp->thread);
+    block(s, lp->thread, VIZ_WAITING);
 }
 
 static void biz_burst_done(struct sim *s, uint32_t t)
@@ -628,11 +729,11 @@ static void biz_burst_done(struct sim *s, uint32_t t)
     if (th->cont == C_BIZ_DONE) {
         vtime_t sleep = line_sleep(s, c, s->conns[c].taken - 1);
         if (sleep > 0) {
-            machine_block(&s->m, t);
+            block(s, t, VIZ_SLEEPING);
             at(s, (double)sleep, EV_WAKE, t, C_BIZ_SLEPT);
             return;
         }
-        machine_run(&s->m, t, (vtime_t)s->o->prof.eventfd_ns, C_BIZ_SUBMITTED);
+        run(s, t, (vtime_t)s->o->prof.eventfd_ns, C_BIZ_SUBMITTED);
         return;
     }
     /* The reply goes back to the channel's loop, as a task. */
@@ -642,10 +743,10 @@ static void biz_burst_done(struct sim *s, uint32_t t)
     if (s->biz_queue.len > 0) {
         uint32_t next = cq_pop(s, &s->biz_queue);
         th->owner = next;
-        machine_run(&s->m, t, line_cpu(s, next, s->conns[next].taken - 1), C_BIZ_DONE);
+        run(s, t, line_cpu(s, next, s->conns[next].taken - 1), C_BIZ_DONE);
     } else {
         s->biz_idle[s->nbiz_idle++] = t;
-        machine_block(&s->m, t);
+        block(s, t, VIZ_IDLE);
     }
 }
 
@@ -669,13 +770,15 @@ static void on_wake(struct sim *s, uint32_t t, uint32_t cont)
 {
     switch (cont) {
     case C_BIZ_SLEPT:
-        machine_run(&s->m, t, (vtime_t)s->o->prof.eventfd_ns, C_BIZ_SUBMITTED);
+        run(s, t, (vtime_t)s->o->prof.eventfd_ns, C_BIZ_SUBMITTED);
         break;
     case C_REPLIED:
-        machine_run(&s->m, t, (vtime_t)s->o->prof.write_ns, C_REPLIED);
+        run(s, t, (vtime_t)s->o->prof.write_ns, C_REPLIED);
         break;
     default:                                        /* a loop */
-        machine_run(&s->m, t, 0, cont);
+        if (s->viz)
+            simviz_loop_blocked(s->viz, (int)t, false);
+        run(s, t, 0, cont);
     }
 }
 
@@ -684,18 +787,23 @@ static void on_connect(struct sim *s, uint32_t c)
     struct vconn *v = &s->conns[c];
     if (s->o->backlog > 0 && s->backlog.len + (s->nloops ? s->loops[s->boss].accepts.len : 0)
                                  >= s->o->backlog) {
-        refuse(s, c);                               /* the accept queue is full */
+        refuse(s, c, "the accept queue is full (--backlog)");
         return;
     }
     s->r->conns_opened++;
     conn_opened(s);
+    if (s->viz && s->nloops == 0) {
+        simviz_count(s->viz, VIZ_ACCEPTED, 1);
+        simviz_count(s->viz, VIZ_ACTIVE, 1);
+        simviz_event(s->viz, VIZ_EV_ACCEPT, "conn %u", c + 1);
+    }
     v->state = CS_BACKLOG;
     if (s->nloops > 0) {
         cq_push(s, &s->loops[s->boss].accepts, c);
         if (s->loops[s->boss].in_epoll) {
             s->loops[s->boss].in_epoll = false;
             s->loops[s->boss].batch_left = 0;
-            machine_run(&s->m, s->loops[s->boss].thread,
+            run(s, s->loops[s->boss].thread,
                         (vtime_t)s->o->prof.epoll_wait_ns, C_LOOP_STEP);
         }
     } else {
@@ -707,7 +815,7 @@ static void on_connect(struct sim *s, uint32_t c)
             if (s->o->model == SIM_BIO ||
                 (s->nidle == 0 && (int)s->pool_size < s->o->pool_max))
                 cpu += (vtime_t)s->o->prof.thread_create_ns;
-            machine_run(&s->m, s->acceptor, cpu, C_ACCEPTED);
+            run(s, s->acceptor, cpu, C_ACCEPTED);
         }
     }
     /* The client sends as soon as it is connected: the kernel holds its
@@ -743,7 +851,7 @@ static void on_close(struct sim *s, uint32_t c)
         mark_ready(s, c);
     } else if (v->state == CS_OPEN && v->waiting_read) {
         v->waiting_read = false;
-        machine_run(&s->m, v->thread, (vtime_t)s->o->prof.close_ns, C_CLOSED);
+        run(s, v->thread, (vtime_t)s->o->prof.close_ns, C_CLOSED);
     }
 }
 
@@ -823,7 +931,7 @@ static int spawn_client(struct sim *s)
 {
     if (!s->o->client_on_machine)
         return 0;
-    s->client = machine_spawn(&s->m, VT_NONE);
+    s->client = spawn(s, VT_NONE, VIZ_CLIENT, "clients", 0);
     s->client_blocked = true;
     return s->client == VT_NONE ? -1 : 0;
 }
@@ -858,14 +966,18 @@ static int setup(struct sim *s)
     }
 
     if (o->model == SIM_BIO || o->model == SIM_POOL) {
-        s->acceptor = machine_spawn(&s->m, VT_NONE);
+        s->acceptor = spawn(s, VT_NONE, VIZ_ACCEPTOR, "acceptor", 0);
         s->acceptor_blocked = true;
         if (o->model == SIM_POOL) {
             s->idle = malloc((size_t)o->pool_max * sizeof(*s->idle));
             if (!s->idle)
                 return -1;
             for (int i = 0; i < o->pool_min; i++) {
-                s->idle[s->nidle++] = machine_spawn(&s->m, VT_NONE);
+                char name[32];
+                snprintf(name, sizeof(name), "task-%d", i + 1);
+                s->idle[s->nidle++] = spawn(s, VT_NONE, VIZ_POOL_THREAD, name, 0);
+                if (s->viz)
+                    simviz_state(s->viz, s->idle[s->nidle - 1], VIZ_IDLE);
                 s->pool_size++;
             }
         }
@@ -878,20 +990,61 @@ static int setup(struct sim *s)
     s->loops = calloc((size_t)s->nloops, sizeof(*s->loops));
     if (!s->loops)
         return -1;
+    s->boss = o->model == SIM_REACTOR ? 0 : nworkers;
     for (int l = 0; l < s->nloops; l++) {
-        s->loops[l].thread = machine_spawn(&s->m, (uint32_t)l);
+        const char *name = loop_name(s, l);
+        s->loops[l].thread = spawn(s, (uint32_t)l, l == s->boss ? VIZ_BOSS : VIZ_WORKER,
+                                   name, 0);
         s->loops[l].in_epoll = true;
         s->loops[l].cur = VT_NONE;
+        if (s->viz)
+            simviz_loop(s->viz, name);
     }
-    s->boss = o->model == SIM_REACTOR ? 0 : nworkers;
     if (o->offload > 0) {
         s->biz_idle = malloc((size_t)o->offload * sizeof(*s->biz_idle));
         if (!s->biz_idle)
             return -1;
-        for (int i = 0; i < o->offload; i++)
-            s->biz_idle[s->nbiz_idle++] = machine_spawn(&s->m, VT_NONE);
+        for (int i = 0; i < o->offload; i++) {
+            char name[32];
+            snprintf(name, sizeof(name), "biz-%d", i + 1);
+            s->biz_idle[s->nbiz_idle++] = spawn(s, VT_NONE, VIZ_BUSINESS, name, 0);
+            if (s->viz)
+                simviz_state(s->viz, s->biz_idle[s->nbiz_idle - 1], VIZ_IDLE);
+        }
     }
     return spawn_client(s);
+}
+
+/* One event in words, for the screen's status line (--viz only). */
+static void describe(const struct sim *s, const struct des_event *ev, char *out,
+                     size_t len)
+{
+    uint32_t c = ev->id;
+    switch (ev->kind) {
+    case EV_CORE:
+        snprintf(out, len, "core %u: its thread's burst or slice ends", c);
+        break;
+    case EV_CONNECT:
+        snprintf(out, len, "conn %u reaches the server", c + 1);
+        break;
+    case EV_SEND:
+        snprintf(out, len, "client %u sends line %u", c + 1, s->conns[c].sent + 1);
+        break;
+    case EV_LINE:
+        snprintf(out, len, "a line of conn %u reaches the server", c + 1);
+        break;
+    case EV_REPLY:
+        snprintf(out, len, "reply %u reaches client %u", s->conns[c].answered + 1, c + 1);
+        break;
+    case EV_CLOSE:
+        snprintf(out, len, "conn %u's close reaches the server", c + 1);
+        break;
+    case EV_WAKE:
+        snprintf(out, len, "thread %u wakes from !sleep", c);
+        break;
+    default:
+        snprintf(out, len, "event %u", ev->kind);
+    }
 }
 
 static long self_peak_rss_kb(void)
@@ -910,11 +1063,18 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
     hist_init(&r->latency_ns);
     s->o = o;
     s->r = r;
+    s->viz = o->viz;
     double wall_start = wall_now();
     int rc = setup(s);
     if (rc == 0) {
         struct des_event ev;
         while (des_next(&s->eng, &ev)) {
+            if (s->viz) {
+                char what[160];
+                describe(s, &ev, what, sizeof(what));
+                if (!simviz_pace(s->viz, ev.at, s->eng.processed, what))
+                    break;                          /* quit from the screen */
+            }
             switch (ev.kind) {
             case EV_CORE:    machine_core_event(&s->m, ev.id, ev.gen); break;
             case EV_CONNECT: on_connect(s, ev.id); break;
@@ -925,6 +1085,8 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
             case EV_WAKE:    on_wake(s, ev.id, ev.gen); break;
             }
         }
+        if (s->viz)
+            simviz_finish(s->viz);
         r->virtual_s = (double)s->eng.now / 1e9;
         r->lines_per_s = r->virtual_s > 0 ? (double)r->lines_ok / r->virtual_s : 0;
         r->mean_wait_ns = s->waits ? s->wait_sum_ns / (double)s->waits : 0;

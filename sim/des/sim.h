@@ -18,6 +18,8 @@
 #include "des/profile.h"
 #include "probe/histogram.h"
 
+struct sim_viz;
+
 enum sim_model { SIM_BIO, SIM_POOL, SIM_REACTOR, SIM_MULTIREACTOR, SIM_MODEL_COUNT };
 
 struct sim_opts {
@@ -48,6 +50,8 @@ struct sim_opts {
     uint32_t backlog;            /* accept queue; beyond: refused */
     int pool_min, pool_max, pool_queue;
     int workers, offload, io_ratio;
+
+    struct sim_viz *viz;         /* --viz: play the run on this board (NULL: off) */
 };
 
 struct sim_report {

@@ -214,6 +214,8 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
                 break;
             continue;
         }
+        if (o->status)
+            o->status(o->tick_arg, v->footer, sizeof(v->footer));
         render(v, &scr);
         time_t now = time(NULL);
         char when[32], row[1024];
@@ -265,6 +267,8 @@ static int run_terminal(struct view *v, const struct top_opts *o, bool auto_atta
                 break;
             next_ms = now_ms + (uint64_t)v->refresh_ms;
         }
+        if (o->status)
+            o->status(o->tick_arg, v->footer, sizeof(v->footer));
         render(v, &scr);
         term_paint(&scr);
         int key = term_key((int)(next_ms > now_ms ? next_ms - now_ms : 0));
@@ -273,7 +277,7 @@ static int run_terminal(struct view *v, const struct top_opts *o, bool auto_atta
             screen_free(&scr);
             if (screen_init(&scr, w, h) < 0)
                 break;
-        } else if (key != TERM_KEY_NONE) {
+        } else if (key != TERM_KEY_NONE && !(o->key && o->key(o->tick_arg, key))) {
             running = view_key(v, key);
         }
     }

@@ -3,6 +3,7 @@
 #define THREADLAB_TOP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct top_opts {
     char **targets;        /* PIDs or model names; none: every live board */
@@ -18,6 +19,10 @@ struct top_opts {
      * children here); returning false ends top_run as q would. */
     bool (*tick)(void *arg);
     void *tick_arg;
+    /* Called before every drawing: fills the footer (overrides footer). */
+    void (*status)(void *arg, char *buf, size_t len);
+    /* Called with every key first; true when it used the key. */
+    bool (*key)(void *arg, int key);
 };
 
 /* Run until q, a signal, or (plain) the count or every server gone.

@@ -1,0 +1,77 @@
+/* simviz.h -- `threadlab sim --viz`: a simulated run played on a board, so
+ * that `threadlab top`'s screen shows it as it would a real server, at a
+ * speed you choose, with pause and single step.
+ *
+ * The simulation thread writes the board (threads and their states, loops,
+ * counters, events) and paces itself: virtual time advances `speed` times
+ * as fast as the wall clock. The screen's thread reads the board and turns
+ * keys into requests (pause, one step, faster, slower, quit) through the
+ * atomics of struct sim_viz_ctl.
+ */
+#ifndef THREADLAB_SIMVIZ_H
+#define THREADLAB_SIMVIZ_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "des/engine.h"
+
+enum viz_state { VIZ_RUNNING, VIZ_READING, VIZ_SLEEPING, VIZ_WAITING, VIZ_IDLE };
+enum viz_role { VIZ_ACCEPTOR, VIZ_CONN, VIZ_POOL_THREAD, VIZ_BOSS, VIZ_WORKER,
+                VIZ_BUSINESS, VIZ_CLIENT };
+enum viz_event { VIZ_EV_ACCEPT, VIZ_EV_ASSIGN, VIZ_EV_SPAWN, VIZ_EV_EXIT, VIZ_EV_REJECT,
+                 VIZ_EV_BLOCKED, VIZ_EV_CLOSE, VIZ_EV_QUEUED };
+enum viz_counter { VIZ_ACCEPTED, VIZ_ACTIVE, VIZ_CLOSED, VIZ_LINES, VIZ_REJECTED,
+                   VIZ_OFFLOADED };
+
+/* Shared between the simulation and the screen. */
+struct sim_viz_ctl {
+    _Atomic bool paused;
+    _Atomic int64_t steps;         /* events to run while paused */
+    _Atomic uint64_t speed_ppb;    /* virtual ns per wall ns, x 10^9 */
+    _Atomic bool quit;             /* stop the run */
+    _Atomic bool finished;         /* the run is over */
+    _Atomic uint64_t vnow_ns;      /* where the run is */
+    _Atomic uint64_t events;
+    pthread_mutex_t lock;          /* guards last */
+    char last[160];                /* what the last event was */
+};
+
+void sim_viz_ctl_init(struct sim_viz_ctl *c, double speed);
+
+struct sim_viz;
+
+/* Publish a board for the simulated model. NULL (and a message in err)
+ * when the board cannot be made. */
+struct sim_viz *simviz_open(struct sim_viz_ctl *ctl, const char *model,
+                            const char *options, char *err, size_t err_len);
+void simviz_close(struct sim_viz *v);
+
+void simviz_thread(struct sim_viz *v, uint32_t t, enum viz_role role, const char *name,
+                   uint64_t conn);
+void simviz_thread_conn(struct sim_viz *v, uint32_t t, uint64_t conn);
+void simviz_state(struct sim_viz *v, uint32_t t, enum viz_state st);
+void simviz_thread_end(struct sim_viz *v, uint32_t t);
+void simviz_lines(struct sim_viz *v, uint32_t t, uint64_t n);
+
+void simviz_count(struct sim_viz *v, enum viz_counter c, int64_t delta);
+void simviz_latency(struct sim_viz *v, uint64_t ns);
+void simviz_event(struct sim_viz *v, enum viz_event kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Loops: a slot per loop; its channel count; stuck in a handler or not. */
+int simviz_loop(struct sim_viz *v, const char *name);
+void simviz_loop_channels(struct sim_viz *v, int loop, uint64_t channels);
+void simviz_loop_blocked(struct sim_viz *v, int loop, bool blocked);
+void simviz_loop_waiting(struct sim_viz *v, int loop, bool waiting);
+
+/* Before the event at virtual time `at` (described by desc): wait until
+ * its time has come at the chosen speed, or while paused. False: quit. */
+bool simviz_pace(struct sim_viz *v, vtime_t at, uint64_t events, const char *desc);
+
+/* The run is over: say so, keep the board for the screen. */
+void simviz_finish(struct sim_viz *v);
+
+#endif

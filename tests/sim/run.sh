@@ -1,0 +1,81 @@
+#!/bin/sh
+# run.sh -- `threadlab sim` and `threadlab calibrate` as a person uses
+# them: help and bad input, a deterministic report, and --viz in a real
+# terminal (tmux): a connection handed to a worker, pause, one step, quit.
+set -u
+BIN=$(realpath "${THREADLAB_BIN:-build/threadlab}")
+tmp=$(mktemp -d)
+sock="$tmp/tmux.sock"
+export THREADLAB_BOARD_DIR="$tmp/boards"
+. "$(dirname "$0")/../lib.sh"
+cleanup() {
+  tmux -S "$sock" kill-server 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+screen() { tmux -S "$sock" capture-pane -p -t sim; }
+status_line() { screen | grep '^\[sim '; }
+
+echo "== tests/sim/run.sh ($BIN)"
+
+# Help and bad input.
+"$BIN" sim --help | grep -q "usage: threadlab sim MODEL" && ok || bad "sim --help"
+"$BIN" calibrate --help | grep -q "usage: threadlab calibrate" && ok || bad "calibrate --help"
+"$BIN" sim nosuch >"$tmp/out" 2>&1; st=$?
+[ "$st" = 2 ] && grep -q "no model called 'nosuch'" "$tmp/out" && ok || bad "sim nosuch: exit $st"
+"$BIN" sim bio --cores 0 >"$tmp/out" 2>&1; st=$?
+[ "$st" = 2 ] && grep -q "cores" "$tmp/out" && ok || bad "sim --cores 0: exit $st"
+printf 'read_ns = quick\n' >"$tmp/bad.profile"
+"$BIN" sim bio --profile "$tmp/bad.profile" >"$tmp/out" 2>&1; st=$?
+[ "$st" = 2 ] && grep -q "line 1: not 'key = number'" "$tmp/out" && ok || bad "a bad profile: exit $st"
+
+# The report, twice with one seed: the same bytes.
+"$BIN" sim pool --cores 4 --conns 100 --duration 1 --mix sleep=5:2 --json >"$tmp/a.json"
+"$BIN" sim pool --cores 4 --conns 100 --duration 1 --mix sleep=5:2 --json >"$tmp/b.json"
+cmp -s "$tmp/a.json" "$tmp/b.json" && ok || bad "the same seed gave different reports"
+grep -Eq '"lines_ok":[1-9][0-9]*,' "$tmp/a.json" && ok || bad "no lines in the report"
+
+# A profile written by calibrate is read back by sim.
+"$BIN" calibrate --out "$tmp/here.profile" 2>"$tmp/cal.log"; st=$?
+[ "$st" = 0 ] && grep -q "^wakeup_ns = [0-9]" "$tmp/here.profile" && ok \
+  || { bad "calibrate: exit $st"; cat "$tmp/cal.log"; }
+"$BIN" sim reactor --conns 10 --duration 0.5 --profile "$tmp/here.profile" | grep -q "lines " \
+  && ok || bad "sim could not use calibrate's profile"
+
+# --viz on a terminal: the boss hands conn 1 to worker 1; pause, step, quit.
+command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
+tmux -S "$sock" new-session -d -s sim -x 160 -y 45 \
+  "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR \
+   $BIN sim multireactor --cores 4 --conns 4 --duration 0.05 --viz --speed 0.0002; \
+   echo exit=\$?; sleep 30"
+seen=""
+for _ in $(seq 60); do
+  sleep 0.1
+  if screen | grep -q "assign  conn 1 -> worker-1: round robin (1 of 8)"; then seen=yes; break; fi
+done
+[ -n "$seen" ] && ok || { bad "--viz never showed conn 1 handed to worker-1"; screen | head -40; }
+screen | grep -Eq "^ sim:mreactor  pid [0-9]+" && ok || bad "no pane for the simulated server"
+tmux -S "$sock" send-keys -t sim ' '
+sleep 0.6
+before=$(status_line | sed -n 's/.*event \([0-9]*\).*/\1/p')
+status_line | grep -q PAUSED && ok || bad "space did not pause: $(status_line)"
+tmux -S "$sock" send-keys -t sim s
+sleep 0.6
+after=$(status_line | sed -n 's/.*event \([0-9]*\).*/\1/p')
+[ -n "$before" ] && [ "$after" = $((before + 1)) ] && ok \
+  || bad "s did not run exactly one event ($before -> $after)"
+tmux -S "$sock" send-keys -t sim q
+# The report is printed on the terminal once the full screen is gone.
+for _ in $(seq 50); do screen >"$tmp/report"; grep -q "^exit=" "$tmp/report" && break; sleep 0.1; done
+grep -q "^exit=0" "$tmp/report" && grep -q "^sim multireactor: 4 cores, 4 conns" "$tmp/report" \
+  && ok || { bad "q did not end --viz with the report"; cat "$tmp/report"; }
+n=$(ls "$THREADLAB_BOARD_DIR" 2>/dev/null | wc -l)
+[ "$n" = 0 ] && ok || bad "--viz left $n board file(s)"
+
+# --viz without a terminal: plain snapshots until the run ends, then the report.
+timeout 60 "$BIN" sim reactor --conns 2 --duration 0.0005 --viz --speed 0.001 >"$tmp/plain" 2>&1
+st=$?
+[ "$st" = 0 ] && grep -q "^--- threadlab top" "$tmp/plain" && grep -q "^sim reactor:" "$tmp/plain" \
+  && ok || { bad "plain --viz: exit $st"; tail -5 "$tmp/plain"; }
+
+summary sim
