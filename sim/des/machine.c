@@ -91,20 +91,27 @@ static uint32_t rq_pop(struct machine *m)
     return t;
 }
 
-/* The next event of core c: when its thread's burst or slice ends. */
-static void arm_core(struct machine *m, int c)
+/* The next event of core c: when its thread's burst or slice ends. The
+ * thread starts running `delay` from now (an idle core waking up); until
+ * then the core is taken but not busy. */
+static void arm_core_after(struct machine *m, int c, vtime_t delay)
 {
     struct vcore *core = &m->cores[c];
     struct vthread *th = &m->threads[core->thread];
-    vtime_t now = m->eng->now, run = th->burst_left;
-    if (m->prof->time_slice_ns > 0 && core->slice_end - now < run)
-        run = core->slice_end > now ? core->slice_end - now : 0;
-    core->segment_start = now;
-    des_schedule(m->eng, run, m->core_event_kind, (uint32_t)c, ++core->gen);
+    vtime_t start = m->eng->now + delay, run = th->burst_left;
+    if (m->prof->time_slice_ns > 0 && core->slice_end - start < run)
+        run = core->slice_end > start ? core->slice_end - start : 0;
+    core->segment_start = start;
+    des_schedule(m->eng, delay + run, m->core_event_kind, (uint32_t)c, ++core->gen);
 }
 
-/* Put t on idle core c; the switch itself costs CPU. */
-static void dispatch(struct machine *m, int c, uint32_t t)
+static void arm_core(struct machine *m, int c)
+{
+    arm_core_after(m, c, 0);
+}
+
+/* Put t on idle core c, `delay` from now; the switch itself costs CPU. */
+static void dispatch_after(struct machine *m, int c, uint32_t t, vtime_t delay)
 {
     struct vcore *core = &m->cores[c];
     struct vthread *th = &m->threads[t];
@@ -115,9 +122,14 @@ static void dispatch(struct machine *m, int c, uint32_t t)
     th->core = c;
     th->burst_left += (vtime_t)cs;
     m->context_switches++;
-    core->slice_end = m->eng->now + (vtime_t)m->prof->time_slice_ns;
+    core->slice_end = m->eng->now + delay + (vtime_t)m->prof->time_slice_ns;
     m->idle_cores--;
-    arm_core(m, c);
+    arm_core_after(m, c, delay);
+}
+
+static void dispatch(struct machine *m, int c, uint32_t t)
+{
+    dispatch_after(m, c, t, 0);
 }
 
 /* Core c lost its thread: take the next runnable one, or go idle. */
@@ -159,12 +171,14 @@ void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont)
         arm_core(m, th->core);
         return;
     }
-    /* Blocked: woken by an event. */
-    th->burst_left = cpu_ns + (vtime_t)m->prof->wakeup_ns;
+    /* Blocked: woken by an event. An idle core takes wakeup_ns to start
+     * it (waking the core is latency, not work); a busy machine queues it,
+     * and it pays only the switch when its turn comes. */
+    th->burst_left = cpu_ns;
     th->state = VT_RUNNABLE;
     int c = m->idle_cores > 0 ? find_idle_core(m) : -1;
     if (c >= 0)
-        dispatch(m, c, t);
+        dispatch_after(m, c, t, (vtime_t)m->prof->wakeup_ns);
     else
         rq_push(m, t);
 }

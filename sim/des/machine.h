@@ -5,7 +5,8 @@
  * run queue; a thread that has used its time slice while others wait goes
  * to the tail (preemption). Every switch onto a core costs
  * context_switch_ns, plus context_switch_log2_ns per doubling of the run
- * queue (a longer queue means colder caches). When a burst is done the
+ * queue (a longer queue means colder caches); a woken thread that finds an
+ * idle core starts after wakeup_ns (the core waking up). When a burst is done the
  * machine calls the owner back, who runs another burst, blocks the thread
  * (waiting for I/O, sleeping) or ends it.
  */
@@ -76,8 +77,9 @@ uint32_t machine_spawn(struct machine *m, uint32_t owner);
 void machine_exit(struct machine *m, uint32_t t);
 
 /* Give t a burst of cpu_ns, then cont. From its own burst_done callback it
- * simply continues on its core; if it is blocked it becomes runnable and
- * waits for a core (wake_ns is added: the cost of being woken). */
+ * simply continues on its core; if it is blocked it becomes runnable: an
+ * idle core starts it after wakeup_ns (latency, not CPU), else it waits in
+ * the run queue. */
 void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont);
 
 /* Block t (from its own burst_done): its core takes the next thread. */

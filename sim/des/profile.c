@@ -24,12 +24,12 @@ void profile_default(struct profile *p)
     /* Measured by `threadlab calibrate` on this project's machine; the
      * same numbers as sim/des/profiles/default.profile. */
     *p = (struct profile){
-        .measured = "2026-11-30, threadlab calibrate on the project VM "
-                    "(2 cores, Linux 6.x, loopback)",
-        .read_ns = 1400, .write_ns = 2600, .accept_ns = 6000, .close_ns = 3000,
-        .epoll_wait_ns = 700, .eventfd_ns = 800, .wakeup_ns = 25000,
-        .context_switch_ns = 2500, .context_switch_log2_ns = 150,
-        .thread_create_ns = 25000, .handle_ns = 150, .net_one_way_ns = 15000,
+        .measured = "2026-11-30, threadlab calibrate on vm (2 cores, "
+                    "Linux 6.18.44-fc-v595)",
+        .read_ns = 3349, .write_ns = 3515, .accept_ns = 2495, .close_ns = 7740,
+        .epoll_wait_ns = 463, .eventfd_ns = 457, .wakeup_ns = 25415,
+        .context_switch_ns = 2354, .context_switch_log2_ns = 150,
+        .thread_create_ns = 50483, .handle_ns = 19, .net_one_way_ns = 6214,
         .time_slice_ns = 3000000, .stack_kb = 8192, .conn_kb = 8,
     };
 }

@@ -1,0 +1,17 @@
+# threadlab simulator profile: nanoseconds unless the key says kb
+# measured: 2026-11-30, threadlab calibrate on vm (2 cores, Linux 6.18.44-fc-v595)
+read_ns = 3349
+write_ns = 3515
+accept_ns = 2495
+close_ns = 7740
+epoll_wait_ns = 463
+eventfd_ns = 457
+wakeup_ns = 25415
+context_switch_ns = 2354
+context_switch_log2_ns = 150
+thread_create_ns = 50483
+handle_ns = 19
+net_one_way_ns = 6214
+time_slice_ns = 3000000
+stack_kb = 8192
+conn_kb = 8
