@@ -27,15 +27,11 @@ bool cli_parse_long(const char *cmd, const char *flag, const char *arg,
 bool cli_parse_double(const char *cmd, const char *flag, const char *arg,
                       double min, double max, double *out);
 
-/* --mix cpu=US:PCT,sleep=MS:PCT (load and sim). Fields not named keep
- * their value. On error prints a usage error and returns false. */
-struct cli_mix {
-    double cpu_pct;
-    uint32_t cpu_us;
-    double sleep_pct;
-    uint32_t sleep_ms;
-};
-bool cli_parse_mix(const char *cmd, const char *spec, struct cli_mix *mix);
+/* --mix cpu=US:PCT,sleep=MS:PCT (load and sim): sets the shares and
+ * amounts named; the others keep their value. On error prints a usage
+ * error and returns false. */
+bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t *cpu_us,
+                   double *sleep_pct, uint32_t *sleep_ms);
 
 /* Print "threadlab CMD: message" and a hint to try --help. */
 void cli_usage_error(const char *cmd, const char *fmt, ...)

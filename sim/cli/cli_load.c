@@ -127,16 +127,11 @@ int cli_load(int argc, char **argv)
                 return CLI_EXIT_USAGE;
             o.rate = d;
             break;
-        case OPT_MIX: {
-            struct cli_mix mix = { o.cpu_pct, o.cpu_us, o.sleep_pct, o.sleep_ms };
-            if (!cli_parse_mix("load", optarg, &mix))
+        case OPT_MIX:
+            if (!cli_parse_mix("load", optarg, &o.cpu_pct, &o.cpu_us, &o.sleep_pct,
+                               &o.sleep_ms))
                 return CLI_EXIT_USAGE;
-            o.cpu_pct = mix.cpu_pct;
-            o.cpu_us = mix.cpu_us;
-            o.sleep_pct = mix.sleep_pct;
-            o.sleep_ms = mix.sleep_ms;
             break;
-        }
         case OPT_RAMP:
             if (!cli_parse_double("load", "--ramp", optarg, 0, 3600, &d))
                 return CLI_EXIT_USAGE;

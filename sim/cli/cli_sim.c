@@ -281,17 +281,11 @@ int cli_sim(int argc, char **argv)
                 return CLI_EXIT_USAGE;
             o.think_us = d;
             break;
-        case OPT_MIX: {
-            struct cli_mix mix = { o.cpu_pct, (uint32_t)o.cpu_us, o.sleep_pct,
-                                   (uint32_t)o.sleep_ms };
-            if (!cli_parse_mix("sim", optarg, &mix))
+        case OPT_MIX:
+            if (!cli_parse_mix("sim", optarg, &o.cpu_pct, &o.cpu_us, &o.sleep_pct,
+                               &o.sleep_ms))
                 return CLI_EXIT_USAGE;
-            o.cpu_pct = mix.cpu_pct;
-            o.cpu_us = mix.cpu_us;
-            o.sleep_pct = mix.sleep_pct;
-            o.sleep_ms = mix.sleep_ms;
             break;
-        }
         case OPT_SERVICE:
             if (!cli_parse_double("sim", "--service-exp", optarg, 0, 1e9, &d))
                 return CLI_EXIT_USAGE;

@@ -111,7 +111,8 @@ int main(int argc, char **argv)
     return CLI_EXIT_USAGE;
 }
 
-bool cli_parse_mix(const char *cmd, const char *spec, struct cli_mix *mix)
+bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t *cpu_us,
+                   double *sleep_pct, uint32_t *sleep_ms)
 {
     char *copy = strdup(spec), *save = NULL;
     bool ok = copy != NULL;
@@ -124,11 +125,11 @@ bool cli_parse_mix(const char *cmd, const char *spec, struct cli_mix *mix)
             pct < 0 || pct > 100) {
             ok = false;
         } else if (!strcmp(kind, "cpu") && amount <= 10000000) {
-            mix->cpu_us = amount;
-            mix->cpu_pct = pct;
+            *cpu_us = amount;
+            *cpu_pct = pct;
         } else if (!strcmp(kind, "sleep") && amount <= 60000) {
-            mix->sleep_ms = amount;
-            mix->sleep_pct = pct;
+            *sleep_ms = amount;
+            *sleep_pct = pct;
         } else {
             ok = false;
         }

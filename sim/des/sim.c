@@ -926,6 +926,17 @@ static double wall_now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A pool's thread, made at the start and idle: "task-3", "biz-1". */
+static uint32_t spawn_idle(struct sim *s, enum viz_role role, const char *prefix, int n)
+{
+    char name[32];
+    snprintf(name, sizeof(name), "%s-%d", prefix, n);
+    uint32_t t = spawn(s, VT_NONE, role, name, 0);
+    if (s->viz && t != VT_NONE)
+        simviz_state(s->viz, t, VIZ_IDLE);
+    return t;
+}
+
 /* The client thread is spawned last: the loops' thread ids come first. */
 static int spawn_client(struct sim *s)
 {
@@ -973,11 +984,7 @@ static int setup(struct sim *s)
             if (!s->idle)
                 return -1;
             for (int i = 0; i < o->pool_min; i++) {
-                char name[32];
-                snprintf(name, sizeof(name), "task-%d", i + 1);
-                s->idle[s->nidle++] = spawn(s, VT_NONE, VIZ_POOL_THREAD, name, 0);
-                if (s->viz)
-                    simviz_state(s->viz, s->idle[s->nidle - 1], VIZ_IDLE);
+                s->idle[s->nidle++] = spawn_idle(s, VIZ_POOL_THREAD, "task", i + 1);
                 s->pool_size++;
             }
         }
@@ -1004,13 +1011,8 @@ static int setup(struct sim *s)
         s->biz_idle = malloc((size_t)o->offload * sizeof(*s->biz_idle));
         if (!s->biz_idle)
             return -1;
-        for (int i = 0; i < o->offload; i++) {
-            char name[32];
-            snprintf(name, sizeof(name), "biz-%d", i + 1);
-            s->biz_idle[s->nbiz_idle++] = spawn(s, VT_NONE, VIZ_BUSINESS, name, 0);
-            if (s->viz)
-                simviz_state(s->viz, s->biz_idle[s->nbiz_idle - 1], VIZ_IDLE);
-        }
+        for (int i = 0; i < o->offload; i++)
+            s->biz_idle[s->nbiz_idle++] = spawn_idle(s, VIZ_BUSINESS, "biz", i + 1);
     }
     return spawn_client(s);
 }

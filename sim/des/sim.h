@@ -36,8 +36,10 @@ struct sim_opts {
     double duration_s;           /* no line is sent after this */
     double rate;                 /* open loop: lines/s in all (0: closed loop) */
     double think_us;             /* closed loop: mean think time (exponential) */
-    double cpu_pct, cpu_us;      /* --mix cpu=US:PCT */
-    double sleep_pct, sleep_ms;  /* --mix sleep=MS:PCT */
+    double cpu_pct;              /* --mix cpu=US:PCT */
+    uint32_t cpu_us;
+    double sleep_pct;            /* --mix sleep=MS:PCT */
+    uint32_t sleep_ms;
     double service_exp_us;       /* every line burns exponential CPU of this
                                     mean (for queueing checks; 0: off) */
     bool client_on_machine;      /* the clients are one thread on the same

@@ -13,19 +13,31 @@ export TMPDIR="$tmp"              # the demo's own temporary directory
 . "$(dirname "$0")/../lib.sh"
 cleanup() {
   tmux -S "$sock" kill-server 2>/dev/null
-  pkill -f "$BIN (serve|load) " 2>/dev/null
+  for pid in $(ours serve) $(ours load); do kill -9 "$pid" 2>/dev/null; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 screen() { tmux -S "$sock" capture-pane -p -t demo; }
 
+# Our demos' children carry this in their environment; other threadlab
+# servers on the machine do not.
+export THREADLAB_DEMO_TEST_MARK="demo-test-$$"
+ours() {   # ours serve|load: pids of our demos' children of that kind
+  for e in /proc/[0-9]*/environ; do
+    pid=${e#/proc/}; pid=${pid%/environ}
+    grep -qsa "THREADLAB_DEMO_TEST_MARK=demo-test-$$" "$e" 2>/dev/null || continue
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "threadlab $1 " && echo "$pid"
+  done
+}
+
 # Nothing of a demo may remain: children, boards, its directory.
 leftovers() {
   for _ in $(seq 50); do
-    pgrep -f "$BIN (serve|load) " >/dev/null || break
+    [ -z "$(ours serve)$(ours load)" ] && break
     sleep 0.1
   done
-  if pgrep -fa "$BIN (serve|load) "; then bad "$1: child processes remain"; else ok; fi
+  left="$(ours serve)$(ours load)"
+  if [ -n "$left" ]; then bad "$1: child processes remain: $left"; else ok; fi
   n=$(ls "$THREADLAB_BOARD_DIR" 2>/dev/null | wc -l)
   [ "$n" = 0 ] && ok || bad "$1: $n board file(s) remain: $(ls "$THREADLAB_BOARD_DIR")"
   n=$(ls -d "$tmp"/threadlab-fleet-* 2>/dev/null | wc -l)
@@ -71,7 +83,9 @@ tmux -S "$sock" kill-server 2>/dev/null
 dpid=$!
 victim=""
 for _ in $(seq 50); do
-  victim=$(pgrep -f "$BIN serve reactor " | head -1)
+  for pid in $(ours serve); do
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "serve reactor " && victim=$pid
+  done
   [ -n "$victim" ] && break; sleep 0.1
 done
 sleep 2
