@@ -48,24 +48,13 @@ static void compare_usage(FILE *out)
 enum { OPT_CSV = 256, OPT_JSON, OPT_PLOT };
 
 static const struct option compare_options[] = {
-    { "models", required_argument, NULL, PLAN_OPT_MODELS },
-    { "scenario", required_argument, NULL, PLAN_OPT_SCENARIO },
-    { "duration", required_argument, NULL, PLAN_OPT_DURATION },
-    { "conns", required_argument, NULL, PLAN_OPT_CONNS },
+    PLAN_LONG_OPTIONS,
     { "csv", required_argument, NULL, OPT_CSV },
     { "json", no_argument, NULL, OPT_JSON },
     { "plot", required_argument, NULL, OPT_PLOT },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
-
-static _Atomic bool interrupted;
-
-static void on_stop_signal(int sig)
-{
-    (void)sig;
-    atomic_store(&interrupted, true);
-}
 
 /* Run model i of the plan to the end of its load, sampling its server. */
 static int run_one(struct fleet *f, const struct plan *p, int i, struct result *r)
@@ -79,7 +68,7 @@ static int run_one(struct fleet *f, const struct plan *p, int i, struct result *
     struct timespec tick = { 0, 100 * 1000000L };
     int ticks = 0;
     bool show = isatty(STDERR_FILENO);
-    while (fleet_loads_running(f) && !atomic_load(&interrupted)) {
+    while (fleet_loads_running(f) && !plan_interrupted()) {
         fleet_sample(f, at);
         nanosleep(&tick, NULL);
         if (show && ++ticks % 10 == 0)
@@ -148,10 +137,7 @@ int cli_compare(int argc, char **argv)
         return CLI_EXIT_FAILED;
     }
 
-    struct sigaction stop = { .sa_handler = on_stop_signal };
-    sigaction(SIGINT, &stop, NULL);
-    sigaction(SIGTERM, &stop, NULL);
-    sigaction(SIGHUP, &stop, NULL);
+    plan_catch_stop_signals();
 
     struct fleet *f = malloc(sizeof(*f));
     char err[512];
@@ -166,7 +152,7 @@ int cli_compare(int argc, char **argv)
             plan.sc->name, plan.sc->summary, plan.duration_s);
     struct result results[FLEET_MAX];
     int done = 0, rc = CLI_EXIT_OK;
-    for (int i = 0; i < plan.nmodels && !atomic_load(&interrupted); i++) {
+    for (int i = 0; i < plan.nmodels && !plan_interrupted(); i++) {
         if (run_one(f, &plan, i, &results[done]) < 0) {
             rc = CLI_EXIT_FAILED;
             break;

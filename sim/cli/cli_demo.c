@@ -53,23 +53,12 @@ static void demo_usage(FILE *out)
 enum { OPT_PLAIN = 256, OPT_INTERVAL };
 
 static const struct option demo_options[] = {
-    { "models", required_argument, NULL, PLAN_OPT_MODELS },
-    { "scenario", required_argument, NULL, PLAN_OPT_SCENARIO },
-    { "duration", required_argument, NULL, PLAN_OPT_DURATION },
-    { "conns", required_argument, NULL, PLAN_OPT_CONNS },
+    PLAN_LONG_OPTIONS,
     { "plain", no_argument, NULL, OPT_PLAIN },
     { "interval", required_argument, NULL, OPT_INTERVAL },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
-
-static _Atomic bool interrupted;
-
-static void on_stop_signal(int sig)
-{
-    (void)sig;
-    atomic_store(&interrupted, true);
-}
 
 struct demo {
     struct fleet fleet;
@@ -90,7 +79,7 @@ static bool demo_tick(void *arg)
     struct demo *d = arg;
     for (int i = 0; i < d->fleet.n; i++)
         fleet_sample(&d->fleet, i);
-    if (atomic_load(&interrupted) || mono_ms() > d->give_up_ms)
+    if (plan_interrupted() || mono_ms() > d->give_up_ms)
         return false;
     return fleet_loads_running(&d->fleet);
 }
@@ -143,10 +132,7 @@ int cli_demo(int argc, char **argv)
     /* Until the visualizer takes over (it restores the terminal on these
      * itself), a stop signal only sets a flag: the children are ours to
      * stop. */
-    struct sigaction stop = { .sa_handler = on_stop_signal };
-    sigaction(SIGINT, &stop, NULL);
-    sigaction(SIGTERM, &stop, NULL);
-    sigaction(SIGHUP, &stop, NULL);
+    plan_catch_stop_signals();
 
     struct demo *d = calloc(1, sizeof(*d));
     char err[512];
@@ -158,14 +144,14 @@ int cli_demo(int argc, char **argv)
     int rc = CLI_EXIT_OK;
     fprintf(stderr, "threadlab demo: scenario %s, %g s, starting %d servers...\n",
             plan.sc->name, plan.duration_s, plan.nmodels);
-    for (int i = 0; i < plan.nmodels && !atomic_load(&interrupted); i++)
+    for (int i = 0; i < plan.nmodels && !plan_interrupted(); i++)
         if (plan_start(&d->fleet, &plan, i, err, sizeof(err)) < 0) {
             fprintf(stderr, "threadlab demo: %s\n", err);
             rc = CLI_EXIT_FAILED;
             break;
         }
 
-    if (rc == CLI_EXIT_OK && !atomic_load(&interrupted)) {
+    if (rc == CLI_EXIT_OK && !plan_interrupted()) {
         char pids[FLEET_MAX][16], footer[320];
         char *targets[FLEET_MAX];
         for (int i = 0; i < d->fleet.n; i++) {

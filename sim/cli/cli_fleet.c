@@ -1,6 +1,8 @@
 /* cli_fleet.c -- options and start-up shared by demo and compare. */
 #include "cli_fleet.h"
 
+#include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "cli.h"
@@ -122,4 +124,25 @@ int plan_start(struct fleet *f, const struct plan *p, int i, char *err, size_t e
     if (fleet_start_load(f, at, load_argv, err, err_len) < 0)
         return -1;
     return at;
+}
+
+static _Atomic bool interrupted;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&interrupted, true);
+}
+
+void plan_catch_stop_signals(void)
+{
+    struct sigaction stop = { .sa_handler = on_stop_signal };
+    sigaction(SIGINT, &stop, NULL);
+    sigaction(SIGTERM, &stop, NULL);
+    sigaction(SIGHUP, &stop, NULL);
+}
+
+bool plan_interrupted(void)
+{
+    return atomic_load(&interrupted);
 }

@@ -3,6 +3,8 @@
 #ifndef THREADLAB_CLI_FLEET_H
 #define THREADLAB_CLI_FLEET_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "fleet/fleet.h"
@@ -21,6 +23,18 @@ struct plan {
 enum {
     PLAN_OPT_MODELS = 1000, PLAN_OPT_SCENARIO, PLAN_OPT_DURATION, PLAN_OPT_CONNS,
 };
+
+/* The shared entries of demo's and compare's getopt tables. */
+#define PLAN_LONG_OPTIONS                                              \
+    { "models", required_argument, NULL, PLAN_OPT_MODELS },           \
+    { "scenario", required_argument, NULL, PLAN_OPT_SCENARIO },       \
+    { "duration", required_argument, NULL, PLAN_OPT_DURATION },       \
+    { "conns", required_argument, NULL, PLAN_OPT_CONNS }
+
+/* SIGINT, SIGTERM and SIGHUP only set a flag from now on: the children
+ * are ours to stop, in order. */
+void plan_catch_stop_signals(void);
+bool plan_interrupted(void);
 
 /* Every model, the steady scenario, duration_s. */
 void plan_init(struct plan *p, double duration_s);

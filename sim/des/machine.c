@@ -183,26 +183,27 @@ void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont)
         rq_push(m, t);
 }
 
-void machine_block(struct machine *m, uint32_t t)
+/* t stops running (blocks or ends); its core takes the next thread. */
+static void leave_core(struct machine *m, uint32_t t, enum vthread_state state)
 {
     struct vthread *th = &m->threads[t];
     int c = th->core;
-    th->state = VT_BLOCKED;
+    th->state = (uint8_t)state;
     th->core = -1;
     if (c >= 0)
         core_next(m, c);
 }
 
+void machine_block(struct machine *m, uint32_t t)
+{
+    leave_core(m, t, VT_BLOCKED);
+}
+
 void machine_exit(struct machine *m, uint32_t t)
 {
-    struct vthread *th = &m->threads[t];
-    int c = th->core;
-    th->state = VT_FREE;
-    th->core = -1;
     m->free_ids[m->nfree++] = t;
     m->live--;
-    if (c >= 0)
-        core_next(m, c);
+    leave_core(m, t, VT_FREE);
 }
 
 void machine_core_event(struct machine *m, uint32_t c, uint32_t gen)
