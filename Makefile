@@ -47,6 +47,7 @@ ifneq ($(NEEDS_DEPS),)
   NCURSES_LIBS   := $(shell pkg-config --libs ncursesw)
   CHECK_CFLAGS   := $(shell pkg-config --cflags check)
   CHECK_LIBS     := $(shell pkg-config --libs check)
+  ZLIB_LIBS      := $(shell pkg-config --libs zlib)
 endif
 
 LIB_SRCS  := $(wildcard models/*.c models/*/*.c) \
@@ -74,7 +75,7 @@ demo: $(BIN)
 	$(BIN) demo $(DEMO_ARGS)
 
 $(BIN): $(CLI_OBJS) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(NCURSES_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(NCURSES_LIBS) $(ZLIB_LIBS) -lm
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -90,7 +91,7 @@ $(BUILD)/obj/tests/%.o: tests/%.c
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SUPPORT_OBJS) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(CHECK_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(CHECK_LIBS) $(ZLIB_LIBS) -lm
 
 # Every test binary runs even when one fails; the target fails if any did.
 # THREADLAB_BIN lets the CLI tests find the binary of this build flavour.

@@ -17,6 +17,7 @@ int cli_demo(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 int cli_sim(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
+int cli_replay(int argc, char **argv);
 
 /* Parse a whole number in [min, max] given to option `flag`; on error print
  * "threadlab CMD: --flag: ..." and return false. */

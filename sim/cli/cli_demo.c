@@ -39,6 +39,8 @@ static void demo_usage(FILE *out)
             "                   default when output is not a terminal)\n"
             "  --interval MS    refresh every MS milliseconds (default 500; 2000\n"
             "                   with --plain)\n"
+            "  --record FILE    also record what the panes show, to play later with\n"
+            "                   threadlab replay FILE (no server needed)\n"
             "  -h, --help       this help\n"
             "\n");
     plan_usage_scenarios(out);
@@ -50,12 +52,13 @@ static void demo_usage(FILE *out)
             "See docs/demo.md.\n");
 }
 
-enum { OPT_PLAIN = 256, OPT_INTERVAL };
+enum { OPT_PLAIN = 256, OPT_INTERVAL, OPT_RECORD };
 
 static const struct option demo_options[] = {
     PLAN_LONG_OPTIONS,
     { "plain", no_argument, NULL, OPT_PLAIN },
     { "interval", required_argument, NULL, OPT_INTERVAL },
+    { "record", required_argument, NULL, OPT_RECORD },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -103,6 +106,9 @@ int cli_demo(int argc, char **argv)
             break;
         case OPT_PLAIN:
             view.plain = true;
+            break;
+        case OPT_RECORD:
+            view.record_path = optarg;
             break;
         case OPT_INTERVAL:
             if (!cli_parse_long("demo", "--interval", optarg, VIEW_REFRESH_MS_MIN,

@@ -58,6 +58,7 @@ static void sim_usage(FILE *out)
             "                     loops and events on a board, as threadlab top shows a\n"
             "                     real server; keys: space pause, s one event, + / -\n"
             "                     speed, q quit (then the report is printed)\n"
+            "  --record FILE      with --viz: also record the screen for threadlab replay\n"
             "  --speed X          with --viz: simulated seconds per real second\n"
             "                     (default 0.001: a millisecond takes a second)\n"
             "  --json             the report as one JSON object\n"
@@ -70,7 +71,7 @@ enum {
     OPT_CORES = 256, OPT_PROFILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_SEED,
     OPT_LINES_PER_CONN, OPT_THINK, OPT_MIX, OPT_SERVICE, OPT_RAMP, OPT_RANDOM,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_WORKERS, OPT_OFFLOAD, OPT_BACKLOG, OPT_JSON,
-    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED,
+    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_RECORD,
 };
 
 static const struct option sim_options[] = {
@@ -91,6 +92,7 @@ static const struct option sim_options[] = {
     { "client-cpu", no_argument, NULL, OPT_CLIENT_CPU },
     { "viz", no_argument, NULL, OPT_VIZ },
     { "speed", required_argument, NULL, OPT_SPEED },
+    { "record", required_argument, NULL, OPT_RECORD },
     { "min", required_argument, NULL, OPT_MIN },
     { "max", required_argument, NULL, OPT_MAX },
     { "queue", required_argument, NULL, OPT_QUEUE },
@@ -167,7 +169,8 @@ static bool viz_tick(void *arg)
     return !(atomic_load(&vr->ctl.finished) && !isatty(STDOUT_FILENO));
 }
 
-static int run_with_viz(struct sim_opts *o, struct sim_report *r, double speed)
+static int run_with_viz(struct sim_opts *o, struct sim_report *r, double speed,
+                        const char *record_path)
 {
     struct viz_run vr = { .o = o, .r = r };
     char err[256], model[16], options[192], pid[16];
@@ -191,7 +194,7 @@ static int run_with_viz(struct sim_opts *o, struct sim_report *r, double speed)
     char *targets[1] = { pid };
     struct top_opts view = { .targets = targets, .ntargets = 1, .refresh_ms = 200,
                              .tick = viz_tick, .tick_arg = &vr, .status = viz_status,
-                             .key = viz_key };
+                             .key = viz_key, .record_path = record_path };
     top_run(&view);
     atomic_store(&vr.ctl.quit, true);          /* q before the end: stop the run */
     pthread_join(t, NULL);
@@ -222,7 +225,7 @@ int cli_sim(int argc, char **argv)
     sim_opts_init(&o, (enum sim_model)model);
     bool json = false, viz = false;
     double speed = 0.001;
-    const char *profile_path = NULL;
+    const char *profile_path = NULL, *record_path = NULL;
     double stack_kb = -1;
     long v;
     double d;
@@ -305,6 +308,9 @@ int cli_sim(int argc, char **argv)
         case OPT_VIZ:
             viz = true;
             break;
+        case OPT_RECORD:
+            record_path = optarg;
+            break;
         case OPT_SPEED:
             if (!cli_parse_double("sim", "--speed", optarg, 1e-9, 1e6, &d))
                 return CLI_EXIT_USAGE;
@@ -357,7 +363,12 @@ int cli_sim(int argc, char **argv)
         fprintf(stderr, "threadlab sim: out of memory\n");
         return CLI_EXIT_FAILED;
     }
-    int rc = viz ? run_with_viz(&o, r, speed) : sim_run(&o, r);
+    if (record_path && !viz) {
+        cli_usage_error("sim", "--record goes with --viz");
+        free(r);
+        return CLI_EXIT_USAGE;
+    }
+    int rc = viz ? run_with_viz(&o, r, speed, record_path) : sim_run(&o, r);
     if (rc < 0) {
         free(r);
         return CLI_EXIT_FAILED;

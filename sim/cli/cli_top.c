@@ -22,6 +22,8 @@ static void top_usage(FILE *out)
             "  --json           like --plain, but one line of JSON per server per\n"
             "                   snapshot: counters, threads by state, p50/p99\n"
             "  --count N        with --plain or --json, stop after N snapshots\n"
+            "  --record FILE    also write every refresh to FILE, to play later with\n"
+            "                   threadlab replay FILE\n"
             "  --size WxH       with --plain, the snapshot size (default 120x40)\n"
             "  --interval MS    refresh every MS milliseconds (default %d; %d with --big)\n"
             "  --big            projector mode: bigger cells, bold, slower refresh\n"
@@ -36,11 +38,12 @@ static void top_usage(FILE *out)
             VIEW_REFRESH_MS_DEFAULT, VIEW_REFRESH_MS_BIG);
 }
 
-enum { OPT_PLAIN = 256, OPT_JSON, OPT_COUNT, OPT_SIZE, OPT_INTERVAL, OPT_BIG };
+enum { OPT_PLAIN = 256, OPT_JSON, OPT_RECORD, OPT_COUNT, OPT_SIZE, OPT_INTERVAL, OPT_BIG };
 
 static const struct option top_options[] = {
     { "plain", no_argument, NULL, OPT_PLAIN },
     { "json", no_argument, NULL, OPT_JSON },
+    { "record", required_argument, NULL, OPT_RECORD },
     { "count", required_argument, NULL, OPT_COUNT },
     { "size", required_argument, NULL, OPT_SIZE },
     { "interval", required_argument, NULL, OPT_INTERVAL },
@@ -64,6 +67,9 @@ int cli_top(int argc, char **argv)
             break;
         case OPT_JSON:
             o.plain = o.json = true;
+            break;
+        case OPT_RECORD:
+            o.record_path = optarg;
             break;
         case OPT_COUNT:
             if (!cli_parse_long("top", "--count", optarg, 1, 1000000, &v))

@@ -18,6 +18,7 @@ static const struct {
     { "serve", cli_serve, "run a model's echo server (bio, pool, reactor, multireactor)" },
     { "load", cli_load, "drive an echo server with verifying clients" },
     { "top", cli_top, "watch running servers' threads, loops and queues live" },
+    { "replay", cli_replay, "play a recording of top, demo or sim --viz, forward and back" },
     { "demo", cli_demo, "the models side by side under one scenario, then a table" },
     { "compare", cli_compare, "each model in turn under one workload: the numbers" },
     { "sim", cli_sim, "a model on a simulated machine of any size (deterministic)" },

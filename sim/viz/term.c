@@ -132,6 +132,10 @@ int term_key(int timeout_ms)
     int c = getch();
     if (c == KEY_RESIZE)
         return TERM_KEY_RESIZE;
+    if (c == KEY_LEFT)
+        return TERM_KEY_LEFT;
+    if (c == KEY_RIGHT)
+        return TERM_KEY_RIGHT;
     return c == ERR ? TERM_KEY_NONE : c;
 }
 

@@ -8,6 +8,8 @@
 
 #define TERM_KEY_NONE (-1)     /* no key before the timeout */
 #define TERM_KEY_RESIZE (-2)   /* the terminal changed size */
+#define TERM_KEY_LEFT (-3)     /* the arrow keys */
+#define TERM_KEY_RIGHT (-4)
 
 /* Take over the terminal. Colour unless NO_COLOR is set or the terminal
  * has none; big makes everything bold (projector mode). The terminal is

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "probe/board_read.h"
+#include "record.h"
 #include "term.h"
 #include "view.h"
 
@@ -182,12 +183,28 @@ static bool all_gone(const struct view *v)
     return v->npanes > 0;
 }
 
+/* --record: the file every refresh is appended to, and when it began. */
+static struct recorder *recording;
+static uint64_t recording_start_ns;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void refresh_all(struct view *v, bool auto_attach)
 {
     if (auto_attach)
         attach_every_live_board(v);
     for (int i = 0; i < v->npanes; i++)
         pane_refresh(&v->panes[i]);
+    if (recording && recorder_frame(recording, mono_ns() - recording_start_ns,
+                                    v->panes, v->npanes) < 0) {
+        recorder_close(recording);         /* a full disk ends it, not top */
+        recording = NULL;
+    }
 }
 
 static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
@@ -309,7 +326,26 @@ int top_run(const struct top_opts *o)
         goto out;
     }
     bool plain = o->plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
+    if (o->record_path) {
+        char err[300];
+        recording = recorder_open(o->record_path, err, sizeof(err));
+        if (!recording) {
+            fprintf(stderr, "threadlab: --record: %s\n", err);
+            rc = 1;
+            goto out;
+        }
+        recording_start_ns = mono_ns();
+    }
     rc = plain ? run_plain(v, o, auto_attach) : run_terminal(v, o, auto_attach);
+    if (recording) {
+        uint64_t bytes = recorder_bytes(recording);
+        if (recorder_close(recording) < 0)
+            fprintf(stderr, "threadlab: --record: writing %s failed\n", o->record_path);
+        else
+            fprintf(stderr, "threadlab: recorded %s (%.1f KiB)\n", o->record_path,
+                    bytes / 1024.0);
+        recording = NULL;
+    }
 out:
     for (int i = 0; i < v->npanes; i++)
         pane_detach(&v->panes[i]);

@@ -15,6 +15,7 @@ struct top_opts {
     int count;             /* --plain: stop after this many snapshots (0: no limit) */
     int width, height;     /* --plain: the size of each snapshot */
     const char *footer;    /* a line under the panes (the demo's narrator) */
+    const char *record_path; /* --record: append every refresh to this file */
     /* Called at every refresh (the demo samples /proc and watches its
      * children here); returning false ends top_run as q would. */
     bool (*tick)(void *arg);

@@ -1,0 +1,803 @@
+/* record.c -- recordings: write frames, load and check them, rebuild any
+ * frame. See record.h for the format. */
+#include "record.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+
+#define HEADER_MAGIC "THRDLREC"
+#define FRAME_MAGIC 0x314d5246u         /* "FRM1" */
+#define HEADER_BYTES 24
+#define FRAME_HEAD_BYTES 24
+#define KEYFRAME_EVERY 64               /* a full copy of the state this often */
+#define MAX_PAYLOAD (64u << 20)
+
+/* ---- bytes ------------------------------------------------------------------ */
+
+struct buf {
+    uint8_t *data;
+    size_t len, cap;
+    bool failed;                        /* out of memory */
+};
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n)
+            cap *= 2;
+        uint8_t *d = realloc(b->data, cap);
+        if (!d) {
+            b->failed = true;
+            return;
+        }
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+static void put_u8(struct buf *b, uint8_t v) { put(b, &v, 1); }
+
+static void put_u32(struct buf *b, uint32_t v)
+{
+    uint8_t x[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+    put(b, x, 4);
+}
+
+static void put_u64(struct buf *b, uint64_t v)
+{
+    put_u32(b, (uint32_t)v);
+    put_u32(b, (uint32_t)(v >> 32));
+}
+
+static void put_varint(struct buf *b, uint64_t v)
+{
+    while (v >= 0x80) {
+        put_u8(b, (uint8_t)(v | 0x80));
+        v >>= 7;
+    }
+    put_u8(b, (uint8_t)v);
+}
+
+/* A reader that fails once and stays failed: callers check at the end. */
+struct in {
+    const uint8_t *p;
+    size_t left;
+    bool bad;
+};
+
+static void get(struct in *in, void *out, size_t n)
+{
+    if (in->bad || in->left < n) {
+        in->bad = true;
+        memset(out, 0, n);
+        return;
+    }
+    memcpy(out, in->p, n);
+    in->p += n;
+    in->left -= n;
+}
+
+static uint8_t get_u8(struct in *in) { uint8_t v; get(in, &v, 1); return v; }
+
+static uint32_t get_u32(struct in *in)
+{
+    uint8_t x[4];
+    get(in, x, 4);
+    return (uint32_t)x[0] | (uint32_t)x[1] << 8 | (uint32_t)x[2] << 16 | (uint32_t)x[3] << 24;
+}
+
+static uint64_t get_u64(struct in *in)
+{
+    uint64_t lo = get_u32(in);
+    return lo | (uint64_t)get_u32(in) << 32;
+}
+
+static uint64_t get_varint(struct in *in)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        uint8_t byte = get_u8(in);
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80))
+            return v;
+    }
+    in->bad = true;
+    return 0;
+}
+
+/* zlib's CRC-32 of a frame's stored bytes. */
+static uint32_t checksum(const uint8_t *p, size_t n)
+{
+    return (uint32_t)crc32(0L, p, (uInt)n);
+}
+
+/* ---- a snapshot, field by field (events apart) ----------------------------- */
+
+static void serialize(const struct board_snapshot *s, struct buf *b)
+{
+    put_u32(b, (uint32_t)s->pid);
+    put(b, s->model, BOARD_MODEL_BYTES);
+    put(b, s->options, BOARD_OPTIONS_BYTES);
+    put_u64(b, s->start_unix_ns);
+    put_u64(b, s->start_mono_ns);
+    put_u64(b, s->taken_mono_ns);
+    put_u8(b, s->closing);
+    for (int i = 0; i < CTR_COUNT; i++)
+        put_u64(b, s->counters[i]);
+    for (size_t i = 0; i < HIST_BUCKETS; i++)
+        put_u64(b, s->hist[i]);
+    put_u64(b, s->hist_max);
+    for (int i = 0; i < STATE_COUNT; i++)
+        put_u64(b, s->threads_by_state[i]);
+    put_u64(b, s->threads_unslotted);
+    put_u32(b, (uint32_t)s->nthreads);
+    for (int i = 0; i < s->nthreads; i++) {
+        const struct board_thread_snap *t = &s->threads[i];
+        put_u32(b, t->role);
+        put_u32(b, t->state);
+        put(b, t->name, BOARD_NAME_BYTES);
+        put_u64(b, t->since_ns);
+        put_u64(b, t->conn);
+        put_u64(b, t->lines);
+        put_u64(b, t->busy_ns);
+        put_u64(b, t->idle_ns);
+    }
+    put_u32(b, (uint32_t)s->nloops);
+    for (int i = 0; i < s->nloops; i++) {
+        const struct board_loop_snap *l = &s->loops[i];
+        put(b, l->name, BOARD_NAME_BYTES);
+        put_u32(b, l->phase);
+        uint64_t v[] = { l->channels, l->task_queue_depth, l->timers, l->io_ns, l->task_ns,
+                         l->iterations, l->longest_task_ns, l->blocked_since_ns };
+        for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+            put_u64(b, v[k]);
+    }
+    put_u32(b, (uint32_t)s->nqueues);
+    for (int i = 0; i < s->nqueues; i++) {
+        const struct board_queue_snap *q = &s->queues[i];
+        put(b, q->name, BOARD_NAME_BYTES);
+        put_u64(b, q->depth);
+        put_u64(b, q->capacity);
+        put_u64(b, q->high_water);
+        put_u64(b, q->rejected);
+    }
+    put_u64(b, s->event_head);
+}
+
+/* n bytes of text (the last one is made a NUL). */
+static void get_text(struct in *in, char *out, size_t n)
+{
+    get(in, out, n);
+    out[n - 1] = '\0';
+    for (size_t i = 0; out[i]; i++)      /* nothing but printable text */
+        if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] == 0x7f)
+            out[i] = '?';
+}
+
+/* Back into a snapshot (events empty); false when it does not parse. */
+static bool deserialize(const uint8_t *p, size_t n, struct board_snapshot *s)
+{
+    struct in in = { p, n, false };
+    memset(s, 0, offsetof(struct board_snapshot, threads));
+    s->pid = (int)get_u32(&in);
+    get_text(&in, s->model, BOARD_MODEL_BYTES);
+    get_text(&in, s->options, BOARD_OPTIONS_BYTES);
+    s->start_unix_ns = get_u64(&in);
+    s->start_mono_ns = get_u64(&in);
+    s->taken_mono_ns = get_u64(&in);
+    s->closing = get_u8(&in) != 0;
+    for (int i = 0; i < CTR_COUNT; i++)
+        s->counters[i] = get_u64(&in);
+    for (size_t i = 0; i < HIST_BUCKETS; i++)
+        s->hist[i] = get_u64(&in);
+    s->hist_max = get_u64(&in);
+    for (int i = 0; i < STATE_COUNT; i++)
+        s->threads_by_state[i] = get_u64(&in);
+    s->threads_unslotted = get_u64(&in);
+    uint32_t nthreads = get_u32(&in);
+    if (nthreads > BOARD_THREAD_SLOTS)
+        return false;
+    s->nthreads = (int)nthreads;
+    for (uint32_t i = 0; i < nthreads && !in.bad; i++) {
+        struct board_thread_snap *t = &s->threads[i];
+        uint32_t role = get_u32(&in), state = get_u32(&in);
+        if (role >= ROLE_COUNT || state >= STATE_COUNT)
+            return false;
+        t->role = (enum board_role)role;
+        t->state = (enum board_state)state;
+        get_text(&in, t->name, BOARD_NAME_BYTES);
+        t->since_ns = get_u64(&in);
+        t->conn = get_u64(&in);
+        t->lines = get_u64(&in);
+        t->busy_ns = get_u64(&in);
+        t->idle_ns = get_u64(&in);
+    }
+    uint32_t nloops = get_u32(&in);
+    if (nloops > BOARD_LOOP_SLOTS)
+        return false;
+    s->nloops = (int)nloops;
+    for (uint32_t i = 0; i < nloops && !in.bad; i++) {
+        struct board_loop_snap *l = &s->loops[i];
+        get_text(&in, l->name, BOARD_NAME_BYTES);
+        l->phase = get_u32(&in);
+        l->channels = get_u64(&in);
+        l->task_queue_depth = get_u64(&in);
+        l->timers = get_u64(&in);
+        l->io_ns = get_u64(&in);
+        l->task_ns = get_u64(&in);
+        l->iterations = get_u64(&in);
+        l->longest_task_ns = get_u64(&in);
+        l->blocked_since_ns = get_u64(&in);
+    }
+    uint32_t nqueues = get_u32(&in);
+    if (nqueues > BOARD_QUEUE_SLOTS)
+        return false;
+    s->nqueues = (int)nqueues;
+    for (uint32_t i = 0; i < nqueues && !in.bad; i++) {
+        struct board_queue_snap *q = &s->queues[i];
+        get_text(&in, q->name, BOARD_NAME_BYTES);
+        q->depth = get_u64(&in);
+        q->capacity = get_u64(&in);
+        q->high_water = get_u64(&in);
+        q->rejected = get_u64(&in);
+    }
+    s->event_head = get_u64(&in);
+    s->nevents = 0;
+    return !in.bad && in.left == 0 && s->pid > 0;
+}
+
+/* ---- deltas ---------------------------------------------------------------------- */
+
+/* cur XOR prev (prev read as zeros past its end), as (zeros, literal) runs. */
+static void delta_encode(const struct buf *prev, const struct buf *cur, struct buf *out)
+{
+    size_t i = 0, n = cur->len;
+    put_varint(out, n);
+    while (i < n) {
+        size_t zeros = 0;
+        while (i + zeros < n &&
+               (i + zeros < prev->len ? prev->data[i + zeros] : 0) == cur->data[i + zeros])
+            zeros++;
+        size_t lit = 0;
+        while (i + zeros + lit < n &&
+               (i + zeros + lit < prev->len ? prev->data[i + zeros + lit] : 0) !=
+                   cur->data[i + zeros + lit])
+            lit++;
+        put_varint(out, zeros);
+        put_varint(out, lit);
+        for (size_t k = 0; k < lit; k++) {
+            size_t at = i + zeros + k;
+            put_u8(out, cur->data[at] ^ (at < prev->len ? prev->data[at] : 0));
+        }
+        i += zeros + lit;
+    }
+}
+
+/* prev + delta -> cur. False when the delta is malformed. */
+static bool delta_apply(const struct buf *prev, struct in *in, struct buf *cur)
+{
+    uint64_t n = get_varint(in);
+    if (in->bad || n > MAX_PAYLOAD)
+        return false;
+    cur->len = 0;
+    uint64_t i = 0;
+    while (i < n) {
+        uint64_t zeros = get_varint(in), lit = get_varint(in);
+        if (in->bad || zeros + lit == 0 || i + zeros + lit > n)
+            return false;
+        for (uint64_t k = 0; k < zeros + lit; k++) {
+            size_t at = (size_t)(i + k);
+            uint8_t base = at < prev->len ? prev->data[at] : 0;
+            uint8_t byte = k < zeros ? base : (uint8_t)(base ^ get_u8(in));
+            put(cur, &byte, 1);
+        }
+        i += zeros + lit;
+    }
+    return !in->bad && !cur->failed;
+}
+
+static void put_event(struct buf *b, const struct board_event_snap *e)
+{
+    size_t len = strnlen(e->text, BOARD_TEXT_BYTES - 1);
+    put_u64(b, e->seq);
+    put_u64(b, e->time_ns);
+    put_u32(b, e->kind);
+    put_u8(b, (uint8_t)len);
+    put(b, e->text, len);
+}
+
+/* One event; false when it is malformed. */
+static bool get_event(struct in *in, struct board_event_snap *ev)
+{
+    ev->seq = get_u64(in);
+    ev->time_ns = get_u64(in);
+    uint32_t kind = get_u32(in);
+    size_t len = get_u8(in);
+    if (kind >= EV_COUNT || len >= BOARD_TEXT_BYTES)
+        return false;
+    ev->kind = (enum board_event_kind)kind;
+    memset(ev->text, 0, BOARD_TEXT_BYTES);
+    get(in, ev->text, len);
+    for (size_t i = 0; i < len; i++)     /* nothing but printable text */
+        if ((unsigned char)ev->text[i] < 0x20 || (unsigned char)ev->text[i] == 0x7f)
+            ev->text[i] = '?';
+    return !in->bad;
+}
+
+/* ---- recording ---------------------------------------------------------------- */
+
+struct rec_pane {
+    int pid;
+    struct buf last;                     /* its previous serialization */
+    uint64_t last_seq;                   /* the newest event written */
+};
+
+struct recorder {
+    FILE *f;
+    uint64_t bytes;
+    struct rec_pane panes[VIEW_MAX_PANES];
+    struct buf payload, cur, packed;
+};
+
+struct recorder *recorder_open(const char *path, char *err, size_t err_len)
+{
+    struct recorder *r = calloc(1, sizeof(*r));
+    if (!r || !(r->f = fopen(path, "wb"))) {
+        snprintf(err, err_len, "%s: %s", path, strerror(r ? errno : ENOMEM));
+        free(r);
+        return NULL;
+    }
+    struct buf h = { 0 };
+    put(&h, HEADER_MAGIC, 8);
+    put_u32(&h, RECORD_VERSION);
+    put_u32(&h, 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    put_u64(&h, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+    bool ok = !h.failed && fwrite(h.data, 1, h.len, r->f) == h.len;
+    r->bytes = h.len;
+    free(h.data);
+    if (!ok) {
+        snprintf(err, err_len, "%s: cannot write", path);
+        fclose(r->f);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+int recorder_frame(struct recorder *r, uint64_t t_ns, const struct pane *panes, int npanes)
+{
+    if (npanes > VIEW_MAX_PANES)
+        npanes = VIEW_MAX_PANES;
+    r->payload.len = 0;
+    put_u8(&r->payload, (uint8_t)npanes);
+    for (int i = 0; i < npanes; i++) {
+        struct rec_pane *rp = &r->panes[i];
+        const struct board_snapshot *s = panes[i].now;
+        bool have = s && s->pid > 0;
+        if (!have || s->pid != rp->pid) {       /* a new server here: start over */
+            rp->last.len = 0;
+            rp->last_seq = 0;
+            rp->pid = have ? s->pid : 0;
+        }
+        put_u32(&r->payload, have ? (uint32_t)s->pid : 0);
+        put_u8(&r->payload, panes[i].gone);
+        r->cur.len = 0;
+        if (have)
+            serialize(s, &r->cur);
+        struct buf delta = { 0 };
+        delta_encode(&rp->last, &r->cur, &delta);
+        put_u32(&r->payload, (uint32_t)delta.len);
+        put(&r->payload, delta.data, delta.len);
+        free(delta.data);
+        struct buf tmp = rp->last;              /* cur becomes last */
+        rp->last = r->cur;
+        r->cur = tmp;
+        uint32_t fresh = 0;
+        for (int e = 0; have && e < s->nevents; e++)
+            fresh += s->events[e].seq > rp->last_seq;
+        put_u32(&r->payload, fresh);
+        for (int e = 0; have && e < s->nevents; e++)
+            if (s->events[e].seq > rp->last_seq)
+                put_event(&r->payload, &s->events[e]);
+        if (have && s->nevents > 0 && s->events[s->nevents - 1].seq > rp->last_seq)
+            rp->last_seq = s->events[s->nevents - 1].seq;
+    }
+    if (r->payload.failed)
+        return -ENOMEM;
+    /* Deflated: event texts and thread names repeat from frame to frame. */
+    uLongf stored = compressBound(r->payload.len);
+    if (r->packed.cap < stored) {
+        uint8_t *d = realloc(r->packed.data, stored);
+        if (!d)
+            return -ENOMEM;
+        r->packed.data = d;
+        r->packed.cap = stored;
+    }
+    if (compress2(r->packed.data, &stored, r->payload.data, r->payload.len, 6) != Z_OK)
+        return -ENOMEM;
+    struct buf head = { 0 };
+    put_u32(&head, FRAME_MAGIC);
+    put_u32(&head, (uint32_t)stored);
+    put_u32(&head, (uint32_t)r->payload.len);
+    put_u32(&head, checksum(r->packed.data, stored));
+    put_u64(&head, t_ns);
+    bool ok = !head.failed && fwrite(head.data, 1, head.len, r->f) == head.len &&
+              fwrite(r->packed.data, 1, stored, r->f) == stored && fflush(r->f) == 0;
+    r->bytes += head.len + stored;
+    free(head.data);
+    return ok ? 0 : -errno;
+}
+
+uint64_t recorder_bytes(const struct recorder *r)
+{
+    return r->bytes;
+}
+
+int recorder_close(struct recorder *r)
+{
+    if (!r)
+        return 0;
+    int rc = fclose(r->f) == 0 ? 0 : -errno;
+    for (int i = 0; i < VIEW_MAX_PANES; i++)
+        free(r->panes[i].last.data);
+    free(r->payload.data);
+    free(r->cur.data);
+    free(r->packed.data);
+    free(r);
+    return rc;
+}
+
+/* ---- replaying ------------------------------------------------------------------ */
+
+struct rec_event {
+    int frame;
+    struct board_event_snap ev;
+};
+
+struct rec_frame {
+    size_t offset;                       /* of its payload in the file */
+    uint32_t len;
+    uint64_t t_ns;
+    int npanes;
+    int new_events;
+    bool warning;
+    uint8_t gone;                        /* bit p: pane p's server had exited */
+};
+
+struct keyframe {
+    int npanes;
+    int pids[VIEW_MAX_PANES];
+    struct buf state[VIEW_MAX_PANES];
+};
+
+struct recording {
+    uint8_t *data;                       /* the file */
+    size_t len;
+    uint8_t *raw;                        /* every frame's payload, inflated */
+    struct rec_frame *frames;
+    int nframes;
+    struct keyframe *keys;               /* keys[k]: the state after frame k * KEYFRAME_EVERY */
+    int nkeys;
+    struct rec_event *events[VIEW_MAX_PANES];
+    int nevents[VIEW_MAX_PANES];
+    /* The state after frame `at`, kept so stepping on is one frame of work. */
+    int at;
+    int pids[VIEW_MAX_PANES];
+    struct buf state[VIEW_MAX_PANES];
+};
+
+/* Apply frame i's payload to states; events are appended when collect. */
+static bool apply_frame(struct recording *rec, int i, int *pids, struct buf *state,
+                        bool collect)
+{
+    struct rec_frame *f = &rec->frames[i];
+    struct in in = { rec->raw + f->offset, f->len, false };
+    int npanes = get_u8(&in);
+    if (npanes > VIEW_MAX_PANES)
+        return false;
+    f->npanes = npanes;
+    struct buf next = { 0 };
+    for (int p = 0; p < npanes && !in.bad; p++) {
+        int pid = (int)get_u32(&in);
+        if (get_u8(&in))                     /* its server had exited */
+            f->gone |= 1u << p;
+        if (pid != pids[p]) {
+            state[p].len = 0;
+            pids[p] = pid;
+        }
+        uint32_t dlen = get_u32(&in);
+        if (in.bad || dlen > in.left) {
+            free(next.data);
+            return false;
+        }
+        struct in d = { in.p, dlen, false };
+        in.p += dlen;
+        in.left -= dlen;
+        if (!delta_apply(&state[p], &d, &next) || d.left != 0) {
+            free(next.data);
+            return false;
+        }
+        struct buf tmp = state[p];
+        state[p] = next;
+        next = tmp;
+        uint32_t nev = get_u32(&in);
+        if (nev > BOARD_EVENT_SLOTS) {
+            free(next.data);
+            return false;
+        }
+        for (uint32_t e = 0; e < nev && !in.bad; e++) {
+            struct board_event_snap ev;
+            if (!get_event(&in, &ev)) {
+                free(next.data);
+                return false;
+            }
+            if (!collect)
+                continue;
+            struct rec_event **list = &rec->events[p];
+            if ((rec->nevents[p] & (rec->nevents[p] - 1)) == 0) {   /* 0, 1, 2, 4... */
+                struct rec_event *g = realloc(*list, (size_t)(rec->nevents[p] ? 2 * rec->nevents[p] : 1) * sizeof(**list));
+                if (!g) {
+                    free(next.data);
+                    return false;
+                }
+                *list = g;
+            }
+            (*list)[rec->nevents[p]++] = (struct rec_event){ i, ev };
+            f->new_events++;
+            if (ev.kind == EV_BLOCKED || ev.kind == EV_REJECT || ev.kind == EV_SHRINK)
+                f->warning = true;
+        }
+    }
+    free(next.data);
+    return !in.bad && in.left == 0;
+}
+
+static bool copy_buf(struct buf *dst, const struct buf *src)
+{
+    dst->len = 0;
+    dst->failed = false;
+    put(dst, src->data, src->len);
+    return !dst->failed;
+}
+
+void recording_free(struct recording *rec)
+{
+    if (!rec)
+        return;
+    for (int k = 0; k < rec->nkeys; k++)
+        for (int p = 0; p < VIEW_MAX_PANES; p++)
+            free(rec->keys[k].state[p].data);
+    for (int p = 0; p < VIEW_MAX_PANES; p++) {
+        free(rec->events[p]);
+        free(rec->state[p].data);
+    }
+    free(rec->keys);
+    free(rec->frames);
+    free(rec->data);
+    free(rec->raw);
+    free(rec);
+}
+
+#define REFUSE(...) do { snprintf(err, err_len, __VA_ARGS__); rec->raw = raw.data; \
+                         recording_free(rec); return NULL; } while (0)
+
+struct recording *recording_load(const char *path, char *err, size_t err_len)
+{
+    struct buf raw = { 0 };                  /* the inflated payloads */
+    struct recording *rec = calloc(1, sizeof(*rec));
+    if (!rec) {
+        snprintf(err, err_len, "out of memory");
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        REFUSE("%s: %s", path, strerror(errno));
+    struct buf all = { 0 };
+    uint8_t chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        put(&all, chunk, n);
+    fclose(f);
+    rec->data = all.data;
+    rec->len = all.len;
+    if (all.failed)
+        REFUSE("%s: out of memory", path);
+    if (rec->len < HEADER_BYTES || memcmp(rec->data, HEADER_MAGIC, 8) != 0)
+        REFUSE("%s: not a threadlab recording", path);
+    struct in in = { rec->data + 8, rec->len - 8, false };
+    uint32_t version = get_u32(&in);
+    if (version != RECORD_VERSION)
+        REFUSE("%s: a recording of version %u; this threadlab reads version %d", path,
+               version, RECORD_VERSION);
+    (void)get_u32(&in);
+    (void)get_u64(&in);
+    int cap = 0;
+    int pids[VIEW_MAX_PANES] = { 0 };
+    while (in.left > 0) {
+        size_t at = rec->len - in.left;
+        if (in.left < FRAME_HEAD_BYTES)
+            REFUSE("%s: truncated after frame %d (byte %zu): the recording was cut "
+                   "short", path, rec->nframes, at);
+        uint32_t magic = get_u32(&in), len = get_u32(&in), raw_len = get_u32(&in);
+        uint32_t crc = get_u32(&in);
+        uint64_t t = get_u64(&in);
+        if (magic != FRAME_MAGIC)
+            REFUSE("%s: corrupt at byte %zu (frame %d has no frame mark)", path, at,
+                   rec->nframes);
+        if (len > in.left)
+            REFUSE("%s: truncated in frame %d (byte %zu): the recording was cut short",
+                   path, rec->nframes, at);
+        if (checksum(in.p, len) != crc)
+            REFUSE("%s: corrupt: frame %d (byte %zu) fails its checksum", path,
+                   rec->nframes, at);
+        if (raw_len > MAX_PAYLOAD)
+            REFUSE("%s: corrupt: frame %d claims %u bytes", path, rec->nframes, raw_len);
+        size_t raw_at = raw.len;
+        uint8_t zero = 0;
+        for (uint32_t k = 0; k < raw_len; k++)
+            put(&raw, &zero, 1);
+        uLongf got = raw_len;
+        if (raw.failed || uncompress(raw.data + raw_at, &got, in.p, len) != Z_OK ||
+            got != raw_len)
+            REFUSE("%s: corrupt: frame %d does not inflate", path, rec->nframes);
+        if (rec->nframes > 0 && t < rec->frames[rec->nframes - 1].t_ns)
+            REFUSE("%s: corrupt: frame %d goes back in time", path, rec->nframes);
+        if (rec->nframes == cap) {
+            cap = cap ? 2 * cap : 256;
+            struct rec_frame *g = realloc(rec->frames, (size_t)cap * sizeof(*g));
+            if (!g)
+                REFUSE("%s: out of memory", path);
+            rec->frames = g;
+        }
+        rec->frames[rec->nframes] = (struct rec_frame){ .offset = raw_at, .len = raw_len,
+                                                         .t_ns = t };
+        rec->raw = raw.data;                 /* (it may have moved) */
+        in.p += len;
+        in.left -= len;
+        int i = rec->nframes++;
+        if (!apply_frame(rec, i, pids, rec->state, true))
+            REFUSE("%s: corrupt: frame %d does not decode", path, i);
+        /* Every pane of every frame must be a snapshot we can show. */
+        struct board_snapshot *s = malloc(sizeof(*s));
+        for (int p = 0; s && p < rec->frames[i].npanes; p++)
+            if (rec->state[p].len > 0 &&
+                !deserialize(rec->state[p].data, rec->state[p].len, s)) {
+                free(s);
+                REFUSE("%s: corrupt: frame %d, pane %d is not a snapshot", path, i, p + 1);
+            }
+        free(s);
+        if (i % KEYFRAME_EVERY == 0) {
+            struct keyframe *g = realloc(rec->keys, (size_t)(rec->nkeys + 1) * sizeof(*g));
+            if (!g)
+                REFUSE("%s: out of memory", path);
+            rec->keys = g;
+            struct keyframe *k = &rec->keys[rec->nkeys++];
+            memset(k, 0, sizeof(*k));
+            k->npanes = rec->frames[i].npanes;
+            for (int p = 0; p < VIEW_MAX_PANES; p++) {
+                k->pids[p] = pids[p];
+                if (!copy_buf(&k->state[p], &rec->state[p]))
+                    REFUSE("%s: out of memory", path);
+            }
+        }
+    }
+    if (rec->nframes == 0)
+        REFUSE("%s: a recording with no frames", path);
+    rec->at = rec->nframes - 1;
+    memcpy(rec->pids, pids, sizeof(pids));
+    return rec;
+}
+
+int recording_frames(const struct recording *rec) { return rec->nframes; }
+
+uint64_t recording_time_ns(const struct recording *rec, int frame)
+{
+    return rec->frames[frame].t_ns;
+}
+
+int recording_panes(const struct recording *rec, int frame)
+{
+    return rec->frames[frame].npanes;
+}
+
+int recording_new_events(const struct recording *rec, int frame)
+{
+    return rec->frames[frame].new_events;
+}
+
+bool recording_has_warning(const struct recording *rec, int frame)
+{
+    return rec->frames[frame].warning;
+}
+
+/* Make rec->state the state after frame i: from the cache if it is just
+ * behind, else from the keyframe at or before i. */
+static void seek_state(struct recording *rec, int i)
+{
+    int from;
+    if (rec->at <= i && rec->at >= i - KEYFRAME_EVERY) {
+        from = rec->at + 1;
+    } else {
+        struct keyframe *k = &rec->keys[i / KEYFRAME_EVERY];
+        for (int p = 0; p < VIEW_MAX_PANES; p++) {
+            rec->pids[p] = k->pids[p];
+            copy_buf(&rec->state[p], &k->state[p]);
+        }
+        from = (i / KEYFRAME_EVERY) * KEYFRAME_EVERY + 1;
+    }
+    for (int j = from; j <= i; j++)
+        apply_frame(rec, j, rec->pids, rec->state, false);   /* checked at load */
+    rec->at = i;
+}
+
+/* Rebuild pane p's snapshot of frame i (state must be after frame i). */
+static void build(struct recording *rec, int i, int p, struct board_snapshot *s)
+{
+    if (rec->state[p].len == 0 ||
+        !deserialize(rec->state[p].data, rec->state[p].len, s)) {
+        s->pid = 0;
+        return;
+    }
+    /* The event ring: this pane's last BOARD_EVENT_SLOTS events so far. */
+    int last = rec->nevents[p];
+    while (last > 0 && rec->events[p][last - 1].frame > i)
+        last--;
+    int first = last > BOARD_EVENT_SLOTS ? last - BOARD_EVENT_SLOTS : 0;
+    int n = 0;
+    for (int e = first; e < last; e++)
+        s->events[n++] = rec->events[p][e].ev;
+    s->nevents = n;
+}
+
+int recording_show(struct recording *rec, int frame, struct pane *panes)
+{
+    if (frame < 0)
+        frame = 0;
+    if (frame >= rec->nframes)
+        frame = rec->nframes - 1;
+    int n = rec->frames[frame].npanes;
+    for (int p = 0; p < VIEW_MAX_PANES; p++) {
+        if (!panes[p].now)
+            panes[p].now = calloc(1, sizeof(struct board_snapshot));
+        if (!panes[p].before)
+            panes[p].before = calloc(1, sizeof(struct board_snapshot));
+        if (!panes[p].now || !panes[p].before)
+            return 0;
+    }
+    if (frame > 0) {
+        seek_state(rec, frame - 1);
+        for (int p = 0; p < n; p++)
+            build(rec, frame - 1, p, panes[p].before);
+    }
+    seek_state(rec, frame);
+    for (int p = 0; p < n; p++) {
+        build(rec, frame, p, panes[p].now);
+        if (frame == 0 || panes[p].before->pid != panes[p].now->pid)
+            panes[p].before->pid = 0;
+        panes[p].pid = panes[p].now->pid;
+        panes[p].gone = rec->frames[frame].gone & (1u << p);
+        snprintf(panes[p].error, sizeof(panes[p].error), "%s",
+                 panes[p].gone ? "the server exited" : "");
+    }
+    return n;
+}
+
+void recording_release_panes(struct pane *panes)
+{
+    for (int p = 0; p < VIEW_MAX_PANES; p++) {
+        free(panes[p].now);
+        free(panes[p].before);
+        panes[p].now = panes[p].before = NULL;
+    }
+}

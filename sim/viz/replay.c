@@ -1,0 +1,228 @@
+/* replay.c -- `threadlab replay FILE`: a recording in the visualizer.
+ *
+ * The same screen as `threadlab top`, drawn from recorded frames instead
+ * of live boards. Playing advances through the frames at their recorded
+ * pace times the speed; every key that moves (a frame, an event, a
+ * warning, a seek) pauses, so what you stepped to stays on screen.
+ */
+#include "replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "term.h"
+#include "view.h"
+
+struct player {
+    struct recording *rec;
+    int frame, nframes;
+    bool paused;
+    double speed;
+    struct pane own[VIEW_MAX_PANES];     /* buffers the recording fills */
+    const char *path;
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Put frame p->frame into the view (panes without a snapshot are empty). */
+static void show(struct player *p, struct view *v)
+{
+    int n = recording_show(p->rec, p->frame, p->own);
+    v->npanes = n;
+    for (int i = 0; i < n; i++) {
+        v->panes[i] = p->own[i];
+        if (p->own[i].now->pid == 0)
+            v->panes[i].now = NULL;
+        if (p->own[i].before->pid == 0)
+            v->panes[i].before = NULL;
+    }
+    if (v->focus >= n)
+        v->focus = 0;
+    double t = recording_time_ns(p->rec, p->frame) / 1e9;
+    double end = recording_time_ns(p->rec, p->nframes - 1) / 1e9;
+    snprintf(v->footer, sizeof(v->footer),
+             "[replay] frame %d/%d  t=%.1fs/%.1fs  speed %gx  %s  %s"
+             "(space play, <- -> frame, , . event, w W warning, 0-9 seek, +/- speed)",
+             p->frame + 1, p->nframes, t, end, p->speed,
+             p->paused ? "PAUSED" : "playing",
+             recording_has_warning(p->rec, p->frame) ? "WARNING here  " : "");
+}
+
+/* The next (dir +1) or previous (-1) frame from `from` that matches. */
+static int find(const struct player *p, int from, int dir, bool warning)
+{
+    for (int i = from + dir; i >= 0 && i < p->nframes; i += dir)
+        if (warning ? recording_has_warning(p->rec, i) : recording_new_events(p->rec, i) > 0)
+            return i;
+    return from;
+}
+
+/* A key; false to quit. */
+static bool key(struct player *p, struct view *v, int k)
+{
+    int to = -1;
+    switch (k) {
+    case 'q': case 'Q':
+        return false;
+    case ' ': case 'p':
+        p->paused = !p->paused;
+        if (!p->paused && p->frame == p->nframes - 1)
+            to = 0;                                  /* play again from the start */
+        break;
+    case TERM_KEY_RIGHT: case 'n': to = p->frame + 1; break;
+    case TERM_KEY_LEFT: case 'b': to = p->frame - 1; break;
+    case '.': to = find(p, p->frame, +1, false); break;
+    case ',': to = find(p, p->frame, -1, false); break;
+    case 'w': to = find(p, p->frame, +1, true); break;
+    case 'W': to = find(p, p->frame, -1, true); break;
+    case 'g': to = 0; break;
+    case 'G': to = p->nframes - 1; break;
+    case '+': case '=': if (p->speed < 64) p->speed *= 2; break;
+    case '-': if (p->speed > 1.0 / 64) p->speed /= 2; break;
+    default:
+        if (k >= '0' && k <= '9')
+            to = (k - '0') * p->nframes / 10;
+        else
+            return view_key(v, k);
+    }
+    if (to >= 0) {
+        if (k != ' ' && k != 'p')
+            p->paused = true;
+        p->frame = to < 0 ? 0 : to >= p->nframes ? p->nframes - 1 : to;
+    }
+    return true;
+}
+
+static void print_frame(struct player *p, struct view *v, struct screen *scr)
+{
+    show(p, v);
+    view_render(v, scr);
+    printf("--- frame %d t=%.3fs ---\n", p->frame + 1,
+           recording_time_ns(p->rec, p->frame) / 1e9);
+    char row[1024];
+    int last = scr->h;
+    while (last > 0) {                                /* no trailing blank rows */
+        screen_row_text(scr, last - 1, row, sizeof(row));
+        if (row[0])
+            break;
+        last--;
+    }
+    for (int y = 0; y < last; y++) {
+        screen_row_text(scr, y, row, sizeof(row));
+        printf("%s\n", row);
+    }
+}
+
+static int run_plain(struct player *p, struct view *v, const struct replay_opts *o)
+{
+    struct screen scr;
+    if (screen_init(&scr, o->width > 0 ? o->width : 120, o->height > 0 ? o->height : 40) < 0)
+        return 1;
+    if (o->frame > 0) {
+        p->frame = o->frame - 1;
+        print_frame(p, v, &scr);
+    } else if (o->backward) {
+        for (p->frame = p->nframes - 1; p->frame >= 0; p->frame--)
+            print_frame(p, v, &scr);
+    } else {
+        for (p->frame = 0; p->frame < p->nframes; p->frame++)
+            print_frame(p, v, &scr);
+    }
+    screen_free(&scr);
+    return 0;
+}
+
+static int run_terminal(struct player *p, struct view *v)
+{
+    struct screen scr;
+    int w, h;
+    if (term_open(v->big) < 0) {
+        fprintf(stderr, "threadlab replay: cannot use this terminal; try --plain\n");
+        return 1;
+    }
+    term_size(&w, &h);
+    if (screen_init(&scr, w, h) < 0) {
+        term_close();
+        return 1;
+    }
+    uint64_t wall0 = now_ns(), rec0 = recording_time_ns(p->rec, p->frame);
+    bool running = true;
+    while (running && !term_interrupted()) {
+        if (!p->paused) {                             /* follow the recorded pace */
+            uint64_t due = rec0 + (uint64_t)((double)(now_ns() - wall0) * p->speed);
+            while (p->frame + 1 < p->nframes && recording_time_ns(p->rec, p->frame + 1) <= due)
+                p->frame++;
+            if (p->frame == p->nframes - 1)
+                p->paused = true;
+        }
+        show(p, v);
+        view_render(v, &scr);
+        term_paint(&scr);
+        int k = term_key(50);
+        if (k == TERM_KEY_RESIZE) {
+            term_size(&w, &h);
+            screen_free(&scr);
+            if (screen_init(&scr, w, h) < 0)
+                break;
+        } else if (k != TERM_KEY_NONE) {
+            double speed = p->speed;
+            bool paused = p->paused;
+            running = key(p, v, k);
+            if (paused != p->paused || speed != p->speed || !p->paused) {
+                wall0 = now_ns();                     /* the pace restarts here */
+                rec0 = recording_time_ns(p->rec, p->frame);
+            }
+        }
+    }
+    screen_free(&scr);
+    term_close();
+    return 0;
+}
+
+int replay_run(const struct replay_opts *o)
+{
+    char err[512];
+    struct player *p = calloc(1, sizeof(*p));
+    struct view *v = malloc(sizeof(*v));
+    if (!p || !v) {
+        free(p);
+        free(v);
+        return 1;
+    }
+    p->rec = recording_load(o->path, err, sizeof(err));
+    if (!p->rec) {
+        fprintf(stderr, "threadlab replay: %s\n", err);
+        free(p);
+        free(v);
+        return 1;
+    }
+    p->nframes = recording_frames(p->rec);
+    p->speed = o->speed > 0 ? o->speed : 1;
+    p->path = o->path;
+    p->frame = 0;
+    view_init(v, o->big);
+    snprintf(v->board_dir, sizeof(v->board_dir), "%s", o->path);
+    bool plain = o->plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
+    int rc;
+    if (plain) {
+        p->paused = true;
+        rc = run_plain(p, v, o);
+    } else {
+        p->paused = false;
+        rc = run_terminal(p, v);
+    }
+    recording_release_panes(p->own);
+    recording_free(p->rec);
+    free(p);
+    free(v);
+    return rc;
+}
