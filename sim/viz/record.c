@@ -11,6 +11,7 @@
 
 #define HEADER_MAGIC "THRDLREC"
 #define FRAME_MAGIC 0x314d5246u         /* "FRM1" */
+#define END_MAGIC 0x31444e45u           /* "END1": a recording closed properly */
 #define HEADER_BYTES 24
 #define FRAME_HEAD_BYTES 24
 #define KEYFRAME_EVERY 64               /* a full copy of the state this often */
@@ -114,10 +115,17 @@ static uint64_t get_varint(struct in *in)
     return 0;
 }
 
-/* zlib's CRC-32 of a frame's stored bytes. */
-static uint32_t checksum(const uint8_t *p, size_t n)
+/* zlib's CRC-32 of a frame: its stored bytes, then its payload length and
+ * time (little-endian), so that no byte of a frame goes unchecked. */
+static uint32_t checksum(const uint8_t *p, size_t n, uint32_t raw_len, uint64_t t_ns)
 {
-    return (uint32_t)crc32(0L, p, (uInt)n);
+    uint8_t tail[12];
+    for (int i = 0; i < 4; i++)
+        tail[i] = (uint8_t)(raw_len >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        tail[4 + i] = (uint8_t)(t_ns >> (8 * i));
+    uLong c = crc32(0L, p, (uInt)n);
+    return (uint32_t)crc32(c, tail, sizeof(tail));
 }
 
 /* ---- a snapshot, field by field (events apart) ----------------------------- */
@@ -344,6 +352,7 @@ struct rec_pane {
 struct recorder {
     FILE *f;
     uint64_t bytes;
+    uint32_t frames;
     struct rec_pane panes[VIEW_MAX_PANES];
     struct buf payload, cur, packed;
 };
@@ -430,11 +439,12 @@ int recorder_frame(struct recorder *r, uint64_t t_ns, const struct pane *panes, 
     put_u32(&head, FRAME_MAGIC);
     put_u32(&head, (uint32_t)stored);
     put_u32(&head, (uint32_t)r->payload.len);
-    put_u32(&head, checksum(r->packed.data, stored));
+    put_u32(&head, checksum(r->packed.data, stored, (uint32_t)r->payload.len, t_ns));
     put_u64(&head, t_ns);
     bool ok = !head.failed && fwrite(head.data, 1, head.len, r->f) == head.len &&
               fwrite(r->packed.data, 1, stored, r->f) == stored && fflush(r->f) == 0;
     r->bytes += head.len + stored;
+    r->frames++;
     free(head.data);
     return ok ? 0 : -errno;
 }
@@ -448,7 +458,13 @@ int recorder_close(struct recorder *r)
 {
     if (!r)
         return 0;
-    int rc = fclose(r->f) == 0 ? 0 : -errno;
+    struct buf end = { 0 };
+    put_u32(&end, END_MAGIC);
+    put_u32(&end, r->frames);
+    put_u32(&end, (uint32_t)crc32(0L, end.data, 8));
+    bool ok = !end.failed && fwrite(end.data, 1, end.len, r->f) == end.len;
+    free(end.data);
+    int rc = fclose(r->f) == 0 && ok ? 0 : -EIO;
     for (int i = 0; i < VIEW_MAX_PANES; i++)
         free(r->panes[i].last.data);
     free(r->payload.data);
@@ -624,8 +640,18 @@ struct recording *recording_load(const char *path, char *err, size_t err_len)
     (void)get_u64(&in);
     int cap = 0;
     int pids[VIEW_MAX_PANES] = { 0 };
-    while (in.left > 0) {
+    bool ended = false;
+    while (in.left > 0 && !ended) {
         size_t at = rec->len - in.left;
+        if (in.left >= 12 && in.p[0] == 'E' && in.p[1] == 'N' && in.p[2] == 'D') {
+            uint32_t c = (uint32_t)crc32(0L, in.p, 8);
+            (void)get_u32(&in);
+            uint32_t count = get_u32(&in), crc = get_u32(&in);
+            if (crc != c || count != (uint32_t)rec->nframes || in.left != 0)
+                REFUSE("%s: corrupt end mark (byte %zu)", path, at);
+            ended = true;
+            continue;
+        }
         if (in.left < FRAME_HEAD_BYTES)
             REFUSE("%s: truncated after frame %d (byte %zu): the recording was cut "
                    "short", path, rec->nframes, at);
@@ -638,7 +664,7 @@ struct recording *recording_load(const char *path, char *err, size_t err_len)
         if (len > in.left)
             REFUSE("%s: truncated in frame %d (byte %zu): the recording was cut short",
                    path, rec->nframes, at);
-        if (checksum(in.p, len) != crc)
+        if (checksum(in.p, len, raw_len, t) != crc)
             REFUSE("%s: corrupt: frame %d (byte %zu) fails its checksum", path,
                    rec->nframes, at);
         if (raw_len > MAX_PAYLOAD)
@@ -692,6 +718,9 @@ struct recording *recording_load(const char *path, char *err, size_t err_len)
             }
         }
     }
+    if (!ended)
+        REFUSE("%s: truncated after frame %d: the recording was cut short (no end "
+               "mark: was the recorder killed?)", path, rec->nframes);
     if (rec->nframes == 0)
         REFUSE("%s: a recording with no frames", path);
     rec->at = rec->nframes - 1;

@@ -5,10 +5,12 @@
  * same visualizer, forward and back. The format (docs/visualizer.md,
  * "Record and replay"), all little-endian:
  *
- *   file    = header frame*
+ *   file    = header frame* end
+ *   end     = u32 "END1" u32 frames u32 crc32(the 8 bytes before)
  *   header  = "THRDLREC" u32 version(1) u32 reserved u64 start_unix_ns
- *   frame   = u32 "FRM1" u32 stored_len u32 payload_len u32 crc32(stored) u64 t_ns
- *             stored (the payload, zlib-deflated)
+ *   frame   = u32 "FRM1" u32 stored_len u32 payload_len u32 crc u64 t_ns
+ *             stored (the payload, zlib-deflated; crc = CRC-32 of stored,
+ *             then payload_len and t_ns)
  *   payload = u8 npanes (u32 pid u8 gone u32 delta_len delta u32 nevents event*)*
  *   delta   = the pane's snapshot, serialized field by field, XOR the
  *             previous frame's serialization of the same pane, as runs of
