@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,9 @@ static void sim_usage(FILE *out)
             "\n"
             "  --viz              play the run in the visualizer: the simulated threads,\n"
             "                     loops and events on a board, as threadlab top shows a\n"
-            "                     real server; keys: space pause, s one event, + / -\n"
-            "                     speed, q quit (then the report is printed)\n"
+            "                     real server; keys: space pause, s one event on, b one\n"
+            "                     event back (exact: the run is made again from the\n"
+            "                     seed), + / - speed, q quit (then the report)\n"
             "  --record FILE      with --viz: also record the screen for threadlab replay\n"
             "  --speed X          with --viz: simulated seconds per real second\n"
             "                     (default 0.001: a millisecond takes a second)\n"
@@ -113,11 +115,25 @@ struct viz_run {
     int rc;
 };
 
+/* Runs the simulation, and again from the seed for every step back (it
+ * is deterministic: the run up to event N is the same every time). After
+ * the end it waits, so that a step back is still possible. */
 static void *sim_thread(void *arg)
 {
     struct viz_run *vr = arg;
-    vr->rc = sim_run(vr->o, vr->r);
-    return NULL;
+    for (;;) {
+        vr->rc = sim_run(vr->o, vr->r);
+        while (!atomic_load(&vr->ctl.restart) && !atomic_load(&vr->ctl.quit)) {
+            struct timespec nap = { 0, 20 * 1000000L };
+            nanosleep(&nap, NULL);
+        }
+        if (!atomic_load(&vr->ctl.restart) || vr->rc < 0)
+            return NULL;
+        atomic_store(&vr->ctl.restart, false);
+        atomic_store(&vr->ctl.finished, false);
+        if (!simviz_reset(vr->o->viz))
+            return NULL;
+    }
 }
 
 static void viz_status(void *arg, char *buf, size_t len)
@@ -129,7 +145,7 @@ static void viz_status(void *arg, char *buf, size_t len)
     pthread_mutex_unlock(&vr->ctl.lock);
     bool finished = atomic_load(&vr->ctl.finished);
     snprintf(buf, len, "[sim %s] t=%.6fs  event %llu  speed %gx  %s  %s%s   "
-             "(space pause, s step, +/- speed)", sim_model_name(vr->o->model),
+             "(space pause, s step, b back, +/- speed)", sim_model_name(vr->o->model),
              atomic_load(&vr->ctl.vnow_ns) / 1e9,
              (unsigned long long)atomic_load(&vr->ctl.events),
              atomic_load(&vr->ctl.speed_ppb) / 1e9,
@@ -149,6 +165,17 @@ static bool viz_key(void *arg, int key)
         atomic_store(&vr->ctl.paused, true);
         atomic_fetch_add(&vr->ctl.steps, 1);
         return true;
+    case 'b': case ',': {
+        /* One event back: the same run again, to just before it. */
+        uint64_t done = atomic_load(&vr->ctl.events);
+        if (done == 0)
+            return true;
+        atomic_store(&vr->ctl.paused, true);
+        atomic_store(&vr->ctl.steps, 0);
+        atomic_store(&vr->ctl.replay_to, done - 1);
+        atomic_store(&vr->ctl.restart, true);
+        return true;
+    }
     case '+': case '=':
         if (speed < (uint64_t)1e15)
             atomic_store(&vr->ctl.speed_ppb, speed * 2);

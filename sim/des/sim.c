@@ -1074,7 +1074,7 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
             if (s->viz) {
                 char what[160];
                 describe(s, &ev, what, sizeof(what));
-                if (!simviz_pace(s->viz, ev.at, s->eng.processed, what))
+                if (!simviz_pace(s->viz, ev.at, s->eng.processed - 1, what))
                     break;                          /* quit from the screen */
             }
             switch (ev.kind) {

@@ -13,6 +13,7 @@
 struct sim_viz {
     struct sim_viz_ctl *ctl;
     struct board *board;
+    char model[16], options[192];     /* to make the board again */
     struct board_thread_ref *refs;    /* by simulated thread id */
     uint32_t nrefs;
     struct board_loop *loops[BOARD_LOOP_SLOTS];
@@ -45,6 +46,8 @@ struct sim_viz *simviz_open(struct sim_viz_ctl *ctl, const char *model,
         return NULL;
     }
     v->ctl = ctl;
+    snprintf(v->model, sizeof(v->model), "%s", model);
+    snprintf(v->options, sizeof(v->options), "%s", options);
     v->board = board_create(model, options);
     if (!v->board) {
         snprintf(err, err_len, "cannot publish a board (see the warning above)");
@@ -202,15 +205,37 @@ void simviz_loop_waiting(struct sim_viz *v, int loop, bool waiting)
                               memory_order_relaxed);
 }
 
+bool simviz_reset(struct sim_viz *v)
+{
+    board_close(v->board);
+    free(v->refs);
+    v->refs = NULL;
+    v->nrefs = 0;
+    v->nloops = 0;
+    v->board = board_create(v->model, v->options);
+    return v->board != NULL;
+}
+
 bool simviz_pace(struct sim_viz *v, vtime_t at, uint64_t events_done, const char *desc)
 {
     struct sim_viz_ctl *c = v->ctl;
+    if (atomic_load(&c->restart))
+        return false;                            /* a step back: start over */
+    uint64_t replay_to = atomic_load(&c->replay_to);
+    if (events_done < replay_to) {
+        atomic_store(&c->vnow_ns, at);
+        return true;                             /* catching up, at full speed */
+    }
+    if (replay_to > 0 && events_done == replay_to) {
+        atomic_store(&c->replay_to, 0);          /* there: stop, as before */
+        atomic_store(&c->paused, true);
+    }
     atomic_store(&c->events, events_done);
     pthread_mutex_lock(&c->lock);
     snprintf(c->last, sizeof(c->last), "%s", desc);
     pthread_mutex_unlock(&c->lock);
     for (;;) {
-        if (atomic_load(&c->quit))
+        if (atomic_load(&c->quit) || atomic_load(&c->restart))
             return false;
         uint64_t speed = atomic_load(&c->speed_ppb);
         if (atomic_load(&c->paused)) {

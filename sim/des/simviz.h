@@ -34,7 +34,9 @@ struct sim_viz_ctl {
     _Atomic bool quit;             /* stop the run */
     _Atomic bool finished;         /* the run is over */
     _Atomic uint64_t vnow_ns;      /* where the run is */
-    _Atomic uint64_t events;
+    _Atomic uint64_t events;       /* events done (the next is events + 1) */
+    _Atomic bool restart;          /* step back: run again from the seed ... */
+    _Atomic uint64_t replay_to;    /* ... at full speed until this many events */
     pthread_mutex_t lock;          /* guards last */
     char last[160];                /* what the last event was */
 };
@@ -73,5 +75,9 @@ bool simviz_pace(struct sim_viz *v, vtime_t at, uint64_t events, const char *des
 
 /* The run is over: say so, keep the board for the screen. */
 void simviz_finish(struct sim_viz *v);
+
+/* Before a run again from the seed (a step back): a fresh board, same
+ * place. Returns false when the board cannot be made again. */
+bool simviz_reset(struct sim_viz *v);
 
 #endif

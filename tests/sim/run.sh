@@ -64,6 +64,20 @@ sleep 0.6
 after=$(status_line | sed -n 's/.*event \([0-9]*\).*/\1/p')
 [ -n "$before" ] && [ "$after" = $((before + 1)) ] && ok \
   || bad "s did not run exactly one event ($before -> $after)"
+# b steps back exactly: the run is made again from the seed to just before
+# the last event; stepping on again gives the same event.
+line_a=$(status_line | sed 's/speed [^ ]*//')
+tmux -S "$sock" send-keys -t sim s
+sleep 0.6
+line_b=$(status_line | sed 's/speed [^ ]*//')
+tmux -S "$sock" send-keys -t sim b
+sleep 1.5
+[ "$(status_line | sed 's/speed [^ ]*//')" = "$line_a" ] && ok \
+  || bad "b did not return to the event before: $(status_line) vs $line_a"
+tmux -S "$sock" send-keys -t sim s
+sleep 0.6
+[ "$(status_line | sed 's/speed [^ ]*//')" = "$line_b" ] && ok \
+  || bad "s after b did not give the same event again"
 tmux -S "$sock" send-keys -t sim q
 # The report is printed on the terminal once the full screen is gone.
 for _ in $(seq 50); do screen >"$tmp/report"; grep -q "^exit=" "$tmp/report" && break; sleep 0.1; done

@@ -1,0 +1,90 @@
+#!/bin/sh
+# run.sh -- record and replay as a person uses them: top --record against
+# a real server, sim --viz --record, replay in plain text (forward, one
+# frame, backward) and in a real terminal (tmux: warnings, steps, the
+# position on screen), and broken recordings refused.
+set -u
+BIN=$(realpath "${THREADLAB_BIN:-build/threadlab}")
+tmp=$(mktemp -d)
+sock="$tmp/tmux.sock"
+export THREADLAB_BOARD_DIR="$tmp/boards"
+server_pid=""
+. "$(dirname "$0")/../lib.sh"
+cleanup() {
+  tmux -S "$sock" kill-server 2>/dev/null
+  [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+screen() { tmux -S "$sock" capture-pane -p -t replay; }
+
+echo "== tests/replay/run.sh ($BIN)"
+"$BIN" replay --help | grep -q "usage: threadlab replay FILE" && ok || bad "replay --help"
+"$BIN" replay >"$tmp/out" 2>&1; st=$?
+[ "$st" = 2 ] && grep -q "name the recording" "$tmp/out" && ok || bad "replay with no file: exit $st"
+
+# top --record against a real reactor that blocks now and then.
+start_server rec reactor --blocked-warn-ms 50
+"$BIN" load "127.0.0.1:$port" --conns 8 --duration 3 --mix sleep=80:2 --no-progress \
+    >/dev/null 2>&1 &
+lpid=$!
+"$BIN" top --plain --count 6 --interval 400 --record "$tmp/real.tlr" "$server_pid" \
+    >"$tmp/top.out" 2>"$tmp/top.err"
+wait "$lpid"
+kill -INT "$server_pid"; wait "$server_pid"; server_pid=""
+grep -q "recorded $tmp/real.tlr" "$tmp/top.err" && ok || { bad "top did not say it recorded"; cat "$tmp/top.err"; }
+"$BIN" replay "$tmp/real.tlr" --plain >"$tmp/fwd" 2>&1; st=$?
+frames=$(grep -c '^--- frame' "$tmp/fwd")
+[ "$st" = 0 ] && [ "$frames" -ge 6 ] && ok || bad "replay --plain: exit $st, $frames frames"
+grep -Eq "^ ?>?reactor  pid [0-9]+" "$tmp/fwd" && ok || bad "the replay shows no reactor pane"
+grep -q "blocked reactor blocked 0\.[0-9] s in one handler" "$tmp/fwd" && ok \
+  || bad "the replay lost the blocked-loop events"
+# Frame 3 alone is frame 3 of the whole; backward is forward reversed.
+"$BIN" replay "$tmp/real.tlr" --plain --frame 3 >"$tmp/f3"
+awk '/^--- frame 3 /{p=1} /^--- frame 4 /{p=0} p' "$tmp/fwd" | cmp -s - "$tmp/f3" && ok \
+  || bad "--frame 3 differs from frame 3 of the whole replay"
+"$BIN" replay "$tmp/real.tlr" --plain --backward >"$tmp/bwd"
+awk '/^--- frame/{n++} {print n "\t" $0}' "$tmp/fwd" | sort -s -k1,1nr | cut -f2- >"$tmp/fwd.rev"
+cmp -s "$tmp/fwd.rev" "$tmp/bwd" && ok || bad "backward is not forward reversed"
+
+# Broken recordings: refused with the reason, exit 1.
+size=$(wc -c <"$tmp/real.tlr")
+head -c $((size / 2)) "$tmp/real.tlr" >"$tmp/cut.tlr"
+"$BIN" replay "$tmp/cut.tlr" --plain >"$tmp/out" 2>&1; st=$?
+[ "$st" = 1 ] && grep -Eq "truncated|corrupt" "$tmp/out" && ok || bad "a cut recording: exit $st"
+printf 'not a recording' >"$tmp/junk.tlr"
+"$BIN" replay "$tmp/junk.tlr" >"$tmp/out" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "not a threadlab recording" "$tmp/out" && ok || bad "junk: exit $st"
+"$BIN" replay "$tmp/nonexistent.tlr" >"$tmp/out" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "No such file" "$tmp/out" && ok || bad "a missing file: exit $st"
+
+# sim --viz --record, replayed.
+"$BIN" sim reactor --conns 2 --duration 0.0005 --viz --speed 0.001 --record "$tmp/sim.tlr" \
+    >/dev/null 2>&1
+"$BIN" replay "$tmp/sim.tlr" --plain >"$tmp/simfwd" 2>&1
+grep -q "sim:reactor  pid" "$tmp/simfwd" && ok || bad "the simulated run's recording does not replay"
+
+# In a terminal: the position on screen; w jumps to a warning; -> and <- step.
+command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
+tmux -S "$sock" new-session -d -s replay -x 160 -y 45 \
+  "env TERM=xterm-256color $BIN replay $tmp/real.tlr --speed 0.25; sleep 30"
+sleep 1
+tmux -S "$sock" send-keys -t replay g
+sleep 0.4
+screen | grep -q "^\[replay\] frame 1/$frames  t=0.0s" && ok || bad "g did not go to frame 1: $(screen | grep '^\[replay')"
+tmux -S "$sock" send-keys -t replay w
+sleep 0.4
+line=$(screen | grep '^\[replay')
+echo "$line" | grep -q "PAUSED  WARNING here" && ok || bad "w did not stop on a warning: $line"
+at=$(echo "$line" | sed -n 's/.*frame \([0-9]*\)\/.*/\1/p')
+tmux -S "$sock" send-keys -t replay Right
+sleep 0.4
+screen | grep -q "frame $((at + 1))/$frames" && ok || bad "-> did not step one frame on"
+tmux -S "$sock" send-keys -t replay Left
+sleep 0.4
+screen | grep '^\[replay' | grep -q "frame $at/$frames" && ok || bad "<- did not step back"
+tmux -S "$sock" send-keys -t replay q
+sleep 0.5
+screen | grep -q '^\[replay' && bad "q did not end the replay" || ok
+
+summary replay
