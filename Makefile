@@ -166,6 +166,7 @@ bench-sim: $(BIN)
 
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/threadlab
+	install -D -m 0644 docs/threadlab.1 $(DESTDIR)$(PREFIX)/share/man/man1/threadlab.1
 
 clean:
 	rm -rf build
