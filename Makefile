@@ -9,6 +9,7 @@
 #   make bench        throughput and latency tables (not part of check)
 #   make bench-sim    real models against their simulations (PROFILE=file)
 #   make soak         ten minutes of faults against every model (not in check)
+#   make handout LAB=NN DEST=dir   a lab's handout; make lab-check LAB=NN
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -63,7 +64,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo check check-asan check-tsan check-valgrind bench bench-sim peers fuzz soak install clean
+.PHONY: all demo handout lab-check check check-asan check-tsan check-valgrind bench bench-sim peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -159,6 +160,16 @@ peers:
 
 bench: $(BIN) peers
 	bench/bench.sh $(BIN) $(PEERS_DIR)
+
+# Labs: a student's copy of the tree with lab NN's regions as TODO stubs,
+# and that lab's checks, step by step.
+handout:
+	@[ -n "$(LAB)" ] && [ -n "$(DEST)" ] || { echo "usage: make handout LAB=NN DEST=dir"; exit 2; }
+	scripts/handout.sh $(LAB) $(DEST)
+
+lab-check: $(BIN)
+	@[ -n "$(LAB)" ] || { echo "usage: make lab-check LAB=NN"; exit 2; }
+	@BUILD=$(BUILD) scripts/lab-check.sh $(LAB)
 
 # Each real model against its simulation, and the simulator's speed.
 bench-sim: $(BIN)

@@ -146,6 +146,16 @@ int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
     pthread_mutex_unlock(&l->lock);
     if (rc < 0)
         return rc;
+    /* LAB 03 BEGIN: the wakeup rule. The stub below wakes the loop for
+     * every task, also when it is awake, also from the loop itself. Write
+     * to the eventfd only when a producer outside the loop finds it
+     * asleep, and let exactly one producer of a burst do it: clear the
+     * `sleeping` flag and write only if you were the one to clear it
+     * (atomic_exchange). Count each write in wakeups_written.
+     * STUB: uint64_t one = 1;
+     * STUB: (void)!write(l->wake.fd, &one, sizeof(one));
+     * STUB: atomic_fetch_add_explicit(&l->wakeups_written, 1, memory_order_relaxed);
+     */
     /* The wakeup rule: only the producer that finds the loop asleep (and
      * clears the flag) writes. The loop's own tasks never need a write. */
     if (!loop_in_loop(l) && atomic_exchange(&l->sleeping, false)) {
@@ -153,6 +163,7 @@ int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
         (void)!write(l->wake.fd, &one, sizeof(one));
         atomic_fetch_add_explicit(&l->wakeups_written, 1, memory_order_relaxed);
     }
+    /* LAB 03 END */
     return 0;
 }
 
@@ -390,6 +401,20 @@ static void run_tasks(struct loop *l, uint64_t budget_ns)
 
 static void loop_iteration(struct loop *l)
 {
+    /* LAB 03 BEGIN: one iteration of the loop. 1. Wait for I/O: set
+     * `sleeping`, then epoll_wait with wait_timeout_ms(l) (0 when tasks
+     * wait), then clear `sleeping` (the wakeup rule's other half). 2. Call
+     * each ready watch's callback (w->cb(w->arg, events)), timing the
+     * I/O (io_ns), with busy_since_ns set around each callback for the
+     * blocked checker. 3. Run timers and tasks for as long as ioRatio
+     * allows: run_tasks(l, loop_task_budget_ns(io_ns, l->io_ratio_pct)).
+     * Count the iteration. Keep the phases and board states as you go.
+     * STUB: (void)wait_timeout_ms(l);
+     * STUB: (void)set_phase;
+     * STUB: (void)run_tasks;
+     * STUB: struct timespec nap = { 0, 1000000 };
+     * STUB: nanosleep(&nap, NULL);
+     */
     struct epoll_event events[LOOP_MAX_EVENTS];
 
     /* 1. Wait for I/O. The flag first, then one more look at the queue:
@@ -433,6 +458,7 @@ static void loop_iteration(struct loop *l)
         atomic_store_explicit(&s->longest_task_ns, atomic_load(&l->longest_task_ns),
                               memory_order_relaxed);
     }
+    /* LAB 03 END */
 }
 
 static void *loop_main(void *arg)

@@ -1,0 +1,38 @@
+#!/bin/sh
+# lab-check.sh LAB -- `make lab-check LAB=NN`: build and run lab NN's checks
+# (the lines of labs/NN-*/checks: "TEST-BINARY CHECK-CASE what it checks")
+# and say pass or fail for each step. Exit 0 only when every step passes.
+set -u
+lab=${1:?usage: lab-check.sh LAB}
+labdir=$(ls -d labs/"$lab"-* 2>/dev/null | head -1)
+[ -n "$labdir" ] && [ -f "$labdir/checks" ] || { echo "lab-check: no checks for lab $lab" >&2; exit 2; }
+build=${BUILD:-build}
+echo "lab $lab: $(head -1 "$labdir/README.md" | sed 's/^# *//')"
+bins=$(grep -v '^#' "$labdir/checks" | awk 'NF { print $1 }' | sort -u)
+for b in $bins; do
+  if ! make -s "$build/tests/$b" >"$build/lab-check-$lab.log" 2>&1; then
+    echo "  build: FAIL (it does not compile; see $build/lab-check-$lab.log)"
+    sed 's/^/    /' "$build/lab-check-$lab.log" | grep -E 'error|warning' | head -10
+    exit 1
+  fi
+done
+rm -f "$build/lab-check-$lab.failed"
+step=0
+grep -v '^#' "$labdir/checks" | while read -r bin tcase what; do
+  [ -n "$bin" ] || continue
+  step=$((step + 1))
+  if CK_RUN_CASE="$tcase" THREADLAB_BIN="$build/threadlab" "$build/tests/$bin" \
+       >"$build/lab-check-$lab-$step.log" 2>&1; then
+    echo "  step $step: $what: PASS"
+  else
+    echo "  step $step: $what: FAIL"
+    grep -E ':[FE]:' "$build/lab-check-$lab-$step.log" | head -3 | sed 's/^/      /'
+    echo fail >>"$build/lab-check-$lab.failed"
+  fi
+done
+if [ -s "$build/lab-check-$lab.failed" ]; then
+  rm -f "$build/lab-check-$lab.failed"
+  echo "lab $lab: not yet (the steps marked FAIL say what is still wrong)"
+  exit 1
+fi
+echo "lab $lab: every step passes"

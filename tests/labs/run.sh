@@ -1,0 +1,50 @@
+#!/bin/sh
+# run.sh -- every lab's check bites: it passes on the reference code and
+# fails on the lab's handout (which must still compile); and every command
+# a lab's README quotes exists (its --help runs), so the labs cannot rot.
+set -u
+BIN=${THREADLAB_BIN:-build/threadlab}
+tmp=$(mktemp -d)
+. "$(dirname "$0")/../lib.sh"
+trap 'rm -rf "$tmp"' EXIT
+
+echo "== tests/labs/run.sh"
+for dir in labs/[0-9][0-9]-*/; do
+  lab=$(basename "$dir" | cut -c1-2)
+  [ -f "$dir/checks" ] || continue
+  for f in README.md README.zh.md ANSWERS.md; do
+    [ -s "$dir/$f" ] && ok || bad "lab $lab has no $f"
+  done
+
+  # The reference passes.
+  if make -s lab-check LAB="$lab" >"$tmp/ref-$lab" 2>&1; then ok
+  else bad "lab $lab: the check fails on the reference"; tail -8 "$tmp/ref-$lab"; fi
+
+  # The handout compiles, and fails the check. (Its failures come fast:
+  # Check's timeouts are cut, as the stubs make some tests wait.)
+  make -s handout LAB="$lab" DEST="$tmp/h$lab" >/dev/null 2>&1 || bad "lab $lab: no handout"
+  grep -rq "TODO(lab $lab)" "$tmp/h$lab/models" "$tmp/h$lab/sim" 2>/dev/null && ok \
+    || bad "lab $lab: the handout has no TODO"
+  if grep -rq "LAB $lab BEGIN" "$tmp/h$lab/models" "$tmp/h$lab/sim" 2>/dev/null; then
+    bad "lab $lab: the handout still holds the reference code"
+  else ok; fi
+  ( cd "$tmp/h$lab" && CK_TIMEOUT_MULTIPLIER=0.1 make -s -j2 lab-check LAB="$lab" ) \
+      >"$tmp/hand-$lab" 2>&1
+  st=$?
+  if grep -q "build: FAIL" "$tmp/hand-$lab"; then
+    bad "lab $lab: the handout does not compile"; tail -8 "$tmp/hand-$lab"
+  elif [ "$st" = 0 ]; then
+    bad "lab $lab: the check passes on the handout: it does not bite"
+  elif grep -q ": FAIL" "$tmp/hand-$lab"; then ok
+  else bad "lab $lab: the handout's check failed without saying which step"; tail -5 "$tmp/hand-$lab"; fi
+
+  # Every threadlab command the READMEs quote exists.
+  for cmd in $(cat "$dir/README.md" "$dir/README.zh.md" | grep -o 'threadlab [a-z][a-z]*' |
+               awk '{ print $2 }' | sort -u); do
+    "$BIN" "$cmd" --help >/dev/null 2>&1 && ok || bad "lab $lab quotes 'threadlab $cmd', which has no --help"
+  done
+  for target in $(cat "$dir/README.md" | grep -o 'make [a-z][a-z-]*' | awk '{ print $2 }' | sort -u); do
+    make -n "$target" LAB="$lab" DEST="$tmp/x" >/dev/null 2>&1 && ok || bad "lab $lab quotes 'make $target'"
+  done
+done
+summary labs
