@@ -23,6 +23,8 @@ static void replay_usage(FILE *out)
             "\n"
             "options:\n"
             "  --speed X        play X times as fast as recorded (default 1)\n"
+            "  --at S           seek to S seconds into the recording (paused there;\n"
+            "                   with --plain, print that frame)\n"
             "  --plain          print every frame as text (the default when output\n"
             "                   is not a terminal)\n"
             "  --frame N        with --plain, only frame N\n"
@@ -35,10 +37,11 @@ static void replay_usage(FILE *out)
             "corrupt is refused with the reason (exit status 1).\n");
 }
 
-enum { OPT_SPEED = 256, OPT_PLAIN, OPT_FRAME, OPT_BACKWARD, OPT_SIZE, OPT_BIG };
+enum { OPT_SPEED = 256, OPT_AT, OPT_PLAIN, OPT_FRAME, OPT_BACKWARD, OPT_SIZE, OPT_BIG };
 
 static const struct option replay_options[] = {
     { "speed", required_argument, NULL, OPT_SPEED },
+    { "at", required_argument, NULL, OPT_AT },
     { "plain", no_argument, NULL, OPT_PLAIN },
     { "frame", required_argument, NULL, OPT_FRAME },
     { "backward", no_argument, NULL, OPT_BACKWARD },
@@ -62,6 +65,11 @@ int cli_replay(int argc, char **argv)
             if (!cli_parse_double("replay", "--speed", optarg, 1.0 / 64, 64, &d))
                 return CLI_EXIT_USAGE;
             o.speed = d;
+            break;
+        case OPT_AT:
+            if (!cli_parse_double("replay", "--at", optarg, 0, 1e9, &d))
+                return CLI_EXIT_USAGE;
+            o.at_s = d;
             break;
         case OPT_PLAIN:
             o.plain = true;

@@ -1095,6 +1095,17 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
         r->waits = s->waits;
         r->cpu_busy_pct = s->eng.now
             ? 100.0 * (double)machine_busy_ns(&s->m) / ((double)s->eng.now * o->cores) : 0;
+        r->core_busy_min_pct = 100;
+        for (int c = 0; c < o->cores; c++) {
+            double pct = s->eng.now ? 100.0 * (double)s->m.cores[c].busy_ns /
+                                          (double)s->eng.now : 0;
+            if (c < SIM_REPORT_CORES)
+                r->core_busy_pct[c] = pct;
+            if (pct < r->core_busy_min_pct)
+                r->core_busy_min_pct = pct;
+            if (pct > r->core_busy_max_pct)
+                r->core_busy_max_pct = pct;
+        }
         r->context_switches = s->m.context_switches;
         r->preemptions = s->m.preemptions;
         r->peak_threads = s->m.peak_live;
@@ -1166,6 +1177,15 @@ void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE
     fprintf(out, "  cpu      %.1f%% busy on %d cores; %llu context switches "
             "(%llu preemptions)\n", r->cpu_busy_pct, o->cores,
             (unsigned long long)r->context_switches, (unsigned long long)r->preemptions);
+    fprintf(out, "  cores   ");
+    if (o->cores <= 16) {
+        for (int c = 0; c < o->cores; c++)
+            fprintf(out, " %.0f%%", r->core_busy_pct[c]);
+        fprintf(out, " busy, core by core\n");
+    } else {
+        fprintf(out, " %.0f%% to %.0f%% busy, from the idlest core to the busiest\n",
+                r->core_busy_min_pct, r->core_busy_max_pct);
+    }
     fprintf(out, "  threads  %u at most; stacks ", r->peak_threads);
     print_bytes(out, r->peak_stack_bytes);
     fprintf(out, " reserved (%.0f KiB each); connections ", o->prof.stack_kb);
@@ -1190,7 +1210,7 @@ void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE 
             "\"max\":%.1f},\"mean_wait_us\":%.3f,\"conns_opened\":%llu,"
             "\"conns_refused\":%llu,\"conns_unserved\":%llu,\"cpu_busy_pct\":%.2f,"
             "\"context_switches\":%llu,\"preemptions\":%llu,\"peak_threads\":%u,"
-            "\"peak_stack_bytes\":%.0f,\"peak_conn_bytes\":%.0f,\"events\":%llu}\n",
+            "\"peak_stack_bytes\":%.0f,\"peak_conn_bytes\":%.0f,\"events\":%llu,",
             sim_model_name(o->model), o->cores, o->conns, (unsigned long long)o->seed,
             (unsigned long long)r->lines_sent, (unsigned long long)r->lines_ok,
             r->virtual_s, r->lines_per_s,
@@ -1204,4 +1224,9 @@ void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE 
             (unsigned long long)r->context_switches, (unsigned long long)r->preemptions,
             r->peak_threads, r->peak_stack_bytes, r->peak_conn_bytes,
             (unsigned long long)r->events);
+    fprintf(out, "\"core_busy_pct\":[");
+    for (int c = 0; c < o->cores && c < SIM_REPORT_CORES; c++)
+        fprintf(out, "%s%.2f", c ? "," : "", r->core_busy_pct[c]);
+    fprintf(out, "],\"core_busy_min_pct\":%.2f,\"core_busy_max_pct\":%.2f}\n",
+            r->core_busy_min_pct, r->core_busy_max_pct);
 }

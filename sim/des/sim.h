@@ -20,6 +20,8 @@
 
 struct sim_viz;
 
+#define SIM_REPORT_CORES 64      /* cores shown one by one in a report */
+
 enum sim_model { SIM_BIO, SIM_POOL, SIM_REACTOR, SIM_MULTIREACTOR, SIM_MODEL_COUNT };
 
 struct sim_opts {
@@ -65,6 +67,8 @@ struct sim_report {
     double mean_wait_ns;         /* line at the server -> its handling starts */
     uint64_t waits;
     double cpu_busy_pct;         /* all cores, average */
+    double core_busy_pct[SIM_REPORT_CORES];  /* the first cores, one by one */
+    double core_busy_min_pct, core_busy_max_pct;
     uint64_t context_switches, preemptions;
     uint32_t peak_threads;
     double peak_stack_bytes;     /* peak threads x stack size (reserved) */

@@ -127,8 +127,9 @@ static int run_plain(struct player *p, struct view *v, const struct replay_opts 
     struct screen scr;
     if (screen_init(&scr, o->width > 0 ? o->width : 120, o->height > 0 ? o->height : 40) < 0)
         return 1;
-    if (o->frame > 0) {
-        p->frame = o->frame - 1;
+    if (o->frame > 0 || o->at_s > 0) {
+        if (o->frame > 0)
+            p->frame = o->frame - 1 < p->nframes ? o->frame - 1 : p->nframes - 1;
         print_frame(p, v, &scr);
     } else if (o->backward) {
         for (p->frame = p->nframes - 1; p->frame >= 0; p->frame--)
@@ -209,6 +210,10 @@ int replay_run(const struct replay_opts *o)
     p->speed = o->speed > 0 ? o->speed : 1;
     p->path = o->path;
     p->frame = 0;
+    if (o->at_s > 0)                           /* the last frame at or before it */
+        while (p->frame + 1 < p->nframes &&
+               recording_time_ns(p->rec, p->frame + 1) <= (uint64_t)(o->at_s * 1e9))
+            p->frame++;
     view_init(v, o->big);
     snprintf(v->board_dir, sizeof(v->board_dir), "%s", o->path);
     bool plain = o->plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
@@ -217,7 +222,7 @@ int replay_run(const struct replay_opts *o)
         p->paused = true;
         rc = run_plain(p, v, o);
     } else {
-        p->paused = false;
+        p->paused = o->at_s > 0;               /* --at: show that moment first */
         rc = run_terminal(p, v);
     }
     recording_release_panes(p->own);
