@@ -27,8 +27,8 @@ struct buf {
 
 static void put(struct buf *b, const void *p, size_t n)
 {
-    if (b->failed)
-        return;
+    if (b->failed || n == 0)
+        return;                          /* (an empty buffer's data is NULL) */
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n)
@@ -77,6 +77,8 @@ struct in {
 
 static void get(struct in *in, void *out, size_t n)
 {
+    if (n == 0)
+        return;
     if (in->bad || in->left < n) {
         in->bad = true;
         memset(out, 0, n);
