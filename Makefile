@@ -108,6 +108,7 @@ check: $(TEST_BINS) $(BIN)
 	THREADLAB_BIN=$(BIN) tests/demo/run.sh || failed=1; \
 	THREADLAB_BIN=$(BIN) tests/sim/run.sh || failed=1; \
 	THREADLAB_BIN=$(BIN) tests/replay/run.sh || failed=1; \
+	if [ -z "$(SAN)" ]; then THREADLAB_BIN=$(BIN) tests/labs/run.sh || failed=1; fi; \
 	if [ $$failed -ne 0 ]; then echo "make check: FAILED"; exit 1; fi; \
 	echo "make check ($(or $(SAN),plain)): all passed"
 

@@ -7,7 +7,7 @@ lab=${1:?usage: lab-check.sh LAB}
 labdir=$(ls -d labs/"$lab"-* 2>/dev/null | head -1)
 [ -n "$labdir" ] && [ -f "$labdir/checks" ] || { echo "lab-check: no checks for lab $lab" >&2; exit 2; }
 build=${BUILD:-build}
-echo "lab $lab: $(head -1 "$labdir/README.md" | sed 's/^# *//')"
+echo "lab $lab: $(head -1 "$labdir/README.md" | sed 's/^# *//; s/^Lab [0-9]*: *//')"
 bins=$(grep -v '^#' "$labdir/checks" | awk 'NF { print $1 }' | sort -u)
 for b in $bins; do
   if ! make -s "$build/tests/$b" >"$build/lab-check-$lab.log" 2>&1; then
