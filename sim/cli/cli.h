@@ -34,6 +34,9 @@ bool cli_parse_double(const char *cmd, const char *flag, const char *arg,
 bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t *cpu_us,
                    double *sleep_pct, uint32_t *sleep_ms);
 
+/* --size WxH, from min_w x min_h to 1000x1000 (top and replay). */
+bool cli_parse_size(const char *cmd, const char *arg, int min_w, int min_h, int *w, int *h);
+
 /* Print "threadlab CMD: message" and a hint to try --help. */
 void cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -82,17 +82,11 @@ int cli_replay(int argc, char **argv)
         case OPT_BACKWARD:
             o.backward = true;
             break;
-        case OPT_SIZE: {
-            char extra;
-            if (sscanf(optarg, "%dx%d%c", &o.width, &o.height, &extra) != 2 ||
-                o.width < VIEW_MIN_W || o.height < VIEW_MIN_H || o.width > 1000 ||
-                o.height > 1000) {
-                cli_usage_error("replay", "--size: '%s' is not WxH from %dx%d to "
-                                "1000x1000", optarg, VIEW_MIN_W, VIEW_MIN_H);
+        case OPT_SIZE:
+            if (!cli_parse_size("replay", optarg, VIEW_MIN_W, VIEW_MIN_H, &o.width,
+                                &o.height))
                 return CLI_EXIT_USAGE;
-            }
             break;
-        }
         case OPT_BIG:
             o.big = true;
             break;

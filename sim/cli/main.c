@@ -141,3 +141,15 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
                         "(cpu up to 10000000 us, sleep up to 60000 ms)", spec);
     return ok;
 }
+
+bool cli_parse_size(const char *cmd, const char *arg, int min_w, int min_h, int *w, int *h)
+{
+    char extra;
+    if (sscanf(arg, "%dx%d%c", w, h, &extra) != 2 || *w < min_w || *h < min_h ||
+        *w > 1000 || *h > 1000) {
+        cli_usage_error(cmd, "--size: '%s' is not WxH from %dx%d to 1000x1000", arg,
+                        min_w, min_h);
+        return false;
+    }
+    return true;
+}

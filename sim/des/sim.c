@@ -494,6 +494,18 @@ static void accepted_blocking(struct sim *s, uint32_t c)
     }
 }
 
+/* The acceptor takes the next connection of the backlog: accept(), and
+ * pthread_create when a thread will be made for it. */
+static void accept_next(struct sim *s)
+{
+    s->accepting = cq_pop(s, &s->backlog);
+    vtime_t cpu = (vtime_t)s->o->prof.accept_ns;
+    if (s->o->model == SIM_BIO ||
+        (s->nidle == 0 && (int)s->pool_size < s->o->pool_max))
+        cpu += (vtime_t)s->o->prof.thread_create_ns;
+    run(s, s->acceptor, cpu, C_ACCEPTED);
+}
+
 static void acceptor_next(struct sim *s)
 {
     if (s->backlog.len == 0) {
@@ -501,12 +513,7 @@ static void acceptor_next(struct sim *s)
         block(s, s->acceptor, VIZ_WAITING);
         return;
     }
-    s->accepting = cq_pop(s, &s->backlog);
-    vtime_t cpu = (vtime_t)s->o->prof.accept_ns;
-    if (s->o->model == SIM_BIO ||
-        (s->nidle == 0 && (int)s->pool_size < s->o->pool_max))
-        cpu += (vtime_t)s->o->prof.thread_create_ns;
-    run(s, s->acceptor, cpu, C_ACCEPTED);
+    accept_next(s);
 }
 
 static void blocking_burst_done(struct sim *s, uint32_t t)
@@ -810,12 +817,7 @@ static void on_connect(struct sim *s, uint32_t c)
         cq_push(s, &s->backlog, c);
         if (s->acceptor_blocked) {
             s->acceptor_blocked = false;
-            s->accepting = cq_pop(s, &s->backlog);
-            vtime_t cpu = (vtime_t)s->o->prof.accept_ns;
-            if (s->o->model == SIM_BIO ||
-                (s->nidle == 0 && (int)s->pool_size < s->o->pool_max))
-                cpu += (vtime_t)s->o->prof.thread_create_ns;
-            run(s, s->acceptor, cpu, C_ACCEPTED);
+            accept_next(s);
         }
     }
     /* The client sends as soon as it is connected: the kernel holds its
