@@ -43,7 +43,7 @@ for dir in labs/[0-9][0-9]-*/; do
                awk '{ print $2 }' | sort -u); do
     "$BIN" "$cmd" --help >/dev/null 2>&1 && ok || bad "lab $lab quotes 'threadlab $cmd', which has no --help"
   done
-  for target in $(cat "$dir/README.md" | grep -o 'make [a-z][a-z-]*' | awk '{ print $2 }' | sort -u); do
+  for target in $(grep -E '^ *make [a-z]' "$dir/README.md" | awk '{ print $2 }' | sort -u); do
     make -n "$target" LAB="$lab" DEST="$tmp/x" >/dev/null 2>&1 && ok || bad "lab $lab quotes 'make $target'"
   done
 done
