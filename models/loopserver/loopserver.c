@@ -181,12 +181,21 @@ static void on_acceptable(void *arg, uint32_t events)
             board_event(s->board, EV_REJECT, "conn %llu: %d of %d connections open "
                         "(--max-conns)", (unsigned long long)id, s->opts.max_conns,
                         s->opts.max_conns);
+        /* LAB 06 BEGIN: the hand-off. The boss must not register the
+         * connection itself: from now on only the worker's thread may touch
+         * it. Hand register_task (with h) to the worker's loop through its
+         * task queue (loop_run_in_loop: it runs at once when the boss and
+         * the worker are the same loop, as in the single reactor). If the
+         * loop no longer takes tasks, close the fd and free h.
+         * STUB: register_task(h);
+         */
         /* Through the worker's task queue: from here on, only the worker's
          * thread touches this connection. (Same loop: it runs at once.) */
         if (loop_run_in_loop(w->loop, register_task, h) < 0) {
             close(fd);
             free(h);
         }
+        /* LAB 06 END */
     }
 }
 
