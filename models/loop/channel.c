@@ -252,6 +252,15 @@ static bool update(struct channel *ch)
 /* Back on the loop: the offloaded line's reply, then the lines behind it. */
 static void offload_done(void *arg)
 {
+    /* LAB 04 BEGIN: back on the loop's thread. The channel stops waiting;
+     * if the client left meanwhile (ch->dead), free the channel and the
+     * task and stop. Else append the offloaded line's reply to the
+     * channel's output (append_out), count it (ch->lines, and
+     * ch->batch_lines for the timing), free the task, and go on with the
+     * lines that waited behind it (process_lines(ch, the task's read_ns)):
+     * that is what keeps the replies in order.
+     * STUB: (void)arg;
+     */
     struct offload *o = arg;
     struct channel *ch = o->ch;
     ch->waiting_offload = false;
@@ -268,11 +277,24 @@ static void offload_done(void *arg)
      * have waited since about the same read. */
     ch->batch_lines++;
     process_lines(ch, read_ns);
+    /* LAB 04 END */
 }
 
 /* On a business thread: the slow part, then post the reply back. */
 static void offload_run(void *arg, struct pool_thread *self)
 {
+    /* LAB 04 BEGIN: on a business thread. Do the line's slow work
+     * (echo_do_work), showing the thread blocked in !sleep on the board
+     * while it sleeps (pool_thread_board(self), board_thread_state). Then
+     * send the reply home: the channel belongs to its loop's thread, so do
+     * not touch it here; queue offload_done on the channel's loop
+     * (loop_execute). If the loop no longer takes tasks, free the task.
+     * STUB: struct offload *o = arg;
+     * STUB: (void)self;
+     * STUB: (void)offload_done;
+     * STUB: echo_do_work(&o->work);
+     * STUB: free(o);
+     */
     struct offload *o = arg;
     struct board *board = o->ch->host->board;
     struct board_thread_ref *me = self ? pool_thread_board(self) : NULL;
@@ -285,6 +307,7 @@ static void offload_run(void *arg, struct pool_thread *self)
      * the loop outlives every channel. */
     if (loop_execute(o->ch->loop, offload_done, o) < 0)
         free(o);
+    /* LAB 04 END */
 }
 
 /* Hand a !cpu or !sleep line to the business pool. Returns false if the
