@@ -144,10 +144,17 @@ static void check_deadlines(void *arg)
         channel_end(ch, ECHO_END_LINE_TIMEOUT);
         return;
     }
+    /* LAB 05 BEGIN: the idle timeout (Netty's IdleStateHandler). With
+     * --idle-timeout set, a channel that has read nothing for that long
+     * (since ch->last_read_ns) ends with ECHO_END_IDLE. Reads only note the
+     * time; this one timer per channel, re-armed below, does the rest.
+     * STUB: (void)0;
+     */
     if (h->idle_timeout_ms > 0 && now >= ch->last_read_ns + ms_ns(h->idle_timeout_ms)) {
         channel_end(ch, ECHO_END_IDLE);
         return;
     }
+    /* LAB 05 END */
     arm_deadline(ch, now);
 }
 

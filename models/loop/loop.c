@@ -281,6 +281,21 @@ void loop_timer_release(struct loop_timer *t)
 /* Fire every timer that is due. Loop thread. */
 static void run_due_timers(struct loop *l, uint64_t now)
 {
+    /* LAB 05 BEGIN: fire the timers that are due. Take each timer whose
+     * deadline has passed off the heap (heap_peek, heap_pop), earliest
+     * first. Skip a cancelled one (its state is not TIMER_PENDING) but
+     * release the loop's hold on it (timer_unref). Run a pending one
+     * (run_timed), holding an extra ref while it runs, and count it. A
+     * fixed-rate timer that is still pending goes back on the heap one
+     * period later (deadline + period, not now + period: no drift); a
+     * one-shot one becomes TIMER_FIRED (compare-and-swap: its callback or
+     * another thread may cancel it meanwhile). Read the clock again after
+     * each callback.
+     * STUB: (void)l;
+     * STUB: (void)now;
+     * STUB: (void)from_node;
+     * STUB: (void)timer_unref;
+     */
     struct heap_node *n;
     while ((n = heap_peek(&l->timers)) && n->deadline_ns <= now) {
         struct loop_timer *t = from_node(n);
@@ -309,6 +324,7 @@ static void run_due_timers(struct loop *l, uint64_t now)
         timer_unref(t);                         /* the running ref */
         now = loop_now_ns();
     }
+    /* LAB 05 END */
 }
 
 /* ---- fds ---------------------------------------------------------------- */
