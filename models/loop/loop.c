@@ -366,9 +366,18 @@ static void wake_cb(void *arg, uint32_t events)
 
 uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct)
 {
+    /* LAB 07 BEGIN: Netty's ioRatio. The loop just spent io_ns on I/O;
+     * ioRatio percent of its busy time should be I/O, the rest tasks. How
+     * long may tasks run now? At 100, without limit (UINT64_MAX), as in
+     * Netty. (The stub gives tasks no limit at all.)
+     * STUB: (void)io_ns;
+     * STUB: (void)io_ratio_pct;
+     * STUB: return UINT64_MAX;
+     */
     if (io_ratio_pct >= 100)
         return UINT64_MAX;
     return io_ns * (uint64_t)(100 - io_ratio_pct) / (uint64_t)io_ratio_pct;
+    /* LAB 07 END */
 }
 
 static void set_phase(struct loop *l, enum loop_phase p)
