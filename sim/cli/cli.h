@@ -16,6 +16,7 @@ int cli_top(int argc, char **argv);
 int cli_demo(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 int cli_sim(int argc, char **argv);
+int cli_quiz(int argc, char **argv);      /* `threadlab sim quiz` */
 int cli_calibrate(int argc, char **argv);
 int cli_replay(int argc, char **argv);
 

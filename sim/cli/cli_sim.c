@@ -17,6 +17,7 @@ static void sim_usage(FILE *out)
 {
     fprintf(out,
             "usage: threadlab sim MODEL [options]\n"
+            "       threadlab sim quiz --seed N [--answers]   (lab 08)\n"
             "\n"
             "Run a model (bio, pool, reactor, multireactor) on a simulated machine of\n"
             "any size: threads, cores, a scheduler, syscall and wakeup costs from a\n"
@@ -238,6 +239,8 @@ int cli_sim(int argc, char **argv)
         sim_usage(stdout);
         return CLI_EXIT_OK;
     }
+    if (argc >= 2 && strcmp(argv[1], "quiz") == 0)
+        return cli_quiz(argc - 1, argv + 1);
     if (argc < 2 || argv[1][0] == '-') {
         cli_usage_error("sim", "name a model: bio, pool, reactor or multireactor");
         return CLI_EXIT_USAGE;

@@ -35,6 +35,16 @@ printf 'read_ns = quick\n' >"$tmp/bad.profile"
 cmp -s "$tmp/a.json" "$tmp/b.json" && ok || bad "the same seed gave different reports"
 grep -Eq '"lines_ok":[1-9][0-9]*,' "$tmp/a.json" && ok || bad "no lines in the report"
 
+# Lab 08's quiz: numbers from the seed, the same for one seed, and answers.
+"$BIN" sim quiz --seed 7 >"$tmp/q7a"; "$BIN" sim quiz --seed 7 >"$tmp/q7b"
+"$BIN" sim quiz --seed 8 >"$tmp/q8"
+cmp -s "$tmp/q7a" "$tmp/q7b" && ok || bad "one seed gave two quizzes"
+grep -q "^quiz 7: [0-9]* connections on a [0-9]*-core machine" "$tmp/q7a" && ok || bad "no quiz"
+"$BIN" sim quiz --seed 7 --answers >"$tmp/qa"
+n=$(grep -cE "^(bio|pool|reactor|multireactor) +[0-9]+ " "$tmp/qa")
+[ "$n" = 4 ] && ok || bad "the quiz's answers have $n model rows, not 4"
+"$BIN" sim quiz --nosuch >/dev/null 2>&1; [ $? = 2 ] && ok || bad "sim quiz --nosuch is not a usage error"
+
 # A profile written by calibrate is read back by sim.
 "$BIN" calibrate --out "$tmp/here.profile" 2>"$tmp/cal.log"; st=$?
 [ "$st" = 0 ] && grep -q "^wakeup_ns = [0-9]" "$tmp/here.profile" && ok \
