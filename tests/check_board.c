@@ -317,6 +317,11 @@ START_TEST(stale_boards_are_cleaned_by_readers)
 {
     char dir[200], path[300];
     struct board_entry e[BOARD_LIST_MAX];
+    /* A directory of its own: any other reader (a `threadlab top` of
+     * another test) would clean the stale board before we look. */
+    char own[] = "/tmp/threadlab-stale-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(own));
+    setenv("THREADLAB_BOARD_DIR", own, 1);
     ck_assert_int_eq(board_dir(dir, sizeof(dir)), 0);
     /* A pid that cannot exist: above the kernel's pid_max. */
     snprintf(path, sizeof(path), "%s/2147483646.board", dir);
@@ -336,6 +341,7 @@ START_TEST(stale_boards_are_cleaned_by_readers)
         listed_live |= e[i].pid == getpid() && e[i].alive;
     ck_assert(listed_live);
     board_close(live);
+    rmdir(own);
 }
 END_TEST
 
