@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "cli_fleet.h"
+#include "net/net.h"
 #include "viz/top.h"
 #include "viz/view.h"
 
@@ -68,13 +69,6 @@ struct demo {
     uint64_t give_up_ms;       /* the loads should have ended by then */
 };
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* At every refresh: sample the servers; end when the loads are done, on a
  * stop signal, or well past the duration. */
 static bool demo_tick(void *arg)
@@ -82,7 +76,7 @@ static bool demo_tick(void *arg)
     struct demo *d = arg;
     for (int i = 0; i < d->fleet.n; i++)
         fleet_sample(&d->fleet, i);
-    if (plan_interrupted() || mono_ms() > d->give_up_ms)
+    if (plan_interrupted() || net_now_ns() / 1000000 > d->give_up_ms)
         return false;
     return fleet_loads_running(&d->fleet);
 }
@@ -170,7 +164,7 @@ int cli_demo(int argc, char **argv)
         view.footer = footer;
         view.tick = demo_tick;
         view.tick_arg = d;
-        d->give_up_ms = mono_ms() + (uint64_t)(plan.duration_s * 1000) + 20000;
+        d->give_up_ms = net_now_ns() / 1000000 + (uint64_t)(plan.duration_s * 1000) + 20000;
         if (view.plain)
             printf("%s\n", footer);
         top_run(&view);

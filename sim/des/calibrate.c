@@ -26,12 +26,11 @@
 #include <unistd.h>
 
 #include "echo/session.h"
+#include "net/net.h"
 
 static double now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+    return (double)net_now_ns();
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -25,9 +25,7 @@ struct sim_viz {
 
 static double wall_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return board_now_ns() / 1e9;
 }
 
 void sim_viz_ctl_init(struct sim_viz_ctl *c, double speed)

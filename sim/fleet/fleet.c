@@ -14,13 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "net/net.h"
 #include "probe/board.h"
 
 static uint64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return net_now_ns() / 1000000;
 }
 
 static void sleep_ms(int ms)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe/board.h"
 #include "record.h"
 #include "term.h"
 #include "view.h"
@@ -25,13 +26,6 @@ struct player {
     struct pane own[VIEW_MAX_PANES];     /* buffers the recording fills */
     const char *path;
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Put frame p->frame into the view (panes without a snapshot are empty). */
 static void show(struct player *p, struct view *v)
@@ -155,11 +149,11 @@ static int run_terminal(struct player *p, struct view *v)
         term_close();
         return 1;
     }
-    uint64_t wall0 = now_ns(), rec0 = recording_time_ns(p->rec, p->frame);
+    uint64_t wall0 = board_now_ns(), rec0 = recording_time_ns(p->rec, p->frame);
     bool running = true;
     while (running && !term_interrupted()) {
         if (!p->paused) {                             /* follow the recorded pace */
-            uint64_t due = rec0 + (uint64_t)((double)(now_ns() - wall0) * p->speed);
+            uint64_t due = rec0 + (uint64_t)((double)(board_now_ns() - wall0) * p->speed);
             while (p->frame + 1 < p->nframes && recording_time_ns(p->rec, p->frame + 1) <= due)
                 p->frame++;
             if (p->frame == p->nframes - 1)
@@ -179,7 +173,7 @@ static int run_terminal(struct player *p, struct view *v)
             bool paused = p->paused;
             running = key(p, v, k);
             if (paused != p->paused || speed != p->speed || !p->paused) {
-                wall0 = now_ns();                     /* the pace restarts here */
+                wall0 = board_now_ns();                     /* the pace restarts here */
                 rec0 = recording_time_ns(p->rec, p->frame);
             }
         }

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe/board.h"
 #include "probe/board_read.h"
 #include "record.h"
 #include "term.h"
@@ -187,20 +188,13 @@ static bool all_gone(const struct view *v)
 static struct recorder *recording;
 static uint64_t recording_start_ns;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void refresh_all(struct view *v, bool auto_attach)
 {
     if (auto_attach)
         attach_every_live_board(v);
     for (int i = 0; i < v->npanes; i++)
         pane_refresh(&v->panes[i]);
-    if (recording && recorder_frame(recording, mono_ns() - recording_start_ns,
+    if (recording && recorder_frame(recording, board_now_ns() - recording_start_ns,
                                     v->panes, v->npanes) < 0) {
         recorder_close(recording);         /* a full disk ends it, not top */
         recording = NULL;
@@ -334,7 +328,7 @@ int top_run(const struct top_opts *o)
             rc = 1;
             goto out;
         }
-        recording_start_ns = mono_ns();
+        recording_start_ns = board_now_ns();
     }
     rc = plain ? run_plain(v, o, auto_attach) : run_terminal(v, o, auto_attach);
     if (recording) {
