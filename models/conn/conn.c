@@ -2,7 +2,6 @@
 #include "conn.h"
 
 #include <errno.h>
-#include <sys/ioctl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -196,9 +195,8 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
         if (stop_seen) {
             stop_left -= (size_t)n;
         } else if (atomic_load(&c->input_ended)) {
-            int held = 0;
             stop_seen = true;
-            stop_left = ioctl(c->fd, FIONREAD, &held) == 0 && held > 0 ? (size_t)held : 0;
+            stop_left = net_bytes_held(c->fd);
         }
         uint64_t now_ns = net_now_ns();
         board_thread_state_at(board, me, STATE_RUNNING, now_ns);

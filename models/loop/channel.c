@@ -11,7 +11,6 @@
 #include "channel.h"
 
 #include <errno.h>
-#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -506,11 +505,9 @@ void channel_stop_reading(struct channel *ch)
      * (later, if the channel waits for an offload or for its output to
      * drain), and nothing after it. No shutdown(SHUT_RD): the lingering
      * close needs to see the client's own EOF. */
-    int held = 0;
-    if (ioctl(ch->watch.fd, FIONREAD, &held) < 0 || held < 0)
-        held = 0;
+    size_t held = net_bytes_held(ch->watch.fd);
     ch->stopping = true;
-    ch->stop_left = (size_t)held;
+    ch->stop_left = held;
     if (held == 0)
         ch->closing = true;
     if (!ch->waiting_offload && !ch->reading_paused)

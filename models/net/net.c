@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -210,6 +211,12 @@ int net_write_all(int fd, const void *buf, size_t len)
     if (n < 0)
         return (int)n;
     return (size_t)n == len ? 0 : -EAGAIN;
+}
+
+size_t net_bytes_held(int fd)
+{
+    int held = 0;
+    return ioctl(fd, FIONREAD, &held) == 0 && held > 0 ? (size_t)held : 0;
 }
 
 /* Has the peer closed its side? After our own shutdown(SHUT_RD) a read

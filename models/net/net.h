@@ -86,6 +86,10 @@ ssize_t net_write(int fd, const void *buf, size_t len);
 /* Blocking sockets: write everything or fail. Returns 0 or -errno. */
 int net_write_all(int fd, const void *buf, size_t len);
 
+/* Bytes received and not yet read on fd (FIONREAD); 0 on error. What a
+ * graceful stop still answers. */
+size_t net_bytes_held(int fd);
+
 /* Close so that the last reply reaches the peer instead of being lost to a
  * reset: shutdown(SHUT_WR), read and discard until EOF or linger_ms, close.
  * (nginx's lingering close.) Blocks up to linger_ms. Also right after our
