@@ -94,23 +94,17 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SUPPORT_OBJS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(CHECK_LIBS) $(ZLIB_LIBS) -lm
 
-# Every test binary runs even when one fails; the target fails if any did.
-# THREADLAB_BIN lets the CLI tests find the binary of this build flavour.
+# Every test runs even when one fails; the target fails if any did, and
+# the last lines name the failures (tests/run-all.sh). THREADLAB_BIN lets
+# the shell tests find the binary of this build flavour. The labs test
+# builds the handouts itself, plain only.
+SHELL_TESTS := cli tui arch demo sim replay $(if $(SAN),,labs)
 check: $(TEST_BINS) $(BIN)
-	@export THREADLAB_BOARD_DIR=/tmp/threadlab-tests-$$(id -u); \
-	failed=0; for t in $(TEST_BINS); do \
-	  echo "== $$t"; \
-	  THREADLAB_BIN=$(BIN) $$t || failed=1; \
-	done; \
-	THREADLAB_BIN=$(BIN) tests/cli/run.sh || failed=1; \
-	THREADLAB_BIN=$(BIN) tests/tui/run.sh || failed=1; \
-	THREADLAB_BIN=$(BIN) tests/arch/run.sh || failed=1; \
-	THREADLAB_BIN=$(BIN) tests/demo/run.sh || failed=1; \
-	THREADLAB_BIN=$(BIN) tests/sim/run.sh || failed=1; \
-	THREADLAB_BIN=$(BIN) tests/replay/run.sh || failed=1; \
-	if [ -z "$(SAN)" ]; then THREADLAB_BIN=$(BIN) tests/labs/run.sh || failed=1; fi; \
-	if [ $$failed -ne 0 ]; then echo "make check: FAILED"; exit 1; fi; \
-	echo "make check ($(or $(SAN),plain)): all passed"
+	@THREADLAB_BOARD_DIR=/tmp/threadlab-tests-$$(id -u) THREADLAB_BIN=$(BIN) \
+	  tests/run-all.sh $(BUILD)/logs $(TEST_BINS) \
+	    $(SHELL_TESTS:%=tests/%/run.sh) \
+	  || { echo "make check ($(or $(SAN),plain)): FAILED"; exit 1; }
+	@echo "make check ($(or $(SAN),plain)): all passed"
 
 check-asan:
 	$(MAKE) SAN=asan check
