@@ -36,7 +36,7 @@ START_TEST(offload_keeps_the_loop_free_and_order_kept)
     tn_send_str(other, "warm\n");
     ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 5);
 
-    tn_send_str(sleeper, "before\n!sleep 300\nafter-1\n!cpu 1000\nafter-2\n");
+    tn_send_str(sleeper, "before\n!sleep 1000\nafter-1\n!cpu 1000\nafter-2\n");
     ck_assert_int_eq(tn_read_line(sleeper, line, sizeof(line)), 7);
     uint64_t start = tn_now_ms();
     for (int i = 0; i < 20; i++) {
@@ -45,11 +45,11 @@ START_TEST(offload_keeps_the_loop_free_and_order_kept)
     }
     uint64_t others_ms = tn_now_ms() - start;
     ck_assert_msg(!tn_readable(sleeper, 0), "the sleeper answered first");
-    /* Loose on purpose: the point is "not 300 ms"; typically about 1 ms. */
-    ck_assert_msg(others_ms < 100, "20 pings took %llu ms with --offload",
+    /* The point is "not the whole second"; typically about 1 ms. */
+    ck_assert_msg(others_ms < 500, "20 pings took %llu ms with --offload",
                   (unsigned long long)others_ms);
 
-    const char *want[] = { "!sleep 300\n", "after-1\n", "!cpu 1000\n", "after-2\n" };
+    const char *want[] = { "!sleep 1000\n", "after-1\n", "!cpu 1000\n", "after-2\n" };
     for (int i = 0; i < 4; i++) {
         ssize_t n = tn_read_line(sleeper, line, sizeof(line));
         ck_assert_int_eq(n, (ssize_t)strlen(want[i]));
