@@ -498,10 +498,21 @@ START_TEST(a_megabyte_without_newline)
 END_TEST
 
 /* 200 slowloris connections drip a byte every 0.5 s; all are closed at the
- * line deadline, while a probe client is answered fast all along. */
+ * line deadline, while a probe client is answered fast all along: p99 under
+ * 50 ms, as the issue asks (typically under 1 ms). A probe stuck behind the
+ * slowloris connections would wait for their deadline, a whole second. The
+ * sanitizers slow every step several times over, so there the bound is that
+ * second's quarter: they are run for correctness, not for latency. */
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 START_TEST(two_hundred_slowloris_and_a_probe)
 {
-    enum { SLOW = 200 };
+    enum { SLOW = 200, MAX_PROBES = 1000 };
+    const uint64_t p99_bound_ms = SANITIZED ? 250 : 50;
     struct test_server t;
     struct server_opts o;
     char line[64];
@@ -512,7 +523,9 @@ START_TEST(two_hundred_slowloris_and_a_probe)
     int fds[SLOW], open_left = SLOW, probe = tn_connect(t.port);
     for (int i = 0; i < SLOW; i++)
         fds[i] = tn_connect(t.port);
-    uint64_t worst_ms = 0, start = tn_now_ms();
+    static uint64_t waited_ms[MAX_PROBES];
+    int probes = 0;
+    uint64_t start = tn_now_ms();
     while (open_left > 0 && tn_now_ms() - start < 5000) {
         for (int i = 0; i < SLOW; i++) {
             if (fds[i] < 0)
@@ -524,21 +537,23 @@ START_TEST(two_hundred_slowloris_and_a_probe)
                 open_left--;
             }
         }
-        for (int k = 0; k < 10; k++) {  /* probe every 50 ms for 0.5 s */
+        for (int k = 0; k < 50 && probes < MAX_PROBES; k++) {  /* every 10 ms */
             uint64_t t0 = tn_now_ms();
             tn_send_str(probe, "probe\n");
             ck_assert_int_eq(tn_read_line(probe, line, sizeof(line)), 6);
-            if (tn_now_ms() - t0 > worst_ms)
-                worst_ms = tn_now_ms() - t0;
-            usleep(50000);
+            waited_ms[probes++] = tn_now_ms() - t0;
+            usleep(10000);
         }
     }
     ck_assert_msg(open_left == 0, "%d slowloris connections still open after 5 s",
                   open_left);
-    /* The probe is typically answered in well under 1 ms. A probe stuck
-     * behind the slowloris connections would wait for their deadline, a
-     * second; half of that is the bound, so a slow run cannot fail it. */
-    ck_assert_msg(worst_ms < 500, "the probe waited %llu ms", (unsigned long long)worst_ms);
+    qsort(waited_ms, (size_t)probes, sizeof(waited_ms[0]), compare_u64);
+    uint64_t p99 = waited_ms[(probes * 99 + 99) / 100 - 1];   /* nearest rank */
+    printf("  %-12s slowloris: %d probes, p99 %llu ms, worst %llu ms\n", model_under_test,
+           probes, (unsigned long long)p99, (unsigned long long)waited_ms[probes - 1]);
+    ck_assert_int_ge(probes, 50);
+    ck_assert_msg(p99 < p99_bound_ms, "the probe's p99 was %llu ms",
+                  (unsigned long long)p99);
     close(probe);
     ts_stop(&t);
 }
