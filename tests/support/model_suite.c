@@ -83,8 +83,10 @@ void ts_stop_checked(struct test_server *t, const char *scenario)
     tn_port_states(t->port, states, sizeof(states));
     ck_assert_msg(fds <= t->fds_before, "%s: %d fds open after, %d before; sockets "
                   "on the port: %s", scenario, fds, t->fds_before, states);
-    ck_assert_msg(threads <= t->threads_before, "%s: %d threads after, %d before",
-                  scenario, threads, t->threads_before);
+    char names[512];
+    tn_thread_names(names, sizeof(names));
+    ck_assert_msg(threads <= t->threads_before, "%s: %d threads after, %d before: %s",
+                  scenario, threads, t->threads_before, names);
     ck_assert_msg(SANITIZED || rss - t->rss_before_kb < RSS_GROWTH_LIMIT_KB,
                   "%s: RSS grew from %ld to %ld KiB", scenario, t->rss_before_kb, rss);
     ts_stop_now(t);

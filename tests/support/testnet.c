@@ -96,25 +96,72 @@ void tn_close_reset(int fd)
     close(fd);
 }
 
-int tn_thread_count(const char *prefix)
+/* Call visit(name, state, arg) for each thread of this process, with its
+ * name (/proc/self/task/N/comm, newline cut) and its state letter (R, S,
+ * D, Z... from .../stat). A thread that ends meanwhile is skipped. */
+static void each_thread(void (*visit)(const char *name, char state, void *arg), void *arg)
 {
     DIR *d = opendir("/proc/self/task");
-    int n = 0;
     ck_assert_ptr_nonnull(d);
     for (struct dirent *e; (e = readdir(d));) {
-        char path[300], name[32] = "";
+        char path[300], name[32] = "", stat[256] = "";
         if (e->d_name[0] == '.')
             continue;
         snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
         FILE *f = fopen(path, "r");
         if (!f)
-            continue;                 /* the thread ended meanwhile */
-        if (fgets(name, sizeof(name), f) && strncmp(name, prefix, strlen(prefix)) == 0)
-            n++;
+            continue;
+        if (!fgets(name, sizeof(name), f))
+            name[0] = '\0';
         fclose(f);
+        name[strcspn(name, "\n")] = '\0';
+        snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+        f = fopen(path, "r");
+        if (f) {
+            if (!fgets(stat, sizeof(stat), f))
+                stat[0] = '\0';
+            fclose(f);
+        }
+        const char *paren = strrchr(stat, ')');    /* "N (comm) S ..." */
+        visit(name, paren && paren[1] && paren[2] ? paren[2] : '?', arg);
     }
     closedir(d);
-    return n;
+}
+
+struct thread_tally { const char *prefix; int n; };
+
+static void count_thread(const char *name, char state, void *arg)
+{
+    struct thread_tally *t = arg;
+    (void)state;
+    if (strncmp(name, t->prefix, strlen(t->prefix)) == 0)
+        t->n++;
+}
+
+int tn_thread_count(const char *prefix)
+{
+    struct thread_tally t = { prefix, 0 };
+    each_thread(count_thread, &t);
+    return t.n;
+}
+
+struct thread_list { char *out; size_t cap, used; };
+
+static void list_thread(const char *name, char state, void *arg)
+{
+    struct thread_list *l = arg;
+    if (l->used >= l->cap)
+        return;
+    int n = snprintf(l->out + l->used, l->cap - l->used, "%s%s (%c)",
+                     l->used ? ", " : "", name, state);
+    l->used += n > 0 ? (size_t)n : 0;
+}
+
+void tn_thread_names(char *out, size_t cap)
+{
+    struct thread_list l = { out, cap, 0 };
+    out[0] = '\0';
+    each_thread(list_thread, &l);
 }
 
 int tn_fd_count(void)

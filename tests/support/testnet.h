@@ -38,6 +38,10 @@ void tn_close_reset(int fd);
  * /proc/self/task/N/comm. Naming keeps sanitizer helper threads out. */
 int tn_thread_count(const char *prefix);
 
+/* Every thread as "name (state)", comma-separated: what a failed thread
+ * check prints, to say which thread stayed and what it was doing. */
+void tn_thread_names(char *out, size_t cap);
+
 /* This process's open fds and resident memory (KiB), from /proc. */
 int tn_fd_count(void);
 long tn_rss_kb(void);
