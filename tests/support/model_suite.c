@@ -1230,8 +1230,10 @@ START_TEST(sigterm_while_fifty_clients_stream)
            "%llu lines answered\n", model_under_test, took_ms,
            (unsigned long long)total);
     for (int i = 0; i < STREAMERS; i++) {
-        ck_assert_msg(s[i].lines_back >= 100, "client %d got %llu lines before the stop",
-                      i, (unsigned long long)s[i].lines_back);
+        ck_assert_msg(s[i].lines_back >= 100, "client %d got %llu lines before the stop "
+                      "(%llu in all), then %s", i, (unsigned long long)s[i].lines_back,
+                      (unsigned long long)total,
+                      s[i].end == 0 ? "EOF" : strerror((int)-s[i].end));
         ck_assert_msg(!s[i].changed, "client %d got a line it did not send", i);
         ck_assert_msg(s[i].end == 0, "client %d ended with %s, not EOF", i,
                       strerror((int)-s[i].end));
