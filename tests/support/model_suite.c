@@ -1141,6 +1141,7 @@ struct streamer {
     _Atomic uint64_t lines_back;  /* the main thread watches it grow */
     ssize_t end;            /* 0: EOF; < 0: -errno */
     bool changed, cut_mid_line;
+    char tail[16];          /* what came after the last whole line */
 };
 
 static void *stream_lines(void *arg)
@@ -1176,6 +1177,7 @@ static void *check_stream(void *arg)
         if (n <= 0) {
             s->end = n < 0 ? -errno : 0;
             s->cut_mid_line = have > 0;
+            memcpy(s->tail, buf, have < sizeof(s->tail) - 1 ? have : sizeof(s->tail) - 1);
             break;
         }
         have += (size_t)n;
@@ -1237,7 +1239,8 @@ START_TEST(sigterm_while_fifty_clients_stream)
         ck_assert_msg(!s[i].changed, "client %d got a line it did not send", i);
         ck_assert_msg(s[i].end == 0, "client %d ended with %s, not EOF", i,
                       strerror((int)-s[i].end));
-        ck_assert_msg(!s[i].cut_mid_line, "client %d got half a line", i);
+        ck_assert_msg(!s[i].cut_mid_line, "client %d got half a line after %llu whole "
+                      "ones: '%s'", i, (unsigned long long)s[i].lines_back, s[i].tail);
     }
     ck_assert_msg(took_ms >= 0, "the server did not exit within 15 s of SIGTERM");
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
