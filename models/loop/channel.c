@@ -80,6 +80,13 @@ static void linger_expired(void *arg)
     struct channel *ch = arg;
     loop_timer_release(ch->linger_timer);
     ch->linger_timer = NULL;
+    if (net_peer_took_output(ch->watch.fd, &ch->linger_unacked)) {
+        /* Still reading our replies, slowly: a close now could reset them
+         * away. Give it another linger_ms. */
+        ch->linger_timer = loop_schedule(ch->loop, (uint64_t)ch->host->linger_ms,
+                                         linger_expired, ch);
+        return;
+    }
     channel_end(ch, linger_end(ch));
 }
 
@@ -158,12 +165,15 @@ static void check_deadlines(void *arg)
 }
 
 /* The reply before a close is out: shut our side, keep reading and
- * dropping the client's bytes until it closes too or linger_ms pass, so
- * the reply is not destroyed by a reset (nginx's lingering close). */
+ * dropping the client's bytes until it closes too, or until linger_ms pass
+ * in which it took none of our output, so the reply is not destroyed by a
+ * reset (nginx's lingering close). */
 static void start_lingering(struct channel *ch)
 {
     ch->lingering = true;
     shutdown(ch->watch.fd, SHUT_WR);
+    ch->linger_unacked = SIZE_MAX;
+    net_peer_took_output(ch->watch.fd, &ch->linger_unacked);
     ch->linger_timer = loop_schedule(ch->loop, (uint64_t)ch->host->linger_ms,
                                      linger_expired, ch);
 }

@@ -9,9 +9,11 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,10 +233,22 @@ static bool peer_has_closed(int fd)
     return info.tcpi_state != TCP_FIN_WAIT1 && info.tcpi_state != TCP_FIN_WAIT2;
 }
 
+bool net_peer_took_output(int fd, size_t *unacked)
+{
+    int left = 0;
+    if (ioctl(fd, SIOCOUTQ, &left) < 0 || left < 0)
+        left = 0;
+    bool took = (size_t)left < *unacked;
+    *unacked = (size_t)left;
+    return took;
+}
+
 void net_lingering_close(int fd, int linger_ms)
 {
     char sink[4096];
-    uint64_t deadline = net_now_ns() + (uint64_t)linger_ms * 1000000u;
+    uint64_t linger_ns = (uint64_t)linger_ms * 1000000u;
+    uint64_t deadline = net_now_ns() + linger_ns;
+    size_t unacked = SIZE_MAX;
 
     /* Our FIN goes out after the reply; whatever the peer still sends is
      * read and dropped, because closing with unread input makes the kernel
@@ -250,6 +264,8 @@ void net_lingering_close(int fd, int linger_ms)
         if (n == 0 && peer_has_closed(fd))
             break;                        /* its FIN, with nothing unread */
         uint64_t now = net_now_ns();
+        if (net_peer_took_output(fd, &unacked))
+            deadline = now + linger_ns;   /* still reading our replies */
         if (now >= deadline)
             break;
         int left_ms = (int)((deadline - now) / 1000000u) + 1;

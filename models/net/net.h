@@ -90,10 +90,19 @@ int net_write_all(int fd, const void *buf, size_t len);
  * graceful stop still answers. */
 size_t net_bytes_held(int fd);
 
+/* Has the peer taken more of our output since *unacked was noted? Reads
+ * the bytes we sent that it has not acknowledged yet (SIOCOUTQ), keeps the
+ * new count in *unacked, and says whether it shrank. A lingering close
+ * waits while the answer is yes: closing with input unread sends a reset,
+ * and a reset throws away what the peer has not received yet. */
+bool net_peer_took_output(int fd, size_t *unacked);
+
 /* Close so that the last reply reaches the peer instead of being lost to a
- * reset: shutdown(SHUT_WR), read and discard until EOF or linger_ms, close.
- * (nginx's lingering close.) Blocks up to linger_ms. Also right after our
- * own shutdown(SHUT_RD) (a graceful stop), when EOF is asked of TCP. */
+ * reset: shutdown(SHUT_WR), read and discard until EOF, or until linger_ms
+ * pass without the peer taking any of our output, then close. (nginx's
+ * lingering close.) A slow reader that keeps reading gets every byte; one
+ * that stops is cut linger_ms after it stopped. Also right after our own
+ * shutdown(SHUT_RD) (a graceful stop), when EOF is asked of TCP. */
 void net_lingering_close(int fd, int linger_ms);
 
 /* ---- clients ---- */

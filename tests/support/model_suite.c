@@ -410,6 +410,83 @@ START_TEST(socat_client_echoes)
 }
 END_TEST
 
+/* A client that says !quit with megabytes of replies still on their way,
+ * keeps sending, and reads slowly: the lingering close must wait while it
+ * keeps reading. Closing after linger_ms regardless would reset the
+ * connection with its input unread, and the reset throws away every reply
+ * the client has not received yet. */
+enum { SLOW_READER_LINES = 2048 };     /* 2 MiB of 1 KiB lines */
+
+struct quit_sender { int fd; _Atomic bool stop; };
+
+static void *send_lines_then_quit_then_junk(void *arg)
+{
+    struct quit_sender *q = arg;
+    char line[1024];
+    for (int i = 0; i < SLOW_READER_LINES; i++) {
+        memset(line, 'a' + i % 26, sizeof(line) - 1);
+        line[sizeof(line) - 1] = '\n';
+        if (send(q->fd, line, sizeof(line), MSG_NOSIGNAL) != (ssize_t)sizeof(line))
+            return NULL;
+    }
+    if (send(q->fd, "!quit\n", 6, MSG_NOSIGNAL) != 6)
+        return NULL;
+    while (!atomic_load(&q->stop)) {           /* input the server must drop */
+        if (send(q->fd, "junk\n", 5, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+            errno != EAGAIN)
+            return NULL;                       /* closed: fine */
+        usleep(2000);
+    }
+    return NULL;
+}
+
+START_TEST(slow_reader_gets_every_reply_before_the_close)
+{
+    struct test_server t;
+    struct server_opts o;
+    ts_opts(&o);
+    o.linger_ms = 200;               /* far shorter than the slow read below */
+    ts_start(&t, model_under_test, &o);
+    struct quit_sender q = { .fd = tn_connect(t.port) };
+    pthread_t sender;
+    pthread_create(&sender, NULL, send_lines_then_quit_then_junk, &q);
+    /* 16 KiB every 20 ms: the 2 MiB take seconds, the linger is 0.2 s. */
+    size_t want = (size_t)SLOW_READER_LINES * 1024 + 6, got = 0;
+    char *buf = malloc(want + 1);
+    ssize_t n = 1;
+    uint64_t start = tn_now_ms();
+    while (got < want && n > 0) {
+        n = recv(q.fd, buf + got, want - got < 16384 ? want - got : 16384, 0);
+        if (n > 0)
+            got += (size_t)n;
+        usleep(20000);
+    }
+    int err = n < 0 ? errno : 0;
+    uint64_t took = tn_now_ms() - start;
+    char after = 0;
+    ssize_t last = got == want ? recv(q.fd, &after, 1, 0) : -1;
+    atomic_store(&q.stop, true);
+    shutdown(q.fd, SHUT_WR);
+    pthread_join(sender, NULL);
+    printf("  %-12s slow reader: %zu of %zu bytes in %llu ms, then %s\n", model_under_test,
+           got, want, (unsigned long long)took,
+           last == 0 ? "EOF" : last > 0 ? "more bytes" : strerror(last < 0 ? errno : err));
+    ck_assert_msg(got == want, "got %zu of %zu bytes (%s)", got, want,
+                  err ? strerror(err) : "EOF");
+    for (int i = 0; i < SLOW_READER_LINES; i++) {
+        const char *l = buf + (size_t)i * 1024;
+        ck_assert_msg(l[0] == 'a' + i % 26 && l[1022] == 'a' + i % 26 && l[1023] == '\n',
+                      "reply %d differs", i);
+    }
+    ck_assert(memcmp(buf + want - 6, "!quit\n", 6) == 0);
+    ck_assert_msg(last == 0, "after the last reply: %s, not EOF",
+                  last > 0 ? "more bytes" : strerror(errno));
+    free(buf);
+    close(q.fd);
+    ts_stop(&t);
+}
+END_TEST
+
 START_TEST(half_close_answers_then_eof)
 {
     struct test_server t;
@@ -1346,6 +1423,7 @@ Suite *model_suite(const char *model_name)
     TCase *faults = tcase_create("faults");
     tcase_set_timeout(faults, 120);
     tcase_add_test(faults, a_megabyte_without_newline);
+    tcase_add_test(faults, slow_reader_gets_every_reply_before_the_close);
     tcase_add_test(faults, two_hundred_slowloris_and_a_probe);
     tcase_add_test(faults, ten_thousand_connections_come_and_go);
     tcase_add_test(faults, endless_junk_then_a_run_too_long);
