@@ -445,12 +445,14 @@ START_TEST(slow_reader_gets_every_reply_before_the_close)
     struct test_server t;
     struct server_opts o;
     ts_opts(&o);
-    o.linger_ms = 200;               /* far shorter than the slow read below */
+    /* Far shorter than the slow read below, and long enough that a client
+     * thread held up by a busy machine still counts as reading. */
+    o.linger_ms = 500;
     ts_start(&t, model_under_test, &o);
     struct quit_sender q = { .fd = tn_connect(t.port) };
     pthread_t sender;
     pthread_create(&sender, NULL, send_lines_then_quit_then_junk, &q);
-    /* 16 KiB every 20 ms: the 2 MiB take seconds, the linger is 0.2 s. */
+    /* 16 KiB every 20 ms: the 2 MiB take 2.6 s, the linger is 0.5 s. */
     size_t want = (size_t)SLOW_READER_LINES * 1024 + 6, got = 0;
     char *buf = malloc(want + 1);
     ssize_t n = 1;
