@@ -80,7 +80,8 @@ static void linger_expired(void *arg)
     struct channel *ch = arg;
     loop_timer_release(ch->linger_timer);
     ch->linger_timer = NULL;
-    if (net_peer_took_output(ch->watch.fd, &ch->linger_unacked)) {
+    if (net_peer_took_output(ch->watch.fd, &ch->linger_unacked) &&
+        ++ch->linger_periods < NET_LINGER_MAX_PERIODS) {
         /* Still reading our replies, slowly: a close now could reset them
          * away. Give it another linger_ms. */
         ch->linger_timer = loop_schedule(ch->loop, (uint64_t)ch->host->linger_ms,

@@ -73,6 +73,7 @@ struct channel {
     size_t stop_left;            /* bytes held by the kernel at the stop */
     struct loop_timer *linger_timer;
     size_t linger_unacked;       /* our bytes the peer had not acknowledged */
+    int linger_periods;          /* linger_ms periods lingered so far */
     struct loop_timer *deadline_timer; /* idle, line and stall timeouts */
     uint64_t partial_since_ns;   /* a partial line is waiting since, or 0 */
     uint64_t last_drain_ns;      /* output last shrank, or was empty */

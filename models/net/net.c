@@ -248,6 +248,7 @@ void net_lingering_close(int fd, int linger_ms)
     char sink[4096];
     uint64_t linger_ns = (uint64_t)linger_ms * 1000000u;
     uint64_t deadline = net_now_ns() + linger_ns;
+    uint64_t give_up = net_now_ns() + linger_ns * NET_LINGER_MAX_PERIODS;
     size_t unacked = SIZE_MAX;
 
     /* Our FIN goes out after the reply; whatever the peer still sends is
@@ -264,8 +265,8 @@ void net_lingering_close(int fd, int linger_ms)
         if (n == 0 && peer_has_closed(fd))
             break;                        /* its FIN, with nothing unread */
         uint64_t now = net_now_ns();
-        if (net_peer_took_output(fd, &unacked))
-            deadline = now + linger_ns;   /* still reading our replies */
+        if (net_peer_took_output(fd, &unacked))     /* still reading our replies */
+            deadline = now + linger_ns < give_up ? now + linger_ns : give_up;
         if (now >= deadline)
             break;
         int left_ms = (int)((deadline - now) / 1000000u) + 1;

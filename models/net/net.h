@@ -18,6 +18,11 @@
 
 #define NET_BACKLOG_DEFAULT 511      /* as nginx and Redis; capped by somaxconn */
 #define NET_LINGER_MS_DEFAULT 2000   /* how long a lingering close drains */
+/* A client that keeps taking our output keeps a lingering close open, but
+ * not forever: one that acknowledges a byte now and then could hold a
+ * connection (and a graceful stop) for hours. At most this many linger
+ * periods in all: 30 s by default, nginx's lingering_time. */
+#define NET_LINGER_MAX_PERIODS 15
 
 /* Where to listen and how to treat each accepted connection. */
 struct net_listen_opts {
@@ -101,7 +106,8 @@ bool net_peer_took_output(int fd, size_t *unacked);
  * reset: shutdown(SHUT_WR), read and discard until EOF, or until linger_ms
  * pass without the peer taking any of our output, then close. (nginx's
  * lingering close.) A slow reader that keeps reading gets every byte; one
- * that stops is cut linger_ms after it stopped. Also right after our own
+ * that stops is cut linger_ms after it stopped; none lingers longer than
+ * NET_LINGER_MAX_PERIODS * linger_ms. Also right after our own
  * shutdown(SHUT_RD) (a graceful stop), when EOF is asked of TCP. */
 void net_lingering_close(int fd, int linger_ms);
 

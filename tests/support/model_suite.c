@@ -440,54 +440,76 @@ static void *send_lines_then_quit_then_junk(void *arg)
     return NULL;
 }
 
-START_TEST(slow_reader_gets_every_reply_before_the_close)
+/* What a slow reader got: the bytes (the replies, then "!quit\n"), how
+ * long it read, and how the stream ended. */
+struct slow_read {
+    char *buf;
+    size_t got, want;
+    uint64_t took_ms;
+    ssize_t last;          /* the read after everything: 0 is EOF */
+    int err;               /* errno of a failed read, or 0 */
+};
+
+/* Against a server lingering linger_ms: send the lines, !quit and junk,
+ * and read 16 KiB every 20 ms (the 2 MiB take 2.6 s). */
+static void read_slowly_after_quit(int linger_ms, struct slow_read *r)
 {
     struct test_server t;
     struct server_opts o;
     ts_opts(&o);
-    /* Far shorter than the slow read below, and long enough that a client
-     * thread held up by a busy machine still counts as reading. */
-    o.linger_ms = 500;
+    o.linger_ms = linger_ms;
     ts_start(&t, model_under_test, &o);
     struct quit_sender q = { .fd = tn_connect(t.port) };
     pthread_t sender;
     pthread_create(&sender, NULL, send_lines_then_quit_then_junk, &q);
-    /* 16 KiB every 20 ms: the 2 MiB take 2.6 s, the linger is 0.5 s. */
-    size_t want = (size_t)SLOW_READER_LINES * 1024 + 6, got = 0;
-    char *buf = malloc(want + 1);
+    *r = (struct slow_read){ .want = (size_t)SLOW_READER_LINES * 1024 + 6, .last = -1 };
+    r->buf = malloc(r->want + 1);
     ssize_t n = 1;
     uint64_t start = tn_now_ms();
-    while (got < want && n > 0) {
-        n = recv(q.fd, buf + got, want - got < 16384 ? want - got : 16384, 0);
+    while (r->got < r->want && n > 0) {
+        size_t ask = r->want - r->got < 16384 ? r->want - r->got : 16384;
+        n = recv(q.fd, r->buf + r->got, ask, 0);
         if (n > 0)
-            got += (size_t)n;
+            r->got += (size_t)n;
         usleep(20000);
     }
-    int err = n < 0 ? errno : 0;
-    uint64_t took = tn_now_ms() - start;
-    char after = 0;
-    ssize_t last = got == want ? recv(q.fd, &after, 1, 0) : -1;
+    r->err = n < 0 ? errno : 0;
+    r->took_ms = tn_now_ms() - start;
+    char after;
+    if (r->got == r->want) {
+        r->last = recv(q.fd, &after, 1, 0);
+        r->err = r->last < 0 ? errno : 0;
+    }
     atomic_store(&q.stop, true);
     shutdown(q.fd, SHUT_WR);
     pthread_join(sender, NULL);
-    printf("  %-12s slow reader: %zu of %zu bytes in %llu ms, then %s\n", model_under_test,
-           got, want, (unsigned long long)took,
-           last == 0 ? "EOF" : last > 0 ? "more bytes" : strerror(last < 0 ? errno : err));
-    ck_assert_msg(got == want, "got %zu of %zu bytes (%s)", got, want,
-                  err ? strerror(err) : "EOF");
-    for (int i = 0; i < SLOW_READER_LINES; i++) {
-        const char *l = buf + (size_t)i * 1024;
-        ck_assert_msg(l[0] == 'a' + i % 26 && l[1022] == 'a' + i % 26 && l[1023] == '\n',
-                      "reply %d differs", i);
-    }
-    ck_assert(memcmp(buf + want - 6, "!quit\n", 6) == 0);
-    ck_assert_msg(last == 0, "after the last reply: %s, not EOF",
-                  last > 0 ? "more bytes" : strerror(errno));
-    free(buf);
+    printf("  %-12s slow reader, linger %d ms: %zu of %zu bytes in %llu ms, then %s\n",
+           model_under_test, linger_ms, r->got, r->want, (unsigned long long)r->took_ms,
+           r->last == 0 ? "EOF" : r->err ? strerror(r->err) : "EOF or reset");
     close(q.fd);
     ts_stop(&t);
 }
+
+START_TEST(slow_reader_gets_every_reply_before_the_close)
+{
+    struct slow_read r;
+    /* Far shorter than the 2.6 s read, and long enough that a client
+     * thread held up by a busy machine still counts as reading. */
+    read_slowly_after_quit(500, &r);
+    ck_assert_msg(r.got == r.want, "got %zu of %zu bytes (%s)", r.got, r.want,
+                  r.err ? strerror(r.err) : "EOF");
+    for (int i = 0; i < SLOW_READER_LINES; i++) {
+        const char *l = r.buf + (size_t)i * 1024;
+        ck_assert_msg(l[0] == 'a' + i % 26 && l[1022] == 'a' + i % 26 && l[1023] == '\n',
+                      "reply %d differs", i);
+    }
+    ck_assert(memcmp(r.buf + r.want - 6, "!quit\n", 6) == 0);
+    ck_assert_msg(r.last == 0, "after the last reply: %s, not EOF",
+                  r.last > 0 ? "more bytes" : strerror(r.err));
+    free(r.buf);
+}
 END_TEST
+
 
 START_TEST(half_close_answers_then_eof)
 {

@@ -1,0 +1,94 @@
+/* check_net.c -- the lingering close, on a socket pair we control.
+ *
+ * A lingering close waits while the peer keeps taking our output, and
+ * gives up linger_ms after it stops; but never lingers longer than
+ * NET_LINGER_MAX_PERIODS linger periods in all. A Unix socket pair makes
+ * "the peer took our output" exact: a read frees the send queue at once
+ * (SIOCOUTQ), with no TCP window in between.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/net.h"
+#include "model_suite.h"
+#include "testnet.h"
+
+enum { LINGER_MS = 50 };
+
+/* The server's end with its send queue full, as after a burst of replies
+ * the client has not read yet. */
+static void full_pair(int sv[2])
+{
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    char block[4096] = { 0 };
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    while (write(sv[0], block, sizeof(block)) > 0)
+        ;
+    fcntl(sv[0], F_SETFL, 0);
+}
+
+struct sipper { int fd; atomic_bool stop; };
+
+/* A client that reads 1 KiB every 10 ms: always taking a little. */
+static void *sip(void *arg)
+{
+    struct sipper *s = arg;
+    char buf[1024];
+    while (!atomic_load(&s->stop) && read(s->fd, buf, sizeof(buf)) > 0)
+        usleep(10000);
+    return NULL;
+}
+
+START_TEST(a_peer_that_reads_nothing_is_cut_after_linger_ms)
+{
+    int sv[2];
+    full_pair(sv);
+    uint64_t start = tn_now_ms();
+    net_lingering_close(sv[0], LINGER_MS);
+    uint64_t took = tn_now_ms() - start;
+    ck_assert_msg(took >= LINGER_MS && took < LINGER_MS * NET_LINGER_MAX_PERIODS / 2,
+                  "lingered %llu ms for a peer that read nothing",
+                  (unsigned long long)took);
+    close(sv[1]);
+}
+END_TEST
+
+START_TEST(a_peer_that_keeps_reading_is_waited_for_up_to_the_cap)
+{
+    int sv[2];
+    full_pair(sv);
+    struct sipper s = { .fd = sv[1] };
+    pthread_t th;
+    pthread_create(&th, NULL, sip, &s);
+    uint64_t start = tn_now_ms();
+    net_lingering_close(sv[0], LINGER_MS);
+    uint64_t took = tn_now_ms() - start;
+    atomic_store(&s.stop, true);
+    close(sv[1]);                      /* ends the read it may be in */
+    pthread_join(th, NULL);
+    /* It was reading all along: the linger ran to the cap (750 ms), not
+     * to the first linger_ms, and stopped there though the peer had more
+     * to read. */
+    ck_assert_msg(took >= LINGER_MS * (NET_LINGER_MAX_PERIODS - 1),
+                  "gave up after %llu ms on a peer that kept reading",
+                  (unsigned long long)took);
+    ck_assert_msg(took < LINGER_MS * NET_LINGER_MAX_PERIODS * 3,
+                  "lingered %llu ms, past the cap", (unsigned long long)took);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("net");
+    TCase *tc = tcase_create("linger");
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, a_peer_that_reads_nothing_is_cut_after_linger_ms);
+    tcase_add_test(tc, a_peer_that_keeps_reading_is_waited_for_up_to_the_cap);
+    suite_add_tcase(s, tc);
+    return ts_run(s);
+}
