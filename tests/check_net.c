@@ -68,9 +68,11 @@ START_TEST(a_peer_that_keeps_reading_is_waited_for_up_to_the_cap)
     uint64_t start = tn_now_ms();
     net_lingering_close(sv[0], LINGER_MS);
     uint64_t took = tn_now_ms() - start;
+    /* Our end is closed now, so the sipper's read cannot block: it gets
+     * data or EOF, sees the flag, and leaves. */
     atomic_store(&s.stop, true);
-    close(sv[1]);                      /* ends the read it may be in */
     pthread_join(th, NULL);
+    close(sv[1]);
     /* It was reading all along: the linger ran to the cap (750 ms), not
      * to the first linger_ms, and stopped there though the peer had more
      * to read. */
