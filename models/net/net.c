@@ -246,9 +246,9 @@ bool net_peer_took_output(int fd, size_t *unacked)
 void net_lingering_close(int fd, int linger_ms)
 {
     char sink[4096];
-    uint64_t linger_ns = (uint64_t)linger_ms * 1000000u;
-    uint64_t deadline = net_now_ns() + linger_ns;
-    uint64_t give_up = net_now_ns() + linger_ns * NET_LINGER_MAX_PERIODS;
+    uint64_t linger_ns = (uint64_t)linger_ms * 1000000u, start = net_now_ns();
+    uint64_t deadline = start + linger_ns;
+    uint64_t give_up = start + linger_ns * NET_LINGER_MAX_PERIODS;
     size_t unacked = SIZE_MAX;
 
     /* Our FIN goes out after the reply; whatever the peer still sends is

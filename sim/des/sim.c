@@ -1070,7 +1070,7 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
     s->o = o;
     s->r = r;
     s->viz = o->viz;
-    double wall_start = (net_now_ns() / 1e9);
+    double wall_start = net_now_ns() / 1e9;
     int rc = setup(s);
     if (rc == 0) {
         struct des_event ev;
@@ -1120,7 +1120,7 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
                 r->conns_unserved++;
         r->events = s->eng.processed;
     }
-    r->wall_s = (net_now_ns() / 1e9) - wall_start;
+    r->wall_s = net_now_ns() / 1e9 - wall_start;
     r->events_per_s = r->wall_s > 0 ? (double)r->events / r->wall_s : 0;
     r->peak_rss_kb = self_peak_rss_kb();
     machine_free(&s->m);

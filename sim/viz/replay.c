@@ -173,7 +173,7 @@ static int run_terminal(struct player *p, struct view *v)
             bool paused = p->paused;
             running = key(p, v, k);
             if (paused != p->paused || speed != p->speed || !p->paused) {
-                wall0 = board_now_ns();                     /* the pace restarts here */
+                wall0 = board_now_ns();               /* the pace restarts here */
                 rec0 = recording_time_ns(p->rec, p->frame);
             }
         }
