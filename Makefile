@@ -99,8 +99,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SUPPORT_OBJS) $(LIB)
 # the shell tests find the binary of this build flavour. The labs test
 # builds the handouts itself, plain only.
 SHELL_TESTS := cli tui arch demo sim replay $(if $(SAN),,labs)
+# TEST_BOARD_DIR: where the tests' servers put their boards; two checkouts
+# tested at once on one machine each need their own.
+TEST_BOARD_DIR ?= /tmp/threadlab-tests-$(shell id -u)
 check: $(TEST_BINS) $(BIN)
-	@THREADLAB_BOARD_DIR=/tmp/threadlab-tests-$$(id -u) THREADLAB_BIN=$(BIN) \
+	@THREADLAB_BOARD_DIR=$(TEST_BOARD_DIR) THREADLAB_BIN=$(BIN) \
 	  tests/run-all.sh $(BUILD)/logs $(TEST_BINS) \
 	    $(SHELL_TESTS:%=tests/%/run.sh) \
 	  || { echo "make check ($(or $(SAN),plain)): FAILED"; exit 1; }
