@@ -38,16 +38,20 @@ CPPFLAGS += -Imodels -Isim
 LDFLAGS  += -pthread $(SANFLAGS)
 
 # pkg-config is asked only when building, so that `make clean` works anywhere.
+# Check is needed only by the goals that build tests.
 NEEDS_DEPS := $(filter-out clean,$(or $(MAKECMDGOALS),all))
+NEEDS_CHECK := $(filter check% lab-check lab-grade $(BUILD)/tests/%,$(NEEDS_DEPS))
 ifneq ($(NEEDS_DEPS),)
-  DEPS_OK := $(shell scripts/need-deps >&2 && echo ok)
+  DEPS_OK := $(shell scripts/need-deps $(if $(NEEDS_CHECK),tests) >&2 && echo ok)
   ifneq ($(DEPS_OK),ok)
     $(error missing dependencies (see above))
   endif
   NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw)
   NCURSES_LIBS   := $(shell pkg-config --libs ncursesw)
-  CHECK_CFLAGS   := $(shell pkg-config --cflags check)
-  CHECK_LIBS     := $(shell pkg-config --libs check)
+  ifneq ($(NEEDS_CHECK),)
+    CHECK_CFLAGS := $(shell pkg-config --cflags check)
+    CHECK_LIBS   := $(shell pkg-config --libs check)
+  endif
   ZLIB_LIBS      := $(shell pkg-config --libs zlib)
 endif
 
