@@ -3,6 +3,7 @@
 #define THREADLAB_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define CLI_EXIT_OK 0       /* it worked */
@@ -37,6 +38,13 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
 
 /* --size WxH, from min_w x min_h to 1000x1000 (top and replay). */
 bool cli_parse_size(const char *cmd, const char *arg, int min_w, int min_h, int *w, int *h);
+
+/* Raise this process's soft open-file limit to its hard limit (children
+ * inherit it), so that a desktop's default of 1024 does not quietly cap a
+ * load, demo or compare of many connections. Returns false, with the reason
+ * and the command that fixes it in msg, if `conns` connections and a few
+ * fds of our own still do not fit. */
+bool cli_fd_limit_fits(int conns, char *msg, size_t msg_len);
 
 /* Print "threadlab CMD: message" and a hint to try --help. */
 void cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -148,6 +148,8 @@ int cli_compare(int argc, char **argv)
             fclose(csv_out);
         return CLI_EXIT_FAILED;
     }
+    char fd_warning[400];
+    (void)plan_fd_limit_fits(&plan, "compare", fd_warning, sizeof(fd_warning));
     fprintf(stderr, "threadlab compare: scenario %s (%s), %g s per model, one at a time\n",
             plan.sc->name, plan.sc->summary, plan.duration_s);
     struct result results[FLEET_MAX];

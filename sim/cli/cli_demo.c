@@ -142,6 +142,8 @@ int cli_demo(int argc, char **argv)
         return CLI_EXIT_FAILED;
     }
     int rc = CLI_EXIT_OK;
+    char fd_warning[400] = "";
+    bool fds_fit = plan_fd_limit_fits(&plan, "demo", fd_warning, sizeof(fd_warning));
     fprintf(stderr, "threadlab demo: scenario %s, %g s, starting %d servers...\n",
             plan.sc->name, plan.duration_s, plan.nmodels);
     for (int i = 0; i < plan.nmodels && !plan_interrupted(); i++)
@@ -152,13 +154,17 @@ int cli_demo(int argc, char **argv)
         }
 
     if (rc == CLI_EXIT_OK && !plan_interrupted()) {
-        char pids[FLEET_MAX][16], footer[320];
+        char pids[FLEET_MAX][16], footer[720];
         char *targets[FLEET_MAX];
         for (int i = 0; i < d->fleet.n; i++) {
             snprintf(pids[i], sizeof(pids[i]), "%d", (int)d->fleet.servers[i].pid);
             targets[i] = pids[i];
         }
-        snprintf(footer, sizeof(footer), "[%s] %s", plan.sc->name, plan.sc->narrator);
+        if (fds_fit)
+            snprintf(footer, sizeof(footer), "[%s] %s", plan.sc->name, plan.sc->narrator);
+        else
+            snprintf(footer, sizeof(footer), "[%s] TOO FEW FILES: %s", plan.sc->name,
+                     fd_warning);
         view.targets = targets;
         view.ntargets = d->fleet.n;
         view.footer = footer;

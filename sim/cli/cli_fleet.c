@@ -108,7 +108,7 @@ int plan_start(struct fleet *f, const struct plan *p, int i, char *err, size_t e
         return -1;
 
     char conns[16], duration[32];
-    snprintf(conns, sizeof(conns), "%d", p->conns > 0 ? p->conns : p->sc->conns);
+    snprintf(conns, sizeof(conns), "%d", plan_conns(p));
     snprintf(duration, sizeof(duration), "%g", p->duration_s);
     int n = 0;
     load_argv[n++] = "--conns";
@@ -145,4 +145,19 @@ void plan_catch_stop_signals(void)
 bool plan_interrupted(void)
 {
     return atomic_load(&interrupted);
+}
+
+int plan_conns(const struct plan *p)
+{
+    return p->conns > 0 ? p->conns : p->sc->conns;
+}
+
+bool plan_fd_limit_fits(const struct plan *p, const char *cmd, char *msg, size_t msg_len)
+{
+    char why[320];
+    if (cli_fd_limit_fits(plan_conns(p), why, sizeof(why)))
+        return true;
+    snprintf(msg, msg_len, "scenario %s: %s", p->sc->name, why);
+    fprintf(stderr, "threadlab %s: %s\n", cmd, msg);
+    return false;
 }

@@ -43,6 +43,15 @@ void plan_init(struct plan *p, double duration_s);
  * usage error. */
 bool plan_option(const char *cmd, int opt, const char *arg, struct plan *p);
 
+/* The connections each model gets: --conns, or the scenario's. */
+int plan_conns(const struct plan *p);
+
+/* Raise the open-file limit for the plan's connections (servers and loads
+ * inherit it); if they still do not fit, say so on stderr and in msg, with
+ * the ulimit command that fixes it, and return false. The run goes on:
+ * the errors it will show are then explained. */
+bool plan_fd_limit_fits(const struct plan *p, const char *cmd, char *msg, size_t msg_len);
+
 /* The --help lines for the shared options, and the scenario list. */
 void plan_usage(FILE *out, double default_duration_s);
 void plan_usage_scenarios(FILE *out);

@@ -192,6 +192,10 @@ int cli_load(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
 
+    char fd_warning[320];
+    if (!cli_fd_limit_fits(o.conns, fd_warning, sizeof(fd_warning)))
+        fprintf(stderr, "threadlab load: %s\n", fd_warning);
+
     /* The first Ctrl-C stops sending and still reports; the handler then
      * steps aside, so a second one ends the process. */
     o.stop = &stop_requested;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cli.h"
 
@@ -87,6 +88,32 @@ bool cli_parse_double(const char *cmd, const char *flag, const char *arg,
     }
     *out = v;
     return true;
+}
+
+/* A load, a server and a demo's own files: the fds a process needs
+ * beside its connections. */
+#define FD_SPARE 64
+
+bool cli_fd_limit_fits(int conns, char *msg, size_t msg_len)
+{
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) < 0)
+        return true;               /* nothing known, nothing to say */
+    if (lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &lim);
+        (void)getrlimit(RLIMIT_NOFILE, &lim);
+    }
+    rlim_t need = (rlim_t)conns + FD_SPARE;
+    if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= need)
+        return true;
+    snprintf(msg, msg_len,
+             "%d connections need about %lu open files, but this process may "
+             "hold only %lu (its hard limit): run `ulimit -n %lu` as root, or "
+             "raise nofile in /etc/security/limits.conf, or use fewer --conns",
+             conns, (unsigned long)need, (unsigned long)lim.rlim_cur,
+             (unsigned long)need);
+    return false;
 }
 
 int main(int argc, char **argv)

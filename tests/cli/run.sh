@@ -77,6 +77,11 @@ expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 8 --lines 1
 expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 4 --rate 2000 --duration 1 --json
 expect 1 '"line-too-long":4' -- "$BIN" load "127.0.0.1:$port" --conns 4 --size 70000 --lines 4 --json
 
+# A desktop's low soft fd limit does not cap a load: it raises it to the
+# hard limit. When even the hard limit is too low, it says so and how to fix.
+expect 0 "errors   none" -- sh -c "ulimit -Sn 128 && exec \"\$0\" load 127.0.0.1:$port --conns 300 --lines 3000" "$BIN"
+expect 1 "hold only 128 (its hard limit): run .ulimit -n 364." -- sh -c "ulimit -n 128 && exec \"\$0\" load 127.0.0.1:$port --conns 300 --lines 3000" "$BIN"
+
 # A client we did not write: nc.
 printf 'typed in nc\n!who\n' | timeout 10 nc -q 1 127.0.0.1 "$port" >"$tmp/nc.out" 2>&1
 expect 0 "^typed in nc$" -- cat "$tmp/nc.out"
