@@ -142,10 +142,11 @@ int cli_demo(int argc, char **argv)
         return CLI_EXIT_FAILED;
     }
     int rc = CLI_EXIT_OK;
+    double cut_short_s = 0;    /* how long it ran, if it was stopped early */
     char fd_warning[400] = "";
     bool fds_fit = plan_fd_limit_fits(&plan, "demo", fd_warning, sizeof(fd_warning));
-    fprintf(stderr, "threadlab demo: scenario %s, %g s, starting %d servers...\n",
-            plan.sc->name, plan.duration_s, plan.nmodels);
+    fprintf(stderr, "threadlab demo: scenario %s, %g s, starting %d server%s...\n",
+            plan.sc->name, plan.duration_s, plan.nmodels, plan.nmodels == 1 ? "" : "s");
     for (int i = 0; i < plan.nmodels && !plan_interrupted(); i++)
         if (plan_start(&d->fleet, &plan, i, err, sizeof(err)) < 0) {
             fprintf(stderr, "threadlab demo: %s\n", err);
@@ -173,7 +174,12 @@ int cli_demo(int argc, char **argv)
         d->give_up_ms = net_now_ns() / 1000000 + (uint64_t)(plan.duration_s * 1000) + 20000;
         if (view.plain)
             printf("%s\n", footer);
+        uint64_t started_ms = net_now_ns() / 1000000;
         top_run(&view);
+        /* q, Ctrl-C or a stop signal before the loads ended: say so under
+         * the table, so nobody reads a 3 s run as a 30 s one. */
+        if (fleet_loads_running(&d->fleet))
+            cut_short_s = (double)(net_now_ns() / 1000000 - started_ms) / 1000.0;
     }
 
     /* Stop the loads (they report what they did), then the servers; read
@@ -186,6 +192,9 @@ int cli_demo(int argc, char **argv)
     if (d->fleet.n > 0) {
         printf("\nscenario %s: %s\n", plan.sc->name, plan.sc->summary);
         results_print_table(stdout, results, d->fleet.n);
+        if (cut_short_s > 0)
+            printf("(cut short: stopped after %.1f s of the %g s planned; the figures are "
+                   "for that part)\n", cut_short_s, plan.duration_s);
         printf("(side by side on a shared machine: for numbers, run threadlab compare "
                "--scenario %s)\n", plan.sc->name);
     }
