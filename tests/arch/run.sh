@@ -73,7 +73,8 @@ echo "== tests/arch/run.sh ($BIN)"
 OUTSIDE_POINTERS='\.\./shared|shared/seeds|seeds?/[0-9]{3}|seed notes?|the seeds|seeds? \(`[0-9]{3}|seed.s 时间轮|种子笔记'
 outside_pointers() {
   ( cd "$(dirname "$0")/../.." &&
-    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    # A checkout of its own (not a tarball unpacked inside another repo).
+    if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
       git grep -n -I -i -E "$OUTSIDE_POINTERS" -- . ':!tests'
     else
       grep -r -n -I -i -E --exclude-dir=tests --exclude-dir=build --exclude-dir=.git \
