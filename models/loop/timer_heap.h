@@ -4,7 +4,7 @@
  * timers (idle timeouts, lingering closes, scheduled tasks), a heap keeps
  * them in exact deadline order with O(log n) insert and remove and no tick
  * to choose, and the loop's wait timeout is simply the root's deadline.
- * A hashed wheel (Netty's HashedWheelTimer, the seed's 时间轮) is O(1) per
+ * A hashed wheel (Netty's HashedWheelTimer, 时间轮) is O(1) per
  * timer but rounds every deadline to a tick; it pays off for millions of
  * coarse timeouts. Netty's own event loop keeps its scheduled tasks in a
  * priority queue too.

@@ -1,4 +1,5 @@
-/* pool.h -- the watchdog thread pool of the seed notes (值守线程 + 任务线程).
+/* pool.h -- the classic watchdog thread pool (值守线程 + 任务线程), as
+ * docs/reading/watchdog-pool.md describes it.
  *
  * One watchdog thread and N task threads, each with its own task signal
  * and a state: idle, running or terminated. Submitters only put tasks on a
