@@ -62,4 +62,4 @@ for f in $(grep -rl "LAB $lab BEGIN" models sim 2>/dev/null); do
   ' "$f" >"$dest/$f"
   regions=$((regions + $(grep -c "LAB $lab BEGIN" "$f")))
 done
-echo "handout: lab $lab in $dest ($regions region(s) to write; read $labdir/README.md)"
+echo "handout: lab $lab in $dest ($regions region(s) to write; read $labdir/README.md, or README.zh.md in Chinese)"
