@@ -4,6 +4,7 @@
  * the callbacks counted). */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,7 +25,8 @@
 
 static struct loop *start_loop(int io_ratio)
 {
-    struct loop_opts o = { "test-loop", io_ratio, NULL, ROLE_WORKER_LOOP };
+    struct loop_opts o = { .name = "test-loop", .io_ratio_pct = io_ratio,
+                           .role = ROLE_WORKER_LOOP };
     struct loop *l = loop_create(&o);
     ck_assert_ptr_nonnull(l);
     ck_assert_int_eq(loop_start(l), 0);
@@ -91,7 +93,7 @@ END_TEST
 
 START_TEST(group_spreads_round_robin)
 {
-    struct loop_opts o = { NULL, 50, NULL, ROLE_WORKER_LOOP };
+    struct loop_opts o = { .io_ratio_pct = 50, .role = ROLE_WORKER_LOOP };
     struct loop_group *g = loop_group_create(3, "w", &o);
     ck_assert_ptr_nonnull(g);
     ck_assert(!g->power_of_two);
@@ -467,7 +469,7 @@ static double measure_task_share(int ratio)
 {
     ratio_loop = start_loop(ratio);
     int efd = eventfd(1, EFD_NONBLOCK);         /* readable, never read */
-    struct loop_watch w = { efd, EPOLLIN, io_burn_cb, NULL };
+    struct loop_watch w = { .fd = efd, .events = EPOLLIN, .cb = io_burn_cb };
     loop_execute(ratio_loop, add_watch_task, &w);
     struct flood f = { .l = ratio_loop };
     pthread_t th;
@@ -528,6 +530,189 @@ START_TEST(checker_flags_long_handlers_only)
 }
 END_TEST
 
+/* ---- resumed watches ---------------------------------------------------------- */
+
+enum { RESUMES = 5 };
+
+struct resumer {
+    struct loop *l;
+    struct loop_watch w;
+    atomic_int calls;
+    _Atomic uint32_t other_events;     /* anything but LOOP_EV_RESUME seen */
+    uint64_t iteration[RESUMES];       /* the loop's iteration count at each call */
+};
+
+static void resumer_cb(void *arg, uint32_t events)
+{
+    struct resumer *r = arg;
+    struct loop_stats st;
+    loop_stats(r->l, &st);
+    int k = atomic_fetch_add(&r->calls, 1);
+    if (k < RESUMES)
+        r->iteration[k] = st.iterations;
+    atomic_fetch_or(&r->other_events, events & ~LOOP_EV_RESUME);
+    if (k + 1 < RESUMES)
+        loop_watch_resume(r->l, &r->w);        /* more to do, nothing new on the fd */
+}
+
+static void start_resuming_task(void *arg)
+{
+    struct resumer *r = arg;                   /* r[0] resumes; r[1] is removed */
+    ck_assert_int_eq(loop_watch_add(r[0].l, &r[0].w), 0);
+    ck_assert_int_eq(loop_watch_add(r[1].l, &r[1].w), 0);
+    loop_watch_resume(r[0].l, &r[0].w);
+    loop_watch_resume(r[0].l, &r[0].w);        /* twice is once */
+    loop_watch_resume(r[1].l, &r[1].w);
+    loop_watch_remove(r[1].l, &r[1].w);        /* removed: never called */
+}
+
+static void remove_watch_task(void *arg)
+{
+    struct resumer *r = arg;
+    loop_watch_remove(r->l, &r->w);
+}
+
+/* A watch whose fd never becomes ready is called again, once per
+ * iteration, for as long as it asks; the loop does not sleep meanwhile (a
+ * loop that blocked in epoll_wait would never call it: no timer, no task,
+ * no fd would wake it). A removed watch's resume is dropped. */
+START_TEST(a_resumed_watch_is_called_once_per_iteration_without_input)
+{
+    struct loop *l = start_loop(50);
+    struct resumer r[2] = { { .l = l }, { .l = l } };
+    int fds[2] = { eventfd(0, EFD_NONBLOCK), eventfd(0, EFD_NONBLOCK) };  /* never ready */
+    for (int i = 0; i < 2; i++)
+        r[i].w = (struct loop_watch){ .fd = fds[i], .events = EPOLLIN, .cb = resumer_cb,
+                                      .arg = &r[i] };
+    ck_assert_int_eq(loop_execute(l, start_resuming_task, r), 0);
+    uint64_t deadline = tn_now_ms() + 5000;
+    while (atomic_load(&r[0].calls) < RESUMES && tn_now_ms() < deadline)
+        usleep(1000);
+    usleep(50000);                             /* a sixth call would come now */
+    int calls = atomic_load(&r[0].calls), removed_calls = atomic_load(&r[1].calls);
+    ck_assert_int_eq(calls, RESUMES);
+    ck_assert_int_eq(removed_calls, 0);
+    ck_assert_uint_eq(atomic_load(&r[0].other_events), 0);  /* resumes only */
+    for (int k = 1; k < RESUMES; k++)
+        ck_assert_uint_gt(r[0].iteration[k], r[0].iteration[k - 1]);
+    struct loop_stats st;
+    loop_stats(l, &st);
+    ck_assert_uint_eq(st.resumes, RESUMES);
+    ck_assert_int_eq(loop_execute(l, remove_watch_task, &r[0]), 0);
+    stop_loop(l);
+    close(fds[0]);
+    close(fds[1]);
+}
+END_TEST
+
+/* ---- faults ------------------------------------------------------------------- */
+
+/* The fd numbered like the loop's epoll instance: the one eventpoll fd
+ * this process opened since `since` (a bitmap of fds open before). */
+static int find_new_epoll_fd(const bool *since, int n)
+{
+    for (int fd = 0; fd < n; fd++) {
+        char path[64], target[64];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        ssize_t len = readlink(path, target, sizeof(target) - 1);
+        if (len <= 0 || since[fd])
+            continue;
+        target[len] = '\0';
+        if (strcmp(target, "anon_inode:[eventpoll]") == 0)
+            return fd;
+    }
+    return -1;
+}
+
+static atomic_int counted;
+
+static void count_task(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&counted, 1);
+}
+
+/* Break the loop's epoll fd under it (dup2 /dev/null over it): every
+ * epoll_wait now fails with EINVAL. The loop counts it and backs off
+ * instead of spinning, still runs its tasks, and still stops. */
+START_TEST(a_broken_epoll_fd_is_counted_and_does_not_spin)
+{
+    enum { FDS = 256 };
+    bool before[FDS] = { false };
+    for (int fd = 0; fd < FDS; fd++) {
+        char path[64], target[8];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        before[fd] = readlink(path, target, sizeof(target)) > 0;
+    }
+    struct loop *l = start_loop(50);
+    int epfd = find_new_epoll_fd(before, FDS);
+    ck_assert_int_ge(epfd, 0);
+    int null_fd = open("/dev/null", O_RDONLY);
+    ck_assert_int_eq(dup2(null_fd, epfd), epfd);
+    close(null_fd);
+    struct loop_stats a, b;
+    usleep(100000);
+    loop_stats(l, &a);
+    usleep(500000);
+    loop_stats(l, &b);
+    uint64_t iterations = b.iterations - a.iterations;
+    printf("broken epoll fd: %llu iterations and %llu wait errors in 0.5 s\n",
+           (unsigned long long)iterations, (unsigned long long)b.wait_errors);
+    ck_assert_uint_gt(b.wait_errors, 0);
+    /* One per back-off (100 ms) at most: 5, and a spare. A spinning loop
+     * goes round hundreds of thousands of times. */
+    ck_assert_uint_le(iterations, 500 / LOOP_WAIT_ERROR_BACKOFF_MS + 1);
+    ck_assert_int_eq(loop_execute(l, count_task, NULL), 0);
+    uint64_t deadline = tn_now_ms() + 5000;
+    while (atomic_load(&counted) == 0 && tn_now_ms() < deadline)
+        usleep(1000);
+    ck_assert_int_eq(atomic_load(&counted), 1);  /* tasks still run */
+    stop_loop(l);
+}
+END_TEST
+
+static _Atomic bool gate_open, gate_entered;
+
+static void gate_task(void *arg)
+{
+    (void)arg;
+    atomic_store(&gate_entered, true);
+    while (!atomic_load(&gate_open))
+        usleep(1000);
+}
+
+/* A loop's task queue holds max_tasks at most: the next is refused with
+ * -EAGAIN and counted, and the ones taken all run. */
+START_TEST(a_full_task_queue_refuses_and_counts)
+{
+    enum { MAX = 8 };
+    struct loop_opts o = { .name = "small-queue", .io_ratio_pct = 50,
+                           .role = ROLE_WORKER_LOOP, .max_tasks = MAX };
+    struct loop *l = loop_create(&o);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_int_eq(loop_start(l), 0);
+    ck_assert_int_eq(loop_execute(l, gate_task, NULL), 0);
+    while (!atomic_load(&gate_entered))        /* the loop holds it: queue empty */
+        usleep(1000);
+    for (int i = 0; i < MAX; i++)
+        ck_assert_int_eq(loop_execute(l, count_task, NULL), 0);
+    ck_assert_int_eq(loop_execute(l, count_task, NULL), -EAGAIN);
+    ck_assert_int_eq(loop_execute(l, count_task, NULL), -EAGAIN);
+    struct loop_stats st;
+    loop_stats(l, &st);
+    ck_assert_uint_eq(st.tasks_rejected, 2);
+    ck_assert_uint_eq(st.queued, MAX);
+    atomic_store(&gate_open, true);
+    uint64_t deadline = tn_now_ms() + 5000;
+    while (atomic_load(&counted) < MAX && tn_now_ms() < deadline)
+        usleep(1000);
+    ck_assert_int_eq(atomic_load(&counted), MAX);
+    ck_assert_int_eq(loop_execute(l, count_task, NULL), 0);   /* room again */
+    stop_loop(l);
+    ck_assert_int_eq(atomic_load(&counted), MAX + 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("loop");
@@ -549,6 +734,9 @@ int main(void)
     tcase_add_test(run, await_on_the_loop_is_refused);
     tcase_add_test(run, io_ratio_sets_the_task_share);
     tcase_add_test(run, checker_flags_long_handlers_only);
+    tcase_add_test(run, a_resumed_watch_is_called_once_per_iteration_without_input);
+    tcase_add_test(run, a_broken_epoll_fd_is_counted_and_does_not_spin);
+    tcase_add_test(run, a_full_task_queue_refuses_and_counts);
     suite_add_tcase(s, run);
     return ts_run(s);
 }

@@ -485,7 +485,8 @@ struct channel *channel_open(struct loop *l, int fd, uint64_t id,
     ch->loop = l;
     ch->id = id;
     ch->host = host;
-    ch->watch = (struct loop_watch){ fd, EPOLLIN, channel_io_cb, ch };
+    ch->watch = (struct loop_watch){ .fd = fd, .events = EPOLLIN, .cb = channel_io_cb,
+                                     .arg = ch };
     if (loop_watch_add(l, &ch->watch) < 0) {
         echo_session_free(&ch->session);
         free(ch);

@@ -229,8 +229,9 @@ static int open_bosses(struct loop_server *s)
             return rc;
         if (i == 0)
             lo.port = net_acceptor_port(&b->acceptor);   /* the others join it */
-        b->watch = (struct loop_watch){ b->acceptor.listen_fd, EPOLLIN | EPOLLEXCLUSIVE,
-                                        on_acceptable, b };
+        b->watch = (struct loop_watch){ .fd = b->acceptor.listen_fd,
+                                        .events = EPOLLIN | EPOLLEXCLUSIVE,
+                                        .cb = on_acceptable, .arg = b };
     }
     return 0;
 }
@@ -270,7 +271,8 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
     net_ignore_sigpipe();
     s->board = server_board_create(o->model, &s->opts);
 
-    struct loop_opts lo = { NULL, s->opts.io_ratio_pct, s->board, ROLE_WORKER_LOOP };
+    struct loop_opts lo = { .io_ratio_pct = s->opts.io_ratio_pct, .board = s->board,
+                            .role = ROLE_WORKER_LOOP };
     s->workers_group = loop_group_create(s->nworkers, o->worker_prefix, &lo);
     if (o->bosses > 0) {
         lo.role = ROLE_BOSS;
