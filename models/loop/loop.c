@@ -418,21 +418,28 @@ static bool resumes_waiting(const struct loop *l)
     return l->resumes.resume_next != &l->resumes;
 }
 
-/* Call the watches that asked, once each. The list is moved aside first:
- * a callback that asks again lands on the loop's list, for the next
- * iteration, and one that removes another watch unlinks it from here. */
-static void run_resumes(struct loop *l)
+/* Move the watches that asked so far onto `due` (a sentinel), before this
+ * iteration's callbacks run: whatever those ask lands on the loop's list,
+ * for the next iteration, behind the fds that become ready meanwhile. */
+static void take_resumes(struct loop *l, struct loop_watch *due)
 {
-    struct loop_watch now;
+    due->resume_next = due->resume_prev = due;
     if (!resumes_waiting(l))
         return;
-    now.resume_next = l->resumes.resume_next;
-    now.resume_prev = l->resumes.resume_prev;
-    now.resume_next->resume_prev = &now;
-    now.resume_prev->resume_next = &now;
+    due->resume_next = l->resumes.resume_next;
+    due->resume_prev = l->resumes.resume_prev;
+    due->resume_next->resume_prev = due;
+    due->resume_prev->resume_next = due;
     l->resumes.resume_next = l->resumes.resume_prev = &l->resumes;
-    while (now.resume_next != &now) {
-        struct loop_watch *w = now.resume_next;
+}
+
+/* Call the due watches, once each, in the order they asked. One that was
+ * ready on its fd too was served already (and unlinked); one removed
+ * meanwhile is gone from the list. */
+static void run_resumes(struct loop *l, struct loop_watch *due)
+{
+    while (due->resume_next != due) {
+        struct loop_watch *w = due->resume_next;
         resume_unlink(w);
         atomic_store_explicit(&l->busy_since_ns, loop_now_ns(), memory_order_relaxed);
         w->cb(w->arg, LOOP_EV_RESUME);
@@ -555,6 +562,7 @@ static void loop_iteration(struct loop *l)
      * STUB: nanosleep(&nap, NULL);
      */
     struct epoll_event events[LOOP_MAX_EVENTS];
+    struct loop_watch due;                /* resumes asked for before this iteration */
 
     /* 1. Wait for I/O. The flag first, then one more look at the queue:
      *    see the comment at the top of this file. */
@@ -569,7 +577,8 @@ static void loop_iteration(struct loop *l)
         n = 0;
     }
 
-    /* 2. Handle the ready fds, timing it. */
+    /* 2. Handle the ready fds, then the resumed watches, timing it. */
+    take_resumes(l, &due);
     uint64_t io_start = loop_now_ns();
     board_thread_state_at(l->board, &l->on_board, STATE_RUNNING, io_start);
     set_phase(l, LOOP_PHASE_IO);
@@ -584,7 +593,7 @@ static void loop_iteration(struct loop *l)
         w->cb(w->arg, ev);
         atomic_store_explicit(&l->busy_since_ns, 0, memory_order_relaxed);
     }
-    run_resumes(l);                       /* after the ready fds: their turn came */
+    run_resumes(l, &due);                 /* after the ready fds: their turn came */
     uint64_t io_ns = loop_now_ns() - io_start;
     bump(&l->io_ns, io_ns);
 
