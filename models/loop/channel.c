@@ -747,7 +747,11 @@ void channel_stop_reading(struct channel *ch)
         return;                        /* the line's return goes on from here */
     if (ch->read_left == 0)
         ch->state = CHANNEL_INPUT_ENDED;
-    on_input(ch);                      /* answer what is buffered, read what is held */
+    /* Answering what is buffered and reading what is held is a wakeup's
+     * work, under its budget, in the loop's next I/O phase: done here, in
+     * the stop's task, a loop of busy channels would run every one of
+     * them before the stop's next task (its hard timeout) got a turn. */
+    loop_watch_resume(ch->loop, &ch->watch);
 }
 
 void channel_close_now(struct channel *ch)
