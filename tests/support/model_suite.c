@@ -1421,9 +1421,10 @@ static bool is_loop_model(const char *model)
     return strcmp(model, "reactor") == 0 || strcmp(model, "multireactor") == 0;
 }
 
-/* Two pipelined !sleep 1000 lines on one connection, a ping on another
- * (on the same loop: one worker). The first sleep stalls the loop, as it
- * must; the second waits its turn behind the ping. A loop that answered
+/* Two pipelined !sleep 1000 lines on one connection, then, once the first
+ * has begun, a ping on another (on the same loop: one worker). The first
+ * sleep stalls the loop, as it must; the second waits its turn behind the
+ * ping. A loop that answered
  * every buffered line before going back to epoll answered the ping after
  * both, two seconds late. Threads answer the ping at once anyway. */
 START_TEST(a_pipelined_slow_line_waits_behind_other_connections)
@@ -1441,6 +1442,7 @@ START_TEST(a_pipelined_slow_line_waits_behind_other_connections)
     ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 5);
 
     tn_send_str(hog, "!sleep 1000\n!sleep 1000\n");
+    usleep(100000);                           /* the first sleep has begun */
     tn_send_str(other, "ping\n");
     ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 5);
     /* The ping is answered: the hog has one reply at most by now, and its
