@@ -89,9 +89,8 @@ static bool settle(struct channel *ch, struct batch *b);
 
 /* ---- the budget (Netty's maxMessagesPerRead, Redis's per-client fairness) ---- */
 
-static void batch_begin(struct batch *b, uint64_t read_ns)
+static void batch_begin(struct batch *b, uint64_t read_ns, uint64_t now)
 {
-    uint64_t now = loop_now_ns();
     *b = (struct batch){ .read_ns = read_ns ? read_ns : now,
                          .deadline_ns = now + CHANNEL_HANDLER_BUDGET_US * 1000ull };
 }
@@ -443,7 +442,7 @@ static void offload_done(void *arg)
     }
     ch->state = input_state(ch);
     struct batch b;
-    batch_begin(&b, o->read_ns);
+    batch_begin(&b, o->read_ns, loop_now_ns());
     bool queued = append_out(ch, o->line, o->len);
     free(o);
     if (!queued) {
@@ -635,6 +634,16 @@ static int read_some(struct channel *ch, size_t *allowance)
     return 1;
 }
 
+/* Is a stop's hard timeout past? Its force-close task may still wait
+ * behind other channels' wakeups; a channel that began another line now
+ * would hold the stop back by that line. */
+static bool past_stop_deadline(const struct channel *ch, uint64_t now)
+{
+    const struct channel_host *h = ch->host;
+    uint64_t deadline = h->stop_deadline_ns ? h->stop_deadline_ns(h->host_arg) : 0;
+    return deadline != 0 && now >= deadline;
+}
+
 /* Readable, or resumed: answer what is buffered, read, answer, until the
  * budget or the input runs out. */
 static void on_input(struct channel *ch)
@@ -643,8 +652,13 @@ static void on_input(struct channel *ch)
         drain_lingering(ch);
         return;
     }
+    uint64_t now = loop_now_ns();
+    if (past_stop_deadline(ch, now)) {
+        channel_end(ch, ECHO_END_STOPPED);
+        return;
+    }
     struct batch b;
-    batch_begin(&b, ch->unanswered_since_ns);
+    batch_begin(&b, ch->unanswered_since_ns, now);
     ch->unanswered_since_ns = 0;
     size_t allowance = CHANNEL_READ_BUDGET_BYTES;
     for (;;) {

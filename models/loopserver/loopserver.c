@@ -60,6 +60,7 @@ struct loop_server {
     _Atomic uint64_t next_conn_id;
     _Atomic uint64_t handoffs_failed;   /* accepted, but never served */
     _Atomic bool stopping;
+    _Atomic uint64_t stop_deadline_ns;  /* the stop's hard timeout, or 0 */
 
     pthread_mutex_t stop_lock;          /* for the stop's wait */
     pthread_cond_t all_closed;
@@ -106,6 +107,12 @@ static void on_channel_closed(struct channel *ch, void *arg)
 static bool is_stopping(void *arg)
 {
     return atomic_load(&((struct worker *)arg)->server->stopping);
+}
+
+static uint64_t stop_deadline(void *arg)
+{
+    return atomic_load_explicit(&((struct worker *)arg)->server->stop_deadline_ns,
+                                memory_order_relaxed);
 }
 
 /* A connection handed over by a boss. */
@@ -357,7 +364,7 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
             .linger_ms = s->opts.linger_ms, .board = s->board,
             .business = s->business, .high_water = CHANNEL_HIGH_WATER_BYTES,
             .low_water = CHANNEL_LOW_WATER_BYTES, .on_closed = on_channel_closed,
-            .host_arg = w, .stopping = is_stopping,
+            .host_arg = w, .stopping = is_stopping, .stop_deadline_ns = stop_deadline,
             .idle_timeout_ms = s->opts.idle_timeout_ms,
             .line_timeout_ms = s->opts.line_timeout_ms,
             .stall_timeout_ms = s->opts.stall_timeout_ms,
@@ -462,6 +469,7 @@ void loop_server_stop(struct loop_server *s)
      * for a loop to finish the line it is in, and a timeout restarted at
      * each would add those waits up. */
     uint64_t deadline_ns = loop_now_ns() + (uint64_t)s->opts.stop_timeout_ms * 1000000u;
+    atomic_store(&s->stop_deadline_ns, deadline_ns);  /* channels close past it */
     atomic_store(&s->stopping, true);
     board_mark_closing(s->board);
 

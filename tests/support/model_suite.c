@@ -1460,16 +1460,19 @@ START_TEST(a_pipelined_slow_line_waits_behind_other_connections)
 }
 END_TEST
 
-/* The graceful stop gives up at its timeout even when a connection has
- * ten !sleep 500 lines (5 s) pipelined: a line that has begun finishes --
- * the loop cannot be interrupted -- and then the rest are closed. The stop
- * takes the timeout (1 s), one line (0.5 s) and the quiet period (0.1 s);
- * the bound leaves a second more for a busy machine. A loop that ran every
- * buffered line first took the whole 5 s. Loop models only: the blocking
+/* The graceful stop gives up at its timeout even when ten connections
+ * each have two !sleep 400 lines pipelined (8 s in all, on one loop): a
+ * line that has begun finishes -- the loop cannot be interrupted -- and
+ * then the rest are closed; no connection begins another line past the
+ * deadline. The stop takes the timeout (1 s), one line (0.4 s) and the
+ * quiet period (0.1 s); the bound leaves a second more for a busy machine.
+ * A loop that ran every buffered line first took the whole 8 s; one whose
+ * channels each began one more line before the stop's task got its turn
+ * (a round of the ten: 4 s), about 4 s. Loop models only: the blocking
  * ones have no stop timeout. */
 START_TEST(the_stop_holds_its_timeout_behind_pipelined_slow_lines)
 {
-    enum { TIMEOUT_MS = 1000, LINE_MS = 500, LINES = 10 };
+    enum { TIMEOUT_MS = 1000, LINE_MS = 400, CONNS = 10, LINES = 2 };
     struct test_server t;
     struct server_opts o;
     char line[64];
@@ -1477,20 +1480,25 @@ START_TEST(the_stop_holds_its_timeout_behind_pipelined_slow_lines)
     o.workers = 1;
     o.stop_timeout_ms = TIMEOUT_MS;
     ts_start(&t, model_under_test, &o);
-    int fd = tn_connect(t.port);
-    tn_send_str(fd, "warm\n");
-    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 5);
-    for (int i = 0; i < LINES; i++)
-        tn_send_str(fd, "!sleep 500\n");
+    int fds[CONNS];
+    for (int c = 0; c < CONNS; c++) {
+        fds[c] = tn_connect(t.port);
+        tn_send_str(fds[c], "warm\n");
+        ck_assert_int_eq(tn_read_line(fds[c], line, sizeof(line)), 5);
+    }
+    for (int c = 0; c < CONNS; c++)
+        for (int i = 0; i < LINES; i++)
+            tn_send_str(fds[c], "!sleep 400\n");
     usleep(100000);                           /* the first has begun */
     uint64_t start = tn_now_ms();
     ts_stop_now(&t);
     uint64_t took = tn_now_ms() - start;
-    printf("  %-12s stop behind %d pipelined !sleep %d: %llu ms (timeout %d ms)\n",
-           model_under_test, LINES, LINE_MS, (unsigned long long)took, TIMEOUT_MS);
+    printf("  %-12s stop behind %d x %d pipelined !sleep %d: %llu ms (timeout %d ms)\n",
+           model_under_test, CONNS, LINES, LINE_MS, (unsigned long long)took, TIMEOUT_MS);
     ck_assert_msg(took < TIMEOUT_MS + LINE_MS + 1000, "the stop took %llu ms with a "
                   "%d ms timeout", (unsigned long long)took, TIMEOUT_MS);
-    close(fd);
+    for (int c = 0; c < CONNS; c++)
+        close(fds[c]);
 }
 END_TEST
 
@@ -1537,7 +1545,7 @@ static void reset_during_sleep(int offload_threads, const char *what)
     usleep(100000);                           /* the sleep has begun */
     tn_close_reset(fd);
     assert_quiet_after_reset(what);
-    ts_stop(&t);
+    ts_stop_checked(&t, what);
 }
 
 START_TEST(a_reset_while_offloaded_does_not_spin)
