@@ -119,7 +119,9 @@ void channel_refuse(struct channel *ch);
 
 /* For a graceful stop: the channel answers every byte the kernel holds
  * for it now, reads nothing after that, flushes, and closes with a linger
- * so that a client still sending gets its answers and EOF, not a reset. */
+ * so that a client still sending gets its answers and EOF, not a reset.
+ * It does so in its next wakeups (a resume), under its budget: this call
+ * never runs a handler. Past host->stop_deadline_ns it closes instead. */
 void channel_stop_reading(struct channel *ch);
 
 /* Close now, whatever is pending (the stop timeout). */

@@ -549,15 +549,22 @@ static void loop_iteration(struct loop *l)
 {
     /* LAB 03 BEGIN: one iteration of the loop. 1. Wait for I/O: set
      * `sleeping`, then epoll_wait with wait_timeout_ms(l) (0 when tasks
-     * wait), then clear `sleeping` (the wakeup rule's other half). 2. Call
-     * each ready watch's callback (w->cb(w->arg, events)), timing the
-     * I/O (io_ns), with busy_since_ns set around each callback for the
-     * blocked checker. 3. Run timers and tasks for as long as ioRatio
-     * allows: run_tasks(l, loop_task_budget_ns(io_ns, l->io_ratio_pct)).
-     * Count the iteration. Keep the phases and board states as you go.
+     * wait), then clear `sleeping` (the wakeup rule's other half); if it
+     * failed, let wait_failed(l, errno) deal with it. 2. Take the resumed
+     * watches (take_resumes), call each ready watch's callback
+     * (w->cb(w->arg, events), adding LOOP_EV_RESUME and unlinking a watch
+     * that was also waiting for a resume), then the resumed ones
+     * (run_resumes), timing the I/O (io_ns), with busy_since_ns set around
+     * each callback for the blocked checker. 3. Run timers and tasks for
+     * as long as ioRatio allows: run_tasks(l, loop_task_budget_ns(io_ns,
+     * l->io_ratio_pct)). Count the iteration. Keep the phases and board
+     * states as you go.
      * STUB: (void)wait_timeout_ms(l);
      * STUB: (void)set_phase;
      * STUB: (void)run_tasks;
+     * STUB: (void)wait_failed;
+     * STUB: (void)take_resumes;
+     * STUB: (void)run_resumes;
      * STUB: struct timespec nap = { 0, 1000000 };
      * STUB: nanosleep(&nap, NULL);
      */

@@ -146,14 +146,13 @@ static void register_task(void *arg)
         channel_refuse(ch);         /* replies, lingers, closes: never blocks */
 }
 
-/* Stop: end every channel's input; each answers, flushes and closes. */
+/* Stop: end every channel's input; each answers, flushes and closes, in
+ * its own next wakeups. */
 static void shutdown_inputs_task(void *arg)
 {
     struct worker *w = arg;
-    for (struct channel *ch = w->channels, *next; ch; ch = next) {
-        next = ch->next;
-        channel_stop_reading(ch);      /* may close and free ch */
-    }
+    for (struct channel *ch = w->channels; ch; ch = ch->next)
+        channel_stop_reading(ch);
 }
 
 /* The hard timeout passed: close what is left. */
