@@ -177,7 +177,7 @@ static void drain_lingering(struct channel *ch)
 {
     char sink[4096];
     size_t allowance = CHANNEL_READ_BUDGET_BYTES;
-    ssize_t n;
+    ssize_t n = -EAGAIN;
     while (allowance > 0 && (n = net_read(ch->watch.fd, sink, sizeof(sink))) > 0)
         allowance -= (size_t)n < allowance ? (size_t)n : allowance;
     if (allowance > 0 && n != -EAGAIN)
