@@ -386,6 +386,44 @@ START_TEST(stop_loses_no_received_line)
 }
 END_TEST
 
+/* The same with --offload 2 (the blocking models sleep on their own
+ * thread): the stop comes while the !sleep is on the business pool and
+ * the lines behind it wait in the channel's buffer, all read already.
+ * They are answered when the sleep comes back, then EOF. (The channel once
+ * took "the stop's bytes are all read" for "close after this reply", and
+ * dropped them.) */
+START_TEST(stop_loses_no_line_waiting_behind_an_offloaded_one)
+{
+    enum { AFTER = 100 };
+    struct test_server t;
+    struct server_opts o;
+    char line[64], want[32];
+    ts_opts(&o);
+    o.offload_threads = 2;
+    ts_start(&t, model_under_test, &o);
+    int fd = tn_connect(t.port);
+    char burst[16 + AFTER * 16];
+    size_t len = (size_t)sprintf(burst, "!sleep 300\n");
+    for (int i = 0; i < AFTER; i++)
+        len += (size_t)sprintf(burst + len, "behind %d\n", i);
+    tn_send(fd, burst, len);
+    usleep(100000);                           /* the sleep has begun */
+    pthread_t stopper_thread;
+    struct stopper st = { &t };
+    pthread_create(&stopper_thread, NULL, stop_cb, &st);
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 11);
+    for (int i = 0; i < AFTER; i++) {
+        ssize_t n = tn_read_line(fd, line, sizeof(line));
+        snprintf(want, sizeof(want), "behind %d\n", i);
+        ck_assert_msg(n == (ssize_t)strlen(want) && memcmp(line, want, (size_t)n) == 0,
+                      "line 'behind %d' lost in the stop (read %zd)", i, n);
+    }
+    ck_assert_int_eq(tn_read_eof(fd), 0);
+    pthread_join(stopper_thread, NULL);
+    close(fd);
+}
+END_TEST
+
 /* ---- a client we did not write -------------------------------------------- */
 
 START_TEST(socat_client_echoes)
@@ -1610,6 +1648,7 @@ Suite *model_suite(const char *model_name)
     TCase *stop = tcase_create("stop");
     tcase_set_timeout(stop, 30);
     tcase_add_test(stop, stop_loses_no_received_line);
+    tcase_add_test(stop, stop_loses_no_line_waiting_behind_an_offloaded_one);
     if (is_loop_model(model_name))
         tcase_add_test(stop, the_stop_holds_its_timeout_behind_pipelined_slow_lines);
     suite_add_tcase(s, stop);
