@@ -78,7 +78,8 @@ struct offload {
 
 /* One wakeup's allowance and what it answered. */
 struct batch {
-    uint64_t read_ns;            /* when the lines answered were read, at the latest */
+    uint64_t read_ns;            /* the lines answered were read at or after this:
+                                  * their latency errs long, never short */
     uint64_t deadline_ns;        /* the handler budget ends */
     uint32_t lines;              /* answered in this wakeup */
     bool spent;                  /* the budget ran out: come back for the rest */
