@@ -4,6 +4,7 @@
  * the callbacks counted). */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,12 +25,22 @@
 
 static struct loop *start_loop(int io_ratio)
 {
-    struct loop_opts o = { "test-loop", io_ratio, NULL, ROLE_WORKER_LOOP };
+    struct loop_opts o = { .name = "test-loop", .io_ratio_pct = io_ratio,
+                           .role = ROLE_WORKER_LOOP };
     struct loop *l = loop_create(&o);
     ck_assert_ptr_nonnull(l);
     ck_assert_int_eq(loop_start(l), 0);
     return l;
 }
+
+/* Wait (at most 5 s) until cond holds: what a loop does "soon" may take a
+ * while on a loaded machine, so tests poll instead of sleeping a guess. */
+#define WAIT_UNTIL(cond) \
+    do { \
+        uint64_t until_ms_ = tn_now_ms() + 5000; \
+        while (!(cond) && tn_now_ms() < until_ms_) \
+            usleep(1000); \
+    } while (0)
 
 static void stop_loop(struct loop *l)
 {
@@ -91,7 +102,7 @@ END_TEST
 
 START_TEST(group_spreads_round_robin)
 {
-    struct loop_opts o = { NULL, 50, NULL, ROLE_WORKER_LOOP };
+    struct loop_opts o = { .io_ratio_pct = 50, .role = ROLE_WORKER_LOOP };
     struct loop_group *g = loop_group_create(3, "w", &o);
     ck_assert_ptr_nonnull(g);
     ck_assert(!g->power_of_two);
@@ -185,7 +196,7 @@ START_TEST(wakeup_written_only_when_needed)
     loop_stats(l, &before_burst);
     for (int i = 0; i < 1000; i++)
         loop_execute(l, nested_task, NULL);
-    usleep(50000);
+    WAIT_UNTIL(atomic_load(&nested_ran) >= 1000);
     loop_stats(l, &st);
     ck_assert_int_eq(atomic_load(&nested_ran), 1000);
     /* A write only wakes a sleeping loop: never more writes than times the
@@ -197,7 +208,7 @@ START_TEST(wakeup_written_only_when_needed)
     ck_assert_uint_ge(st.wakeups_written, 1);
     uint64_t before = st.wakeups_written;
     loop_execute(l, execute_from_inside, l);
-    usleep(50000);
+    WAIT_UNTIL(atomic_load(&nested_ran) >= 1100);
     loop_stats(l, &st);
     ck_assert_int_eq(atomic_load(&nested_ran), 1100);
     ck_assert_uint_le(st.wakeups_written, before + 1);   /* the outer one only */
@@ -242,7 +253,7 @@ START_TEST(timers_fire_in_deadline_order_never_early)
         args[i] = (struct timer_arg){ i, loop_now_ns() + delay_ms * 1000000u };
         loop_timer_release(loop_schedule(l, delay_ms, timer_cb, &args[i]));
     }
-    usleep(400000);
+    WAIT_UNTIL(atomic_load(&nfired) >= N);
     stop_loop(l);
     ck_assert_int_eq(atomic_load(&nfired), N);
     for (int i = 0; i < N; i++) {
@@ -290,13 +301,14 @@ START_TEST(cancel_before_and_after_firing)
     struct loop_timer *early = loop_schedule(l, 50, tick_cb, NULL);
     ck_assert(loop_timer_cancel(early));          /* before: it never runs */
     struct loop_timer *late = loop_schedule(l, 5, tick_cb, NULL);
-    usleep(100000);
-    ck_assert_int_eq(atomic_load(&ticks), 1);     /* only `late` ran */
+    WAIT_UNTIL(atomic_load(&ticks) >= 1);
+    usleep(60000);                                /* past `early`'s deadline */
+    int ran = atomic_load(&ticks);
+    ck_assert_int_eq(ran, 1);                     /* only `late` ran */
     ck_assert(!loop_timer_cancel(late));          /* after: nothing to stop */
     struct loop_timer *dropped = loop_schedule(l, 10000, tick_cb, NULL);
-    usleep(20000);
     struct loop_stats st;
-    loop_stats(l, &st);
+    WAIT_UNTIL((loop_stats(l, &st), st.timers == 1));
     ck_assert_uint_eq(st.timers, 1);              /* the pending one */
     stop_loop(l);                                 /* drops the pending one */
     ck_assert_int_eq(atomic_load(&ticks), 1);
@@ -321,8 +333,10 @@ START_TEST(a_timer_can_cancel_itself)
 {
     struct loop *l = start_loop(50);
     atomic_store(&self_cancelling, loop_schedule_at_fixed_rate(l, 5, 5, cancel_self_cb, NULL));
-    usleep(200000);
-    ck_assert_int_eq(atomic_load(&ticks), 3);
+    WAIT_UNTIL(atomic_load(&ticks) >= 3);
+    usleep(50000);                                /* a fourth would come now */
+    int ticked = atomic_load(&ticks);
+    ck_assert_int_eq(ticked, 3);
     stop_loop(l);
 }
 END_TEST
@@ -360,8 +374,10 @@ START_TEST(promise_listeners_run_on_the_loop_once)
     ck_assert_int_eq(promise_await(p, 5000), 0);  /* from a foreign thread */
     pthread_join(th, NULL);
     ck_assert_int_eq(promise_add_listener(p, listener_cb, NULL), 0); /* after */
-    usleep(50000);
-    ck_assert_int_eq(atomic_load(&listener_runs), 3);
+    WAIT_UNTIL(atomic_load(&listener_runs) >= 3);
+    usleep(20000);                                /* a fourth run would come now */
+    int runs = atomic_load(&listener_runs);
+    ck_assert_int_eq(runs, 3);
     ck_assert_int_eq(atomic_load(&listener_on_loop), 3);
     ck_assert_int_eq(promise_state(p), PROMISE_SUCCESS);
     promise_release(p);
@@ -395,8 +411,9 @@ START_TEST(await_on_the_loop_is_refused)
     struct loop *l = start_loop(50);
     struct promise *pending = promise_create(l);
     loop_execute(l, await_inside, pending);
-    usleep(50000);
-    ck_assert_int_eq(atomic_load(&await_on_loop_rc), -EDEADLK);
+    WAIT_UNTIL(atomic_load(&await_on_loop_rc) != 1);
+    int rc = atomic_load(&await_on_loop_rc);
+    ck_assert_int_eq(rc, -EDEADLK);
     ck_assert_int_eq(promise_await(pending, 20), -ETIMEDOUT);
     promise_cancel(pending);
     ck_assert_int_eq(promise_state(pending), PROMISE_CANCELLED);
@@ -467,7 +484,7 @@ static double measure_task_share(int ratio)
 {
     ratio_loop = start_loop(ratio);
     int efd = eventfd(1, EFD_NONBLOCK);         /* readable, never read */
-    struct loop_watch w = { efd, EPOLLIN, io_burn_cb, NULL };
+    struct loop_watch w = { .fd = efd, .events = EPOLLIN, .cb = io_burn_cb };
     loop_execute(ratio_loop, add_watch_task, &w);
     struct flood f = { .l = ratio_loop };
     pthread_t th;
@@ -528,6 +545,201 @@ START_TEST(checker_flags_long_handlers_only)
 }
 END_TEST
 
+/* ---- resumed watches ---------------------------------------------------------- */
+
+enum { RESUMES = 5 };
+
+struct resumer {
+    struct loop *l;
+    struct loop_watch w;
+    atomic_int calls;
+    _Atomic uint32_t other_events;     /* anything but LOOP_EV_RESUME seen */
+    uint64_t iteration[RESUMES];       /* the loop's iteration count at each call */
+};
+
+/* Called first for its fd (readable once: it reads it), then for the
+ * resumes it asks for. */
+static void resumer_cb(void *arg, uint32_t events)
+{
+    struct resumer *r = arg;
+    struct loop_stats st;
+    loop_stats(r->l, &st);
+    int k = atomic_fetch_add(&r->calls, 1);
+    if (k < RESUMES)
+        r->iteration[k] = st.iterations;
+    if (k == 0) {
+        uint64_t v;
+        ck_assert(events & EPOLLIN);
+        ck_assert_int_eq(read(r->w.fd, &v, sizeof(v)), sizeof(v));
+    } else {
+        atomic_fetch_or(&r->other_events, events & ~LOOP_EV_RESUME);
+    }
+    if (k + 1 < RESUMES) {
+        loop_watch_resume(r->l, &r->w);        /* more to do, nothing new on the fd */
+        loop_watch_resume(r->l, &r->w);        /* twice is once */
+    }
+}
+
+static void start_resuming_task(void *arg)
+{
+    struct resumer *r = arg;                   /* r[0] resumes; r[1] is removed */
+    ck_assert_int_eq(loop_watch_add(r[0].l, &r[0].w), 0);
+    ck_assert_int_eq(loop_watch_add(r[1].l, &r[1].w), 0);
+    loop_watch_resume(r[1].l, &r[1].w);
+    loop_watch_remove(r[1].l, &r[1].w);        /* removed: never called */
+}
+
+static void remove_watch_task(void *arg)
+{
+    struct resumer *r = arg;
+    loop_watch_remove(r->l, &r->w);
+}
+
+/* A watch whose fd is no longer ready is called again, once per
+ * iteration, for as long as it asks -- never in the iteration that asked,
+ * which would let it run again before the other ready fds -- and the loop
+ * does not sleep meanwhile (a loop that blocked in epoll_wait would never
+ * call it: no timer, no task, no fd would wake it). A removed watch's
+ * resume is dropped. */
+START_TEST(a_resumed_watch_is_called_once_per_iteration_without_input)
+{
+    struct loop *l = start_loop(50);
+    struct resumer r[2] = { { .l = l }, { .l = l } };
+    /* r[0]'s fd is ready once, r[1]'s never. */
+    int fds[2] = { eventfd(1, EFD_NONBLOCK), eventfd(0, EFD_NONBLOCK) };
+    for (int i = 0; i < 2; i++)
+        r[i].w = (struct loop_watch){ .fd = fds[i], .events = EPOLLIN, .cb = resumer_cb,
+                                      .arg = &r[i] };
+    ck_assert_int_eq(loop_execute(l, start_resuming_task, r), 0);
+    uint64_t deadline = tn_now_ms() + 5000;
+    while (atomic_load(&r[0].calls) < RESUMES && tn_now_ms() < deadline)
+        usleep(1000);
+    usleep(50000);                             /* a sixth call would come now */
+    int calls = atomic_load(&r[0].calls), removed_calls = atomic_load(&r[1].calls);
+    ck_assert_int_eq(calls, RESUMES);
+    ck_assert_int_eq(removed_calls, 0);
+    ck_assert_uint_eq(atomic_load(&r[0].other_events), 0);  /* resumes only */
+    for (int k = 1; k < RESUMES; k++)
+        ck_assert_uint_gt(r[0].iteration[k], r[0].iteration[k - 1]);
+    struct loop_stats st;
+    loop_stats(l, &st);
+    ck_assert_uint_eq(st.resumes, RESUMES - 1);
+    ck_assert_int_eq(loop_execute(l, remove_watch_task, &r[0]), 0);
+    stop_loop(l);
+    close(fds[0]);
+    close(fds[1]);
+}
+END_TEST
+
+/* ---- faults ------------------------------------------------------------------- */
+
+/* The fd numbered like the loop's epoll instance: the one eventpoll fd
+ * this process opened since `since` (a bitmap of fds open before). */
+static int find_new_epoll_fd(const bool *since, int n)
+{
+    for (int fd = 0; fd < n; fd++) {
+        char path[64], target[64];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        ssize_t len = readlink(path, target, sizeof(target) - 1);
+        if (len <= 0 || since[fd])
+            continue;
+        target[len] = '\0';
+        if (strcmp(target, "anon_inode:[eventpoll]") == 0)
+            return fd;
+    }
+    return -1;
+}
+
+static atomic_int counted;
+
+static void count_task(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&counted, 1);
+}
+
+/* Break the loop's epoll fd under it (dup2 /dev/null over it): every
+ * epoll_wait now fails with EINVAL. The loop counts it and backs off
+ * instead of spinning, still runs its tasks, and still stops. */
+START_TEST(a_broken_epoll_fd_is_counted_and_does_not_spin)
+{
+    enum { FDS = 256 };
+    bool before[FDS] = { false };
+    for (int fd = 0; fd < FDS; fd++) {
+        char path[64], target[8];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        before[fd] = readlink(path, target, sizeof(target)) > 0;
+    }
+    struct loop *l = start_loop(50);
+    int epfd = find_new_epoll_fd(before, FDS);
+    ck_assert_int_ge(epfd, 0);
+    int null_fd = open("/dev/null", O_RDONLY);
+    ck_assert_int_eq(dup2(null_fd, epfd), epfd);
+    close(null_fd);
+    /* The loop may be asleep in the epoll it had: a task wakes it (its
+     * eventfd is registered there), and the task runs, broken fd or not. */
+    ck_assert_int_eq(loop_execute(l, count_task, NULL), 0);
+    uint64_t deadline = tn_now_ms() + 5000;
+    while (atomic_load(&counted) == 0 && tn_now_ms() < deadline)
+        usleep(1000);
+    ck_assert_int_eq(atomic_load(&counted), 1);
+    struct loop_stats a, b;
+    loop_stats(l, &a);
+    usleep(500000);
+    loop_stats(l, &b);
+    uint64_t iterations = b.iterations - a.iterations;
+    printf("broken epoll fd: %llu iterations and %llu wait errors in 0.5 s\n",
+           (unsigned long long)iterations, (unsigned long long)b.wait_errors);
+    ck_assert_uint_gt(b.wait_errors, 0);
+    /* One per back-off (100 ms) at most: 5, and a spare. A spinning loop
+     * goes round hundreds of thousands of times. */
+    ck_assert_uint_le(iterations, 500 / LOOP_WAIT_ERROR_BACKOFF_MS + 1);
+    stop_loop(l);
+}
+END_TEST
+
+static _Atomic bool gate_open, gate_entered;
+
+static void gate_task(void *arg)
+{
+    (void)arg;
+    atomic_store(&gate_entered, true);
+    while (!atomic_load(&gate_open))
+        usleep(1000);
+}
+
+/* A loop's task queue holds max_tasks at most: the next is refused with
+ * -EAGAIN and counted, and the ones taken all run. */
+START_TEST(a_full_task_queue_refuses_and_counts)
+{
+    enum { MAX = 8 };
+    struct loop_opts o = { .name = "small-queue", .io_ratio_pct = 50,
+                           .role = ROLE_WORKER_LOOP, .max_tasks = MAX };
+    struct loop *l = loop_create(&o);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_int_eq(loop_start(l), 0);
+    ck_assert_int_eq(loop_execute(l, gate_task, NULL), 0);
+    while (!atomic_load(&gate_entered))        /* the loop holds it: queue empty */
+        usleep(1000);
+    for (int i = 0; i < MAX; i++)
+        ck_assert_int_eq(loop_execute(l, count_task, NULL), 0);
+    ck_assert_int_eq(loop_execute(l, count_task, NULL), -EAGAIN);
+    ck_assert_int_eq(loop_execute(l, count_task, NULL), -EAGAIN);
+    struct loop_stats st;
+    loop_stats(l, &st);
+    ck_assert_uint_eq(st.tasks_rejected, 2);
+    ck_assert_uint_eq(st.queued, MAX);
+    atomic_store(&gate_open, true);
+    uint64_t deadline = tn_now_ms() + 5000;
+    while (atomic_load(&counted) < MAX && tn_now_ms() < deadline)
+        usleep(1000);
+    ck_assert_int_eq(atomic_load(&counted), MAX);
+    ck_assert_int_eq(loop_execute(l, count_task, NULL), 0);   /* room again */
+    stop_loop(l);
+    ck_assert_int_eq(atomic_load(&counted), MAX + 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("loop");
@@ -549,6 +761,9 @@ int main(void)
     tcase_add_test(run, await_on_the_loop_is_refused);
     tcase_add_test(run, io_ratio_sets_the_task_share);
     tcase_add_test(run, checker_flags_long_handlers_only);
+    tcase_add_test(run, a_resumed_watch_is_called_once_per_iteration_without_input);
+    tcase_add_test(run, a_broken_epoll_fd_is_counted_and_does_not_spin);
+    tcase_add_test(run, a_full_task_queue_refuses_and_counts);
     suite_add_tcase(s, run);
     return ts_run(s);
 }

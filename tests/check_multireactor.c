@@ -3,13 +3,18 @@
  * connection for its whole life, a !sleep that stalls only its own loop,
  * and connections opening and closing from many threads (run it under
  * make check-tsan). */
+#include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "loopserver/loopserver.h"
 #include "model_suite.h"
 #include "multireactor/multireactor.h"
 #include "testnet.h"
@@ -155,6 +160,98 @@ START_TEST(connections_churn_from_many_threads)
 }
 END_TEST
 
+/* ---- failures at the edges -------------------------------------------------------- */
+
+/* A listener on a free loopback port, without SO_REUSEPORT: no one can
+ * join it. Returns the fd; *port is its port. */
+static int occupy_a_port(uint16_t *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET,
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(a);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(fd, 8), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* --bosses 2 on a port in use: the first boss fails to bind, the second
+ * was never opened. The start fails with EADDRINUSE and closes nothing it
+ * did not open -- an unopened boss once had fd 0 (calloc's), and the
+ * cleanup closed stdin. */
+START_TEST(a_failed_start_closes_no_fd_it_did_not_open)
+{
+    uint16_t port;
+    int holder = occupy_a_port(&port);
+    int null_fd = open("/dev/null", O_RDONLY);
+    ck_assert_int_eq(dup2(null_fd, 0), 0);    /* fd 0 is open, and ours */
+    close(null_fd);
+    struct server_opts o;
+    ts_opts(&o);
+    o.listen.port = port;
+    o.bosses = 2;
+    o.workers = 1;
+    ck_assert_ptr_null(multireactor_start(&o));
+    ck_assert_int_eq(errno, EADDRINUSE);
+    ck_assert_msg(fcntl(0, F_GETFD) >= 0, "the failed start closed fd 0");
+    close(holder);
+}
+END_TEST
+
+/* A worker whose task queue holds one task, stuck in an inline !sleep:
+ * the boss hands it one connection (queued) and cannot hand it two more.
+ * Those two are closed and counted, and give back their places: the stop
+ * then waits for no connection that will never close. (Before, each lost
+ * hand-off stayed counted as open, and the stop waited its whole
+ * timeout.) */
+START_TEST(a_failed_hand_off_is_counted_and_does_not_hold_the_stop)
+{
+    enum { STOP_TIMEOUT_MS = 5000 };
+    struct server_opts opts;
+    ts_opts(&opts);
+    opts.stop_timeout_ms = STOP_TIMEOUT_MS;
+    struct loop_server_opts o = {
+        .model = "multireactor", .boss_prefix = "boss", .worker_prefix = "worker",
+        .bosses = 1, .workers = 1, .worker_max_tasks = 1, .opts = &opts,
+    };
+    struct loop_server *s = loop_server_start(&o);
+    ck_assert_ptr_nonnull(s);
+    uint16_t port = loop_server_port(s);
+    char line[64];
+    int sleeper = tn_connect(port);
+    tn_send_str(sleeper, "hi\n");
+    ck_assert_int_eq(tn_read_line(sleeper, line, sizeof(line)), 3);
+    tn_send_str(sleeper, "!sleep 1000\n");
+    usleep(100000);                            /* the worker sleeps */
+    int queued = tn_connect(port);
+    uint64_t deadline = tn_now_ms() + 5000;    /* its hand-off takes the one place */
+    usleep(100000);
+    int lost[2] = { tn_connect(port), tn_connect(port) };
+    while (loop_server_handoffs_failed(s) < 2 && tn_now_ms() < deadline)
+        usleep(1000);
+    ck_assert_uint_eq(loop_server_handoffs_failed(s), 2);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_le(tn_read_eof(lost[i]), 0);   /* closed: EOF or a reset */
+        close(lost[i]);
+    }
+    ck_assert_int_eq(tn_read_line(sleeper, line, sizeof(line)), 12);
+    tn_send_str(queued, "served\n");           /* the queued one is served */
+    ck_assert_int_eq(tn_read_line(queued, line, sizeof(line)), 7);
+    close(sleeper);
+    close(queued);
+    deadline = tn_now_ms() + 5000;
+    while (loop_server_worker_channels(s, 0) > 0 && tn_now_ms() < deadline)
+        usleep(1000);
+    uint64_t start = tn_now_ms();
+    loop_server_stop(s);
+    uint64_t took = tn_now_ms() - start;
+    ck_assert_msg(took < STOP_TIMEOUT_MS / 2, "the stop took %llu ms: it waited for "
+                  "connections that were never handed over", (unsigned long long)took);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = model_suite("multireactor");
@@ -164,6 +261,8 @@ int main(void)
     tcase_add_test(tc, one_thread_per_connection_for_life);
     tcase_add_test(tc, sleep_stalls_only_its_own_loop);
     tcase_add_test(tc, connections_churn_from_many_threads);
+    tcase_add_test(tc, a_failed_start_closes_no_fd_it_did_not_open);
+    tcase_add_test(tc, a_failed_hand_off_is_counted_and_does_not_hold_the_stop);
     suite_add_tcase(s, tc);
     return ts_run(s);
 }

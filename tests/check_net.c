@@ -1,4 +1,5 @@
-/* check_net.c -- the lingering close, on a socket pair we control.
+/* check_net.c -- the lingering close, on a socket pair we control; and a
+ * name lookup that fails with EAI_SYSTEM.
  *
  * A lingering close waits while the peer keeps taking our output, and
  * gives up linger_ms after it stops; but never lingers longer than
@@ -7,7 +8,10 @@
  * (SIOCOUTQ), with no TCP window in between.
  */
 #include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -84,6 +88,45 @@ START_TEST(a_peer_that_keeps_reading_is_waited_for_up_to_the_cap)
 }
 END_TEST
 
+/* ---- a lookup that fails with EAI_SYSTEM -------------------------------------- */
+
+/* This binary's getaddrinfo stands in for libc's (the executable's symbol
+ * wins): while failing_lookups is set it fails the way a resolver out of
+ * fds or memory can, EAI_SYSTEM, with errno left at 0. */
+static atomic_bool failing_lookups;
+
+int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+                struct addrinfo **res)
+{
+    if (atomic_load(&failing_lookups)) {
+        errno = 0;
+        return EAI_SYSTEM;
+    }
+    int (*real)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
+    *(void **)&real = dlsym(RTLD_NEXT, "getaddrinfo");
+    return real(node, service, hints, res);
+}
+
+/* EAI_SYSTEM with errno 0 once made the lookup return 0, "resolved", with
+ * the address never written: a parse that succeeds into garbage. */
+START_TEST(eai_system_is_an_error_even_without_errno)
+{
+    struct sockaddr_storage addr;
+    socklen_t len = 0;
+    char err[128];
+    ck_assert_int_eq(net_parse_hostport("127.0.0.1:7", &addr, &len, err, sizeof(err)), 0);
+    atomic_store(&failing_lookups, true);
+    ck_assert_int_eq(net_parse_hostport("127.0.0.1:7", &addr, &len, err, sizeof(err)),
+                     -EINVAL);
+    struct net_acceptor a;
+    struct net_listen_opts lo = { .bind = "127.0.0.1" };
+    int rc = net_acceptor_open(&a, &lo, true);
+    ck_assert_int_lt(rc, 0);
+    ck_assert_int_eq(a.listen_fd, -1);
+    atomic_store(&failing_lookups, false);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("net");
@@ -92,5 +135,8 @@ int main(void)
     tcase_add_test(tc, a_peer_that_reads_nothing_is_cut_after_linger_ms);
     tcase_add_test(tc, a_peer_that_keeps_reading_is_waited_for_up_to_the_cap);
     suite_add_tcase(s, tc);
+    TCase *lookup = tcase_create("lookup");
+    tcase_add_test(lookup, eai_system_is_an_error_even_without_errno);
+    suite_add_tcase(s, lookup);
     return ts_run(s);
 }

@@ -1,12 +1,61 @@
-/* channel.c -- nonblocking read, decide, buffer, write. See channel.h.
+/* channel.c -- a connection's life on its loop, as one state machine. See
+ * channel.h.
  *
- *   readable --> read into the session (until EAGAIN or the budget)
- *            --> next line --> !cpu/!sleep: offload (later lines wait)
- *                          --> or do it here, on the loop (the lesson)
- *                          --> append the reply to out
- *            --> write out as far as the socket takes it
- *   writable --> write out; below low water, read again
- *   EOF      --> answer what is left, flush, close
+ * One wakeup (channel_io_cb):
+ *
+ *   EPOLLERR, EPOLLHUP  --> lingering: read to the end; else close now
+ *   EPOLLIN, or a resume --> answer the lines already buffered, read more
+ *                            (16 KiB at most), answer those ... until the
+ *                            budget (1024 lines or 1 ms of handlers) runs
+ *                            out; write what the socket takes; lines left?
+ *                            ask the loop to come back (loop_watch_resume)
+ *   EPOLLOUT             --> write; move on if the output drained
+ *
+ * The states (memcached's drive_machine: a connection is in one state, and
+ * only the transitions below move it):
+ *
+ *                 output above high water
+ *      +--------+ ----------------------> +--------+
+ *      |  OPEN  |                         | PAUSED |
+ *      |        | <---------------------- |        |
+ *      +--------+  output below low water +--------+
+ *       | |   ^                             |   |
+ *       | |   | the line is back            |   | the stop, nothing held
+ *       | |   |                             |   v
+ *       | |  +-----------+   a reset   +--------+   +-------------+
+ *       | +->| OFFLOADED |-----------> | CLOSED |   | INPUT_ENDED |
+ *       |    +-----------+  (EPOLLERR, +--------+   +-------------+
+ *       |     !cpu/!sleep    EPOLLHUP)  freed when    ^   |    |
+ *       |     with --offload            the line      |   |    | flushed,
+ *       |                               is back       |   |    | after EOF
+ *       +---- EOF, or the stop's bytes all read ------+   |    v
+ *       |                                                 |  (closed)
+ *       |                     flushed, after a stop       |
+ *       |    +-----------+ <------------------------------+
+ *       |    | LINGERING | --- EOF, a reset, the linger timer ---> (closed)
+ *       |    +-----------+
+ *       |          ^ flushed
+ *       |    +-----------+
+ *       +--->|  CLOSING  |  !quit, a line too long (also from PAUSED and
+ *            +-----------+  INPUT_ENDED), or refused (--max-conns)
+ *
+ *   OPEN         reads, answers lines, writes
+ *   PAUSED       answers what is buffered, writes; reads nothing
+ *   OFFLOADED    waits for the business pool: reads nothing, answers
+ *                nothing (later lines keep their order); back to OPEN, or
+ *                to INPUT_ENDED if a stop's bytes are all read already
+ *   INPUT_ENDED  answers what is buffered (a !cpu/!sleep line there goes to
+ *                OFFLOADED like any other), writes, then closes (EOF) or
+ *                lingers (a stop: the client may still be sending)
+ *   CLOSING      writes the last reply, then lingers
+ *   LINGERING    write side shut; reads and drops until EOF or the timer
+ *   CLOSED       fd closed, the channel kept for its offloaded line
+ *
+ * In every state but CLOSED: EPOLLHUP or EPOLLERR (a reset), a read or
+ * write error, a timeout, the stop's hard timeout, or running out of
+ * memory closes the channel at once. A hang-up ends LINGERING as its EOF
+ * does. No state ignores a hang-up: one that did (the old OFFLOADED, with
+ * EPOLLIN dropped) would be woken for it by epoll on every iteration.
  */
 #include "channel.h"
 
@@ -27,10 +76,55 @@ struct offload {
     char line[];                 /* the reply (the echoed line), copied */
 };
 
-static void channel_io_cb(void *arg, uint32_t events);
-static bool process_lines(struct channel *ch, uint64_t read_ns);
+/* One wakeup's allowance and what it answered. */
+struct batch {
+    uint64_t read_ns;            /* the lines answered were read at or after this:
+                                  * their latency errs long, never short */
+    uint64_t deadline_ns;        /* the handler budget ends */
+    uint32_t lines;              /* answered in this wakeup */
+    bool spent;                  /* the budget ran out: come back for the rest */
+};
 
-/* ---- ending ------------------------------------------------------------- */
+static bool process_lines(struct channel *ch, struct batch *b);
+static bool settle(struct channel *ch, struct batch *b);
+
+/* ---- the budget (Netty's maxMessagesPerRead, Redis's per-client fairness) ---- */
+
+static void batch_begin(struct batch *b, uint64_t read_ns, uint64_t now)
+{
+    *b = (struct batch){ .read_ns = read_ns ? read_ns : now,
+                         .deadline_ns = now + CHANNEL_HANDLER_BUDGET_US * 1000ull };
+}
+
+/* Count a line answered. The clock is read every CHANNEL_LINES_PER_CLOCK
+ * lines, and after a line that did work, which costs far more than the
+ * read: a plain line pays an increment and two compares. */
+static void batch_count(struct batch *b, bool did_work)
+{
+    b->lines++;
+    if (b->lines >= CHANNEL_LINES_PER_WAKEUP ||
+        ((did_work || b->lines % CHANNEL_LINES_PER_CLOCK == 0) &&
+         loop_now_ns() >= b->deadline_ns))
+        b->spent = true;
+}
+
+/* ---- states ----------------------------------------------------------------- */
+
+static bool answers_lines(const struct channel *ch)
+{
+    return ch->state == CHANNEL_OPEN || ch->state == CHANNEL_PAUSED ||
+           ch->state == CHANNEL_INPUT_ENDED;
+}
+
+/* Where a channel goes when its line comes back from the pool, or its
+ * output drains: reading again, or, if a stop's bytes are all read,
+ * answering what is left. */
+static enum channel_state input_state(const struct channel *ch)
+{
+    return ch->read_left == 0 ? CHANNEL_INPUT_ENDED : CHANNEL_OPEN;
+}
+
+/* ---- ending ----------------------------------------------------------------- */
 
 static void channel_free(struct channel *ch)
 {
@@ -44,7 +138,7 @@ static void channel_free(struct channel *ch)
 static void channel_end(struct channel *ch, enum echo_end end)
 {
     const struct channel_host *h = ch->host;
-    if (ch->watch.fd < 0)
+    if (ch->state == CHANNEL_CLOSED)
         return;
     if (ch->linger_timer) {
         loop_timer_cancel(ch->linger_timer);
@@ -61,18 +155,34 @@ static void channel_end(struct channel *ch, enum echo_end end)
     board_conn_ended(h->board, ch->id, end, h->stopping && h->stopping(h->host_arg),
                      ch->lines);
     h->on_closed(ch, h->host_arg);
-    if (ch->waiting_offload)
-        ch->dead = true;        /* offload_done frees it */
+    if (ch->state == CHANNEL_OFFLOADED)
+        ch->state = CHANNEL_CLOSED;     /* offload_done frees it */
     else
         channel_free(ch);
 }
 
-/* How a lingering close ends: it followed a refusal, a stop, or an error
- * reply. */
-static enum echo_end linger_end(const struct channel *ch)
+/* The socket reported a hang-up or an error: a reset, as a rule. Its
+ * pending error says which, for the board. */
+static void end_on_socket_error(struct channel *ch)
 {
-    return ch->refused ? ECHO_END_REFUSED
-         : ch->stopping ? ECHO_END_EOF : ECHO_END_QUIT;
+    int err = 0;
+    socklen_t len = sizeof(err);
+    getsockopt(ch->watch.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    channel_end(ch, err == 0 || err == ECONNRESET || err == EPIPE ? ECHO_END_RESET
+                                                                  : ECHO_END_IO_ERROR);
+}
+
+/* Lingering: read and drop what the client still sends (one read budget
+ * per wakeup, like any channel); its EOF or a reset ends the linger. */
+static void drain_lingering(struct channel *ch)
+{
+    char sink[4096];
+    size_t allowance = CHANNEL_READ_BUDGET_BYTES;
+    ssize_t n = -EAGAIN;
+    while (allowance > 0 && (n = net_read(ch->watch.fd, sink, sizeof(sink))) > 0)
+        allowance -= (size_t)n < allowance ? (size_t)n : allowance;
+    if (allowance > 0 && n != -EAGAIN)
+        channel_end(ch, ch->linger_end);
 }
 
 static void linger_expired(void *arg)
@@ -86,9 +196,30 @@ static void linger_expired(void *arg)
          * away. Give it another linger_ms. */
         ch->linger_timer = loop_schedule(ch->loop, (uint64_t)ch->host->linger_ms,
                                          linger_expired, ch);
-        return;
+        if (ch->linger_timer)
+            return;
     }
-    channel_end(ch, linger_end(ch));
+    channel_end(ch, ch->linger_end);
+}
+
+/* The reply before a close is out: shut our side, keep reading and
+ * dropping the client's bytes until it closes too, or until linger_ms pass
+ * in which it took none of our output, so the reply is not destroyed by a
+ * reset (nginx's lingering close). Returns false if the channel ended (no
+ * memory for the timer that bounds the linger: it closes at once). */
+static bool start_lingering(struct channel *ch)
+{
+    ch->state = CHANNEL_LINGERING;
+    shutdown(ch->watch.fd, SHUT_WR);
+    ch->linger_unacked = SIZE_MAX;
+    net_peer_took_output(ch->watch.fd, &ch->linger_unacked);
+    ch->linger_timer = loop_schedule(ch->loop, (uint64_t)ch->host->linger_ms,
+                                     linger_expired, ch);
+    if (!ch->linger_timer) {
+        channel_end(ch, ch->linger_end);
+        return false;
+    }
+    return true;
 }
 
 /* ---- timeouts (Netty's IdleStateHandler, done lazily) ------------------------ *
@@ -116,7 +247,9 @@ static uint64_t next_deadline(const struct channel *ch)
     return next;
 }
 
-static void arm_deadline(struct channel *ch, uint64_t now)
+/* Set the timer for the next deadline. Returns false, the timer unset,
+ * when out of memory. */
+static bool arm_deadline(struct channel *ch, uint64_t now)
 {
     uint64_t when = next_deadline(ch);
     if (!when) {
@@ -128,6 +261,15 @@ static void arm_deadline(struct channel *ch, uint64_t now)
     }
     uint64_t delay_ms = when > now ? (when - now + 999999) / 1000000 : 0;
     ch->deadline_timer = loop_schedule(ch->loop, delay_ms, check_deadlines, ch);
+    return ch->deadline_timer != NULL;
+}
+
+/* Re-arm from the timer itself; a channel whose timeouts can no longer be
+ * watched is closed rather than left unwatched. */
+static void rearm_deadline(struct channel *ch, uint64_t now)
+{
+    if (!arm_deadline(ch, now))
+        channel_end(ch, ECHO_END_NO_MEMORY);
 }
 
 static void check_deadlines(void *arg)
@@ -137,8 +279,8 @@ static void check_deadlines(void *arg)
     uint64_t now = loop_now_ns();
     loop_timer_release(ch->deadline_timer);
     ch->deadline_timer = NULL;
-    if (ch->lingering || ch->waiting_offload) {
-        arm_deadline(ch, now);     /* closing already, or the pool has it */
+    if (ch->state == CHANNEL_LINGERING || ch->state == CHANNEL_OFFLOADED) {
+        rearm_deadline(ch, now);   /* closing already, or the pool has it */
         return;
     }
     if (h->stall_timeout_ms > 0 && channel_pending_output(ch) > 0 &&
@@ -162,30 +304,18 @@ static void check_deadlines(void *arg)
         return;
     }
     /* LAB 05 END */
-    arm_deadline(ch, now);
+    rearm_deadline(ch, now);
 }
 
-/* The reply before a close is out: shut our side, keep reading and
- * dropping the client's bytes until it closes too, or until linger_ms pass
- * in which it took none of our output, so the reply is not destroyed by a
- * reset (nginx's lingering close). */
-static void start_lingering(struct channel *ch)
-{
-    ch->lingering = true;
-    shutdown(ch->watch.fd, SHUT_WR);
-    ch->linger_unacked = SIZE_MAX;
-    net_peer_took_output(ch->watch.fd, &ch->linger_unacked);
-    ch->linger_timer = loop_schedule(ch->loop, (uint64_t)ch->host->linger_ms,
-                                     linger_expired, ch);
-}
 
-/* ---- output ------------------------------------------------------------- */
+/* ---- output ----------------------------------------------------------------- */
 
 size_t channel_pending_output(const struct channel *ch)
 {
     return ch->out_len - ch->out_off;
 }
 
+/* Queue bytes to send. Returns false when out of memory (nothing queued). */
 static bool append_out(struct channel *ch, const char *data, size_t len)
 {
     if (channel_pending_output(ch) == 0)
@@ -236,64 +366,96 @@ static bool flush(struct channel *ch)
     return true;
 }
 
-/* Decide what to watch for, and whether the channel is done. Returns
- * false if it ended. */
-static bool update(struct channel *ch)
+/* The transitions that depend on the output: pause and resume reading at
+ * the water marks, and close or linger once the last reply is out
+ * (lines_left: the budget ran out with lines still to answer, so not yet).
+ * Then tell the loop what to watch. Returns false if the channel ended. */
+static bool update(struct channel *ch, bool lines_left)
 {
     size_t pending = channel_pending_output(ch);
-    if (ch->reading_paused && pending <= ch->host->low_water)
-        ch->reading_paused = false;
-    else if (!ch->reading_paused && pending > ch->host->high_water)
-        ch->reading_paused = true;
-
-    if (pending == 0 && !ch->waiting_offload) {
-        if (ch->closing && !ch->lingering)
-            start_lingering(ch);
-        else if (ch->peer_closed && !ch->lingering) {
-            channel_end(ch, ECHO_END_EOF);
-            return false;
+    switch (ch->state) {
+    case CHANNEL_OPEN:
+        if (pending > ch->host->high_water)
+            ch->state = CHANNEL_PAUSED;
+        break;
+    case CHANNEL_PAUSED:
+        if (pending <= ch->host->low_water) {
+            ch->state = input_state(ch);
+            if (ch->state == CHANNEL_INPUT_ENDED)
+                return update(ch, lines_left);
         }
+        break;
+    case CHANNEL_INPUT_ENDED:
+        if (pending > 0 || lines_left)
+            break;
+        if (ch->read_left == 0) {     /* a stop's bytes: the client may still send */
+            ch->linger_end = ECHO_END_EOF;
+            if (!start_lingering(ch))
+                return false;
+            break;
+        }
+        channel_end(ch, ECHO_END_EOF);
+        return false;
+    case CHANNEL_CLOSING:
+        if (pending == 0 && !start_lingering(ch))
+            return false;
+        break;
+    case CHANNEL_OFFLOADED:
+    case CHANNEL_LINGERING:
+    case CHANNEL_CLOSED:
+        break;
     }
     uint32_t events = 0;
-    if (ch->lingering || (!ch->reading_paused && !ch->waiting_offload &&
-                          !ch->peer_closed && !ch->closing))
+    if (ch->state == CHANNEL_OPEN || ch->state == CHANNEL_LINGERING)
         events |= EPOLLIN;
     if (pending > 0)
         events |= EPOLLOUT;
-    loop_watch_modify(ch->loop, &ch->watch, events);
+    if (loop_watch_modify(ch->loop, &ch->watch, events) < 0) {
+        channel_end(ch, ECHO_END_IO_ERROR);
+        return false;
+    }
     return true;
 }
 
-/* ---- offload ------------------------------------------------------------ */
+/* ---- offload ---------------------------------------------------------------- */
 
 /* Back on the loop: the offloaded line's reply, then the lines behind it. */
 static void offload_done(void *arg)
 {
-    /* LAB 04 BEGIN: back on the loop's thread. The channel stops waiting;
-     * if the client left meanwhile (ch->dead), free the channel and the
-     * task and stop. Else append the offloaded line's reply to the
-     * channel's output (append_out), count it (ch->lines, and
-     * ch->batch_lines for the timing), free the task, and go on with the
-     * lines that waited behind it (process_lines(ch, the task's read_ns)):
-     * that is what keeps the replies in order.
+    /* LAB 04 BEGIN: back on the loop's thread. If the client left
+     * meanwhile (the channel is CHANNEL_CLOSED), free the channel and the
+     * task and stop. Else the channel leaves CHANNEL_OFFLOADED
+     * (input_state), and a new batch begins (batch_begin, from the task's
+     * read_ns): append the offloaded line's reply to the channel's output
+     * (append_out; out of memory ends the channel with
+     * ECHO_END_NO_MEMORY), count it (ch->lines, batch_count), free the
+     * task, and go on with the lines that waited behind it
+     * (process_lines, then settle): that is what keeps the replies in
+     * order.
      * STUB: (void)arg;
      */
     struct offload *o = arg;
     struct channel *ch = o->ch;
-    ch->waiting_offload = false;
-    if (ch->dead) {               /* the client left meanwhile */
+    if (ch->state == CHANNEL_CLOSED) {  /* the client left meanwhile */
         channel_free(ch);
         free(o);
         return;
     }
-    append_out(ch, o->line, o->len);
-    ch->lines++;
-    uint64_t read_ns = o->read_ns;
+    ch->state = input_state(ch);
+    struct batch b;
+    batch_begin(&b, o->read_ns, loop_now_ns());
+    bool queued = append_out(ch, o->line, o->len);
     free(o);
+    if (!queued) {
+        channel_end(ch, ECHO_END_NO_MEMORY);
+        return;
+    }
+    ch->lines++;
     /* The offloaded line's reply is counted with the lines behind it, which
      * have waited since about the same read. */
-    ch->batch_lines++;
-    process_lines(ch, read_ns);
+    batch_count(&b, true);
+    if (process_lines(ch, &b))
+        settle(ch, &b);
     /* LAB 04 END */
 }
 
@@ -305,7 +467,9 @@ static void offload_run(void *arg, struct pool_thread *self)
      * while it sleeps (pool_thread_board(self), board_thread_state). Then
      * send the reply home: the channel belongs to its loop's thread, so do
      * not touch it here; queue offload_done on the channel's loop
-     * (loop_execute). If the loop no longer takes tasks, free the task.
+     * (loop_execute). A full queue (-EAGAIN) is waited out, not dropped:
+     * the channel waits for this reply. If the loop no longer takes tasks,
+     * free the task.
      * STUB: struct offload *o = arg;
      * STUB: (void)self;
      * STUB: (void)offload_done;
@@ -322,7 +486,10 @@ static void offload_run(void *arg, struct pool_thread *self)
         board_thread_state(board, me, STATE_RUNNING);
     /* The channel lives until this task comes back, so ch is valid here;
      * the loop outlives every channel. */
-    if (loop_execute(o->ch->loop, offload_done, o) < 0)
+    int rc;
+    while ((rc = loop_execute(o->ch->loop, offload_done, o)) == -EAGAIN || rc == -ENOMEM)
+        echo_sleep_ms(1);          /* the loop is behind: this thread can wait */
+    if (rc < 0)
         free(o);
     /* LAB 04 END */
 }
@@ -340,9 +507,10 @@ static bool offload(struct channel *ch, const struct echo_reply *r, uint64_t rea
     o->len = r->len;
     memcpy(o->line, r->data, r->len);
     o->work.data = o->line;
-    ch->waiting_offload = true;
+    enum channel_state was = ch->state;
+    ch->state = CHANNEL_OFFLOADED;     /* before the submit: the pool may answer at once */
     if (pool_submit(ch->host->business, offload_run, o, ch->id) < 0) {
-        ch->waiting_offload = false;
+        ch->state = was;
         free(o);
         return false;
     }
@@ -350,23 +518,23 @@ static bool offload(struct channel *ch, const struct echo_reply *r, uint64_t rea
     return true;
 }
 
-/* ---- input -------------------------------------------------------------- */
+/* ---- input ------------------------------------------------------------------ */
 
-/* Answer the complete lines received, in order, until one must wait.
- * read_ns: when the bytes were read. A line's handling time, as in every
- * model, runs from the read that completed it to its reply being written.
- * Returns false if the channel ended (it may be freed: do not touch it). */
-static bool process_lines(struct channel *ch, uint64_t read_ns)
+/* Answer the complete lines received, in order, while the state answers
+ * lines and the budget lasts. Returns false if the channel ended (it may be
+ * freed: do not touch it). */
+static bool process_lines(struct channel *ch, struct batch *b)
 {
     const struct channel_host *h = ch->host;
     struct board *board = h->board;
     struct echo_reply reply;
 
-    while (!ch->waiting_offload && !ch->closing &&
+    while (answers_lines(ch) && !b->spent &&
            echo_session_next(&ch->session, loop_name(ch->loop), &reply)) {
-        if (reply.work != ECHO_WORK_NONE && h->business) {
-            if (offload(ch, &reply, read_ns))
-                break;                /* later lines wait for this one */
+        bool did_work = reply.work != ECHO_WORK_NONE;
+        if (did_work && h->business) {
+            if (offload(ch, &reply, b->read_ns))
+                return true;          /* later lines wait for this one */
             reply.data = ECHO_ERR_BUSY;
             reply.len = sizeof(ECHO_ERR_BUSY) - 1;
             reply.work = ECHO_WORK_NONE;
@@ -383,148 +551,222 @@ static bool process_lines(struct channel *ch, uint64_t read_ns)
             return false;
         }
         ch->lines++;
-        ch->batch_lines++;
         if (reply.error == ECHO_ERROR_BAD_ARGUMENT)
             board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
         if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
             board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
-        if (reply.close_after)
-            ch->closing = true;
+        if (reply.close_after) {
+            ch->state = CHANNEL_CLOSING;
+            ch->linger_end = reply.error == ECHO_ERROR_LINE_TOO_LONG ? ECHO_END_TOO_LONG
+                                                                     : ECHO_END_QUIT;
+        }
+        batch_count(b, did_work);
     }
+    return true;
+}
+
+/* After a wakeup's lines: the line clock, the write, the board, what to
+ * watch, and a resume if the budget ran out. Returns false if the channel
+ * ended. */
+static bool settle(struct channel *ch, struct batch *b)
+{
+    struct board *board = ch->host->board;
     /* The line clock: a partial line left over starts it (or keeps it if
-     * no line completed meanwhile). */
+     * no line completed meanwhile). With the budget spent, what is left
+     * starts with whole lines: the next wakeup settles it. */
     if (echo_decoder_pending(&ch->session.decoder) == 0)
         ch->partial_since_ns = 0;
-    else if (ch->partial_since_ns == 0 || ch->batch_lines > 0)
+    else if (!b->spent && (ch->partial_since_ns == 0 || b->lines > 0))
         ch->partial_since_ns = ch->last_read_ns;
     if (!flush(ch))
         return false;
-    if (board && ch->batch_lines) {
-        uint64_t took = board_now_ns() - read_ns;
-        for (uint64_t i = 0; i < ch->batch_lines; i++)
+    /* A line's handling time, as in every model, runs from the read that
+     * brought it to its reply being written (here: handed to the socket). */
+    if (board && b->lines) {
+        uint64_t took = board_now_ns() - b->read_ns;
+        for (uint32_t i = 0; i < b->lines; i++)
             board_record_latency(board, took);
-        board_add(board, CTR_LINES, ch->batch_lines);
-        board_thread_lines(board, loop_board_ref(ch->loop), ch->batch_lines);
+        board_add(board, CTR_LINES, b->lines);
+        board_thread_lines(board, loop_board_ref(ch->loop), b->lines);
     }
-    ch->batch_lines = 0;
-    return update(ch);
+    if (b->spent) {
+        /* Lines may be left in our buffer, where epoll cannot see them:
+         * the loop serves the other ready channels, then comes back. */
+        ch->unanswered_since_ns = b->read_ns;
+        loop_watch_resume(ch->loop, &ch->watch);
+    }
+    return update(ch, b->spent);
 }
 
-/* Read what is there (up to the budget), then answer it. */
-static void on_readable(struct channel *ch)
+/* One read into the session, within the wakeup's allowance and a stop's
+ * count. Returns 1 if bytes came, 0 if none did or may (EAGAIN, EOF, no
+ * room, nothing left to read), -1 if the channel ended. EOF and the last of
+ * a stop's bytes end the input (CHANNEL_INPUT_ENDED). */
+static int read_some(struct channel *ch, size_t *allowance)
 {
-    size_t budget = CHANNEL_READ_BUDGET_BYTES;
-    char sink[4096];
+    size_t room;
+    char *buf = echo_session_space(&ch->session, &room);
+    if (!buf) {
+        channel_end(ch, ECHO_END_NO_MEMORY);
+        return -1;
+    }
+    size_t want = room < *allowance ? room : *allowance;
+    if (ch->read_left < want)
+        want = ch->read_left;
+    if (want == 0)                    /* a line too long is decided first */
+        return 0;
+    ssize_t n = net_read(ch->watch.fd, buf, want);
+    if (n == -EAGAIN)
+        return 0;
+    if (n < 0) {
+        channel_end(ch, n == -ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR);
+        return -1;
+    }
+    if (n == 0) {
+        ch->state = CHANNEL_INPUT_ENDED;  /* half-close: still answer what came */
+        return 0;
+    }
+    echo_session_commit(&ch->session, (size_t)n);
+    board_add(ch->host->board, CTR_BYTES_IN, (uint64_t)n);
+    *allowance -= (size_t)n;
+    if (ch->read_left != SIZE_MAX && (ch->read_left -= (size_t)n) == 0)
+        ch->state = CHANNEL_INPUT_ENDED;  /* all that came before the stop */
+    ch->last_read_ns = loop_now_ns();
+    return 1;
+}
 
-    if (ch->lingering) {          /* drop what the client still sends */
-        ssize_t n;
-        while ((n = net_read(ch->watch.fd, sink, sizeof(sink))) > 0)
-            ;
-        if (n == 0 || n != -EAGAIN)
-            channel_end(ch, linger_end(ch));
+/* Is a stop's hard timeout past? Its force-close task may still wait
+ * behind other channels' wakeups; a channel that began another line now
+ * would hold the stop back by that line. */
+static bool past_stop_deadline(const struct channel *ch, uint64_t now)
+{
+    const struct channel_host *h = ch->host;
+    uint64_t deadline = h->stop_deadline_ns ? h->stop_deadline_ns(h->host_arg) : 0;
+    return deadline != 0 && now >= deadline;
+}
+
+/* Readable, or resumed: answer what is buffered, read, answer, until the
+ * budget or the input runs out. */
+static void on_input(struct channel *ch)
+{
+    if (ch->state == CHANNEL_LINGERING) {
+        drain_lingering(ch);
         return;
     }
-    while (budget > 0 && !ch->waiting_offload && !ch->closing && !ch->reading_paused) {
-        size_t room;
-        char *buf = echo_session_space(&ch->session, &room);
-        if (!buf) {
-            channel_end(ch, ECHO_END_NO_MEMORY);
-            return;
-        }
-        if (room == 0)                /* a line too long: let it be decided */
-            break;
-        size_t want = room < budget ? room : budget;
-        if (ch->stopping && ch->stop_left < want)
-            want = ch->stop_left;
-        ssize_t n = net_read(ch->watch.fd, buf, want);
-        if (n == -EAGAIN)
-            break;
-        if (n < 0) {
-            channel_end(ch, n == -ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR);
-            return;
-        }
-        if (n == 0) {
-            ch->peer_closed = true;   /* half-close: still answer what came */
-            break;
-        }
-        echo_session_commit(&ch->session, (size_t)n);
-        board_add(ch->host->board, CTR_BYTES_IN, (uint64_t)n);
-        if (ch->stopping && (ch->stop_left -= (size_t)n) == 0)
-            ch->closing = true;       /* all that came before the stop */
-        budget -= (size_t)n < budget ? (size_t)n : budget;
-        ch->last_read_ns = loop_now_ns();
-        if (!process_lines(ch, ch->last_read_ns))
-            return;                   /* ended (and freed) while answering */
+    uint64_t now = loop_now_ns();
+    if (past_stop_deadline(ch, now)) {
+        channel_end(ch, ECHO_END_STOPPED);
+        return;
     }
-    process_lines(ch, ch->last_read_ns);  /* EOF or nothing new: settle */
+    struct batch b;
+    batch_begin(&b, ch->unanswered_since_ns, now);
+    ch->unanswered_since_ns = 0;
+    size_t allowance = CHANNEL_READ_BUDGET_BYTES;
+    for (;;) {
+        if (!process_lines(ch, &b))
+            return;                   /* ended (and freed) while answering */
+        if (b.spent || ch->state != CHANNEL_OPEN)
+            break;
+        int got = read_some(ch, &allowance);
+        if (got < 0)
+            return;
+        if (got == 0 && ch->state == CHANNEL_OPEN)
+            break;                    /* nothing more for now */
+    }
+    settle(ch, &b);
 }
 
 static void channel_io_cb(void *arg, uint32_t events)
 {
     struct channel *ch = arg;
-    if (events & EPOLLOUT) {
-        if (!flush(ch) || !update(ch))
-            return;
+    if (events & (EPOLLERR | EPOLLHUP)) {
+        /* A reset (or our SHUT_WR and the client's FIN, when lingering).
+         * Epoll reports these whatever we watch, so every state must end
+         * on them, or the loop is woken for them again and again. */
+        if (ch->state == CHANNEL_LINGERING)
+            drain_lingering(ch);
+        else
+            end_on_socket_error(ch);
+        return;
     }
-    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-        on_readable(ch);
+    if (events & (EPOLLIN | LOOP_EV_RESUME)) {
+        on_input(ch);                 /* writes too, at its end */
+        return;
+    }
+    if ((events & EPOLLOUT) && flush(ch))
+        update(ch, false);
 }
 
-/* ---- opening and stopping ----------------------------------------------- */
+/* ---- opening and stopping --------------------------------------------------- */
 
 struct channel *channel_open(struct loop *l, int fd, uint64_t id,
                              const struct channel_host *host)
 {
     struct channel *ch = calloc(1, sizeof(*ch));
-    if (!ch || echo_session_init(&ch->session, host->model, id, host->max_line) < 0) {
-        free(ch);
-        close(fd);
-        return NULL;
-    }
+    if (!ch || echo_session_init(&ch->session, host->model, id, host->max_line) < 0)
+        goto out_free;
     net_set_nonblocking(fd, true);
     ch->loop = l;
     ch->id = id;
     ch->host = host;
-    ch->watch = (struct loop_watch){ fd, EPOLLIN, channel_io_cb, ch };
-    if (loop_watch_add(l, &ch->watch) < 0) {
-        echo_session_free(&ch->session);
-        free(ch);
-        close(fd);
-        return NULL;
-    }
+    ch->state = CHANNEL_OPEN;
+    ch->linger_end = ECHO_END_QUIT;
+    ch->read_left = SIZE_MAX;
+    ch->watch = (struct loop_watch){ .fd = fd, .events = EPOLLIN, .cb = channel_io_cb,
+                                     .arg = ch };
+    ch->last_read_ns = ch->last_drain_ns = loop_now_ns();
+    if ((host->idle_timeout_ms > 0 || host->line_timeout_ms > 0 ||
+         host->stall_timeout_ms > 0) && !arm_deadline(ch, ch->last_read_ns))
+        goto out_free_session;
+    if (loop_watch_add(l, &ch->watch) < 0)
+        goto out_cancel_timer;
     loop_channels_add(l, 1);
     board_add(host->board, CTR_ACTIVE, 1);
-    ch->last_read_ns = ch->last_drain_ns = loop_now_ns();
-    if (host->idle_timeout_ms > 0 || host->line_timeout_ms > 0 || host->stall_timeout_ms > 0)
-        arm_deadline(ch, ch->last_read_ns);
     return ch;
+
+out_cancel_timer:
+    if (ch->deadline_timer)
+        loop_timer_cancel(ch->deadline_timer);
+out_free_session:
+    echo_session_free(&ch->session);
+out_free:
+    free(ch);
+    close(fd);
+    return NULL;
 }
 
 void channel_refuse(struct channel *ch)
 {
-    ch->refused = true;
-    ch->closing = true;            /* read no requests; linger after the reply */
+    ch->state = CHANNEL_CLOSING;       /* read no requests; linger after the reply */
+    ch->linger_end = ECHO_END_REFUSED;
     board_add(ch->host->board, CTR_REJECTED, 1);
-    append_out(ch, ECHO_ERR_BUSY, sizeof(ECHO_ERR_BUSY) - 1);
+    if (!append_out(ch, ECHO_ERR_BUSY, sizeof(ECHO_ERR_BUSY) - 1)) {
+        channel_end(ch, ECHO_END_NO_MEMORY);
+        return;
+    }
     if (flush(ch))
-        update(ch);
+        update(ch, false);
 }
 
 void channel_stop_reading(struct channel *ch)
 {
+    if (ch->state != CHANNEL_OPEN && ch->state != CHANNEL_PAUSED &&
+        ch->state != CHANNEL_OFFLOADED)
+        return;                        /* its input has ended, or it is closing */
     /* Count what the kernel holds now: that much is read and answered
      * (later, if the channel waits for an offload or for its output to
      * drain), and nothing after it. No shutdown(SHUT_RD): the lingering
      * close needs to see the client's own EOF. */
-    size_t held = net_bytes_held(ch->watch.fd);
-    ch->stopping = true;
-    ch->stop_left = held;
-    if (held == 0)
-        ch->closing = true;
-    if (!ch->waiting_offload && !ch->reading_paused)
-        on_readable(ch);
-    else if (held == 0)
-        update(ch);
+    ch->read_left = net_bytes_held(ch->watch.fd);
+    if (ch->state == CHANNEL_OFFLOADED)
+        return;                        /* the line's return goes on from here */
+    if (ch->read_left == 0)
+        ch->state = CHANNEL_INPUT_ENDED;
+    /* Answering what is buffered and reading what is held is a wakeup's
+     * work, under its budget, in the loop's next I/O phase: done here, in
+     * the stop's task, a loop of busy channels would run every one of
+     * them before the stop's next task (its hard timeout) got a turn. */
+    loop_watch_resume(ch->loop, &ch->watch);
 }
 
 void channel_close_now(struct channel *ch)

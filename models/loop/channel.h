@@ -13,6 +13,15 @@
  * until the output drains below low water, so a client that sends and never
  * reads holds at most high water + one line of our memory.
  *
+ * Fairness: one wakeup answers at most CHANNEL_LINES_PER_WAKEUP lines or
+ * CHANNEL_HANDLER_BUDGET_US of handler time, whichever comes first, then
+ * the loop serves the other ready channels and comes back for the rest
+ * (loop_watch_resume). A `!cpu` line still stalls its loop for as long as
+ * it runs -- that is the lesson -- but the line after it waits its turn.
+ *
+ * A channel's life is one state (enum channel_state); channel.c draws the
+ * transitions at its top.
+ *
  * Every function: the channel's loop thread only.
  */
 #ifndef THREADLAB_CHANNEL_H
@@ -34,6 +43,25 @@
  * 16 KiB is what Redis reads of a client per event; at 256 KiB, 50 busy
  * clients under ThreadSanitizer made a round take 10 s. */
 #define CHANNEL_READ_BUDGET_BYTES (16u << 10)
+/* How many lines, or how long in handlers, one channel may take per wakeup
+ * before the loop turns to the others (Netty's maxMessagesPerRead, Redis's
+ * per-client fairness). The clock is read once per CHANNEL_LINES_PER_CLOCK
+ * lines, and after any line that did work (!cpu, !sleep), whose cost
+ * dwarfs a clock read: the budget costs the per-line path one counter. */
+#define CHANNEL_LINES_PER_WAKEUP 1024
+#define CHANNEL_HANDLER_BUDGET_US 1000
+#define CHANNEL_LINES_PER_CLOCK 64
+
+/* A channel's life (memcached's conn states). Drawn in channel.c. */
+enum channel_state {
+    CHANNEL_OPEN,        /* reading, answering lines, writing */
+    CHANNEL_PAUSED,      /* output above high water: no reads until below low water */
+    CHANNEL_OFFLOADED,   /* a line is on the business pool: reads and later lines wait */
+    CHANNEL_INPUT_ENDED, /* EOF, or the stop's bytes all read: answer, flush, close */
+    CHANNEL_CLOSING,     /* the last reply is queued (!quit, too long, busy): flush, linger */
+    CHANNEL_LINGERING,   /* write side shut: dropping input until EOF or the linger ends */
+    CHANNEL_CLOSED,      /* fd closed with a line still offloaded: freed when it returns */
+};
 
 struct channel;
 
@@ -52,6 +80,9 @@ struct channel_host {
     void (*on_closed)(struct channel *ch, void *host_arg);
     void *host_arg;
     bool (*stopping)(void *host_arg);   /* is the server stopping? */
+    /* When a stop's hard timeout passes (loop_now_ns), or 0 while no stop
+     * is under way; may be NULL. Read once per wakeup. */
+    uint64_t (*stop_deadline_ns)(void *host_arg);
 };
 
 struct channel {
@@ -62,15 +93,10 @@ struct channel {
     struct echo_session session;
     char *out;                   /* replies not yet written: out[off, len) */
     size_t out_off, out_len, out_cap;
-    bool reading_paused;         /* output above high water */
-    bool waiting_offload;        /* a line is on the business pool */
-    bool peer_closed;            /* EOF seen: answer the rest, flush, close */
-    bool closing;                /* !quit or too long: flush, then linger */
-    bool lingering;              /* write side shut: draining input */
-    bool dead;                   /* closed while a line was offloaded */
-    bool refused;                /* opened only to say "!err busy" */
-    bool stopping;               /* a graceful stop: read stop_left more */
-    size_t stop_left;            /* bytes held by the kernel at the stop */
+    enum channel_state state;    /* see the drawing in channel.c */
+    enum echo_end linger_end;    /* how a lingering close is counted when it ends */
+    size_t read_left;            /* bytes it may still read: SIZE_MAX, or a stop's count */
+    uint64_t unanswered_since_ns;/* read time of lines left for the next wakeup */
     struct loop_timer *linger_timer;
     size_t linger_unacked;       /* our bytes the peer had not acknowledged */
     int linger_periods;          /* linger_ms periods lingered so far */
@@ -78,7 +104,6 @@ struct channel {
     uint64_t partial_since_ns;   /* a partial line is waiting since, or 0 */
     uint64_t last_drain_ns;      /* output last shrank, or was empty */
     uint64_t lines;
-    uint64_t batch_lines;        /* answered since the last write, for timing */
     uint64_t last_read_ns;       /* when bytes last came in */
     struct channel *prev, *next; /* the model's list of channels */
 };
@@ -94,7 +119,9 @@ void channel_refuse(struct channel *ch);
 
 /* For a graceful stop: the channel answers every byte the kernel holds
  * for it now, reads nothing after that, flushes, and closes with a linger
- * so that a client still sending gets its answers and EOF, not a reset. */
+ * so that a client still sending gets its answers and EOF, not a reset.
+ * It does so in its next wakeups (a resume), under its budget: this call
+ * never runs a handler. Past host->stop_deadline_ns it closes instead. */
 void channel_stop_reading(struct channel *ch);
 
 /* Close now, whatever is pending (the stop timeout). */

@@ -54,7 +54,13 @@ struct loop {
     pthread_mutex_t lock;         /* guards the task ring */
     struct task *ring;
     size_t head, count, cap;
+    size_t max_tasks;             /* count never goes past this */
     _Atomic uint64_t queued;      /* == count, readable without the lock */
+    _Atomic uint64_t tasks_rejected;  /* refused for a full ring */
+
+    /* Watches to call again next iteration (loop_watch_resume): a circular
+     * list through this sentinel, loop thread only. */
+    struct loop_watch resumes;
 
     struct timer_heap timers;     /* loop thread only */
 
@@ -68,7 +74,7 @@ struct loop {
 
     /* counters: written by the loop thread, read by anyone */
     _Atomic uint64_t iterations, io_ns, task_ns, tasks_run, timers_fired,
-                     wakeups_written, longest_task_ns;
+                     wakeups_written, longest_task_ns, wait_errors, resumes_run;
     _Atomic uint64_t timers_now;  /* the heap's size, as of the last iteration */
 };
 
@@ -102,6 +108,8 @@ static void bump(_Atomic uint64_t *c, uint64_t n)
 
 static int ring_push(struct loop *l, struct task t)
 {
+    if (l->count >= l->max_tasks)
+        return -EAGAIN;
     if (l->count == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 256;
         struct task *grown = malloc(cap * sizeof(*grown));
@@ -135,6 +143,22 @@ static size_t ring_take(struct loop *l, struct task *out, size_t max)
     return n;
 }
 
+/* A refused task is counted; the first refusal, and then each one that
+ * doubles the count, also says so on the board and on stderr (every one
+ * would flood both exactly when the loop is already behind). */
+static void report_rejected(struct loop *l, int rc)
+{
+    if (rc != -EAGAIN)
+        return;
+    uint64_t n = atomic_fetch_add(&l->tasks_rejected, 1) + 1;
+    if ((n & (n - 1)) != 0)
+        return;
+    board_event(l->board, EV_REJECT, "%s: task queue full (%zu tasks), %llu refused",
+                l->name, l->max_tasks, (unsigned long long)n);
+    fprintf(stderr, "threadlab: %s: task queue full (%zu tasks), %llu tasks refused\n",
+            l->name, l->max_tasks, (unsigned long long)n);
+}
+
 int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
 {
     pthread_mutex_lock(&l->lock);
@@ -144,8 +168,10 @@ int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
     }
     int rc = ring_push(l, (struct task){ fn, arg });
     pthread_mutex_unlock(&l->lock);
-    if (rc < 0)
+    if (rc < 0) {
+        report_rejected(l, rc);
         return rc;
+    }
     /* LAB 03 BEGIN: the wakeup rule. The stub below wakes the loop for
      * every task, also when it is awake, also from the loop itself. Write
      * to the eventfd only when a producer outside the loop finds it
@@ -267,7 +293,9 @@ bool loop_timer_cancel(struct loop_timer *t)
         /* The heap belongs to the loop thread: remove it there. */
         atomic_fetch_add(&t->refs, 1);          /* for the removal task */
         if (loop_run_in_loop(t->loop, timer_remove_task, t) < 0)
-            timer_unref(t);   /* the loop ended: it dropped its hold already */
+            timer_unref(t);   /* the loop ended (it dropped its hold already)
+                               * or its queue is full: the heap keeps its
+                               * hold and drops the cancelled timer when due */
     }
     timer_unref(t);                             /* the caller's handle */
     return stopped;
@@ -348,9 +376,82 @@ int loop_watch_modify(struct loop *l, struct loop_watch *w, uint32_t events)
     return 0;
 }
 
+/* ---- resumed watches ------------------------------------------------------ *
+ * A channel that stopped at its budget with lines still in its buffer has
+ * nothing new on its fd, so epoll will not report it again: the loop keeps
+ * it on this list and calls it next iteration. Netty's epoll transport does
+ * the same with a task (epollInReadyRunnable); a list here keeps the work
+ * counted as I/O (ioRatio) and lets a closing channel simply unlink. */
+
+static bool resume_pending(const struct loop_watch *w)
+{
+    return w->resume_next != NULL;
+}
+
+static void resume_unlink(struct loop_watch *w)
+{
+    if (!resume_pending(w))
+        return;
+    w->resume_prev->resume_next = w->resume_next;
+    w->resume_next->resume_prev = w->resume_prev;
+    w->resume_prev = w->resume_next = NULL;
+}
+
+/* Put w at the tail of the circular list whose sentinel is head. */
+static void resume_link(struct loop_watch *head, struct loop_watch *w)
+{
+    w->resume_prev = head->resume_prev;
+    w->resume_next = head;
+    head->resume_prev->resume_next = w;
+    head->resume_prev = w;
+}
+
+void loop_watch_resume(struct loop *l, struct loop_watch *w)
+{
+    loop_assert_in_loop(l);
+    if (!resume_pending(w))
+        resume_link(&l->resumes, w);
+}
+
+static bool resumes_waiting(const struct loop *l)
+{
+    return l->resumes.resume_next != &l->resumes;
+}
+
+/* Move the watches that asked so far onto `due` (a sentinel), before this
+ * iteration's callbacks run: whatever those ask lands on the loop's list,
+ * for the next iteration, behind the fds that become ready meanwhile. */
+static void take_resumes(struct loop *l, struct loop_watch *due)
+{
+    due->resume_next = due->resume_prev = due;
+    if (!resumes_waiting(l))
+        return;
+    due->resume_next = l->resumes.resume_next;
+    due->resume_prev = l->resumes.resume_prev;
+    due->resume_next->resume_prev = due;
+    due->resume_prev->resume_next = due;
+    l->resumes.resume_next = l->resumes.resume_prev = &l->resumes;
+}
+
+/* Call the due watches, once each, in the order they asked. One that was
+ * ready on its fd too was served already (and unlinked); one removed
+ * meanwhile is gone from the list. */
+static void run_resumes(struct loop *l, struct loop_watch *due)
+{
+    while (due->resume_next != due) {
+        struct loop_watch *w = due->resume_next;
+        resume_unlink(w);
+        atomic_store_explicit(&l->busy_since_ns, loop_now_ns(), memory_order_relaxed);
+        w->cb(w->arg, LOOP_EV_RESUME);
+        atomic_store_explicit(&l->busy_since_ns, 0, memory_order_relaxed);
+        bump(&l->resumes_run, 1);
+    }
+}
+
 void loop_watch_remove(struct loop *l, struct loop_watch *w)
 {
     loop_assert_in_loop(l);
+    resume_unlink(w);
     epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
 }
 
@@ -391,7 +492,7 @@ static void set_phase(struct loop *l, enum loop_phase p)
  * timer (rounded up, so timers never fire early), or forever. */
 static int wait_timeout_ms(struct loop *l)
 {
-    if (atomic_load(&l->queued) > 0)
+    if (atomic_load(&l->queued) > 0 || resumes_waiting(l))
         return 0;
     struct heap_node *n = heap_peek(&l->timers);
     if (!n)
@@ -424,23 +525,51 @@ static void run_tasks(struct loop *l, uint64_t budget_ns)
     bump(&l->task_ns, loop_now_ns() - start);
 }
 
+/* epoll_wait failed. EINTR is a signal: go round. Anything else means the
+ * epoll fd itself is broken (EBADF, EINVAL): count it, say so on the first
+ * failure and each that doubles the count, and back off, so a broken loop
+ * still runs its tasks (a stop among them) without burning a core. */
+static void wait_failed(struct loop *l, int err)
+{
+    if (err == EINTR)
+        return;
+    uint64_t n = atomic_load_explicit(&l->wait_errors, memory_order_relaxed) + 1;
+    bump(&l->wait_errors, 1);
+    if ((n & (n - 1)) == 0) {
+        board_event(l->board, EV_ERROR, "%s: epoll_wait failed: %s (%llu times)",
+                    l->name, strerror(err), (unsigned long long)n);
+        fprintf(stderr, "threadlab: %s: epoll_wait failed: %s (%llu times)\n",
+                l->name, strerror(err), (unsigned long long)n);
+    }
+    struct timespec nap = { 0, LOOP_WAIT_ERROR_BACKOFF_MS * 1000000L };
+    nanosleep(&nap, NULL);
+}
+
 static void loop_iteration(struct loop *l)
 {
     /* LAB 03 BEGIN: one iteration of the loop. 1. Wait for I/O: set
      * `sleeping`, then epoll_wait with wait_timeout_ms(l) (0 when tasks
-     * wait), then clear `sleeping` (the wakeup rule's other half). 2. Call
-     * each ready watch's callback (w->cb(w->arg, events)), timing the
-     * I/O (io_ns), with busy_since_ns set around each callback for the
-     * blocked checker. 3. Run timers and tasks for as long as ioRatio
-     * allows: run_tasks(l, loop_task_budget_ns(io_ns, l->io_ratio_pct)).
-     * Count the iteration. Keep the phases and board states as you go.
+     * wait), then clear `sleeping` (the wakeup rule's other half); if it
+     * failed, let wait_failed(l, errno) deal with it. 2. Take the resumed
+     * watches (take_resumes), call each ready watch's callback
+     * (w->cb(w->arg, events), adding LOOP_EV_RESUME and unlinking a watch
+     * that was also waiting for a resume), then the resumed ones
+     * (run_resumes), timing the I/O (io_ns), with busy_since_ns set around
+     * each callback for the blocked checker. 3. Run timers and tasks for
+     * as long as ioRatio allows: run_tasks(l, loop_task_budget_ns(io_ns,
+     * l->io_ratio_pct)). Count the iteration. Keep the phases and board
+     * states as you go.
      * STUB: (void)wait_timeout_ms(l);
      * STUB: (void)set_phase;
      * STUB: (void)run_tasks;
+     * STUB: (void)wait_failed;
+     * STUB: (void)take_resumes;
+     * STUB: (void)run_resumes;
      * STUB: struct timespec nap = { 0, 1000000 };
      * STUB: nanosleep(&nap, NULL);
      */
     struct epoll_event events[LOOP_MAX_EVENTS];
+    struct loop_watch due;                /* resumes asked for before this iteration */
 
     /* 1. Wait for I/O. The flag first, then one more look at the queue:
      *    see the comment at the top of this file. */
@@ -450,19 +579,28 @@ static void loop_iteration(struct loop *l)
     int timeout = wait_timeout_ms(l);
     int n = epoll_wait(l->epfd, events, LOOP_MAX_EVENTS, timeout);
     atomic_store(&l->sleeping, false);
-    if (n < 0)
-        n = 0;                            /* EINTR: just go round */
+    if (n < 0) {
+        wait_failed(l, errno);            /* EINTR: just go round */
+        n = 0;
+    }
 
-    /* 2. Handle the ready fds, timing it. */
+    /* 2. Handle the ready fds, then the resumed watches, timing it. */
+    take_resumes(l, &due);
     uint64_t io_start = loop_now_ns();
     board_thread_state_at(l->board, &l->on_board, STATE_RUNNING, io_start);
     set_phase(l, LOOP_PHASE_IO);
     for (int i = 0; i < n; i++) {
         struct loop_watch *w = events[i].data.ptr;
+        uint32_t ev = events[i].events;
+        if (resume_pending(w)) {          /* served now: once is enough */
+            resume_unlink(w);
+            ev |= LOOP_EV_RESUME;
+        }
         atomic_store_explicit(&l->busy_since_ns, loop_now_ns(), memory_order_relaxed);
-        w->cb(w->arg, events[i].events);
+        w->cb(w->arg, ev);
         atomic_store_explicit(&l->busy_since_ns, 0, memory_order_relaxed);
     }
+    run_resumes(l, &due);                 /* after the ready fds: their turn came */
     uint64_t io_ns = loop_now_ns() - io_start;
     bump(&l->io_ns, io_ns);
 
@@ -527,13 +665,20 @@ struct loop *loop_create(const struct loop_opts *o)
         return NULL;
     snprintf(l->name, sizeof(l->name), "%s", o->name ? o->name : "loop");
     l->io_ratio_pct = o->io_ratio_pct;
+    l->max_tasks = o->max_tasks ? o->max_tasks : LOOP_TASK_QUEUE_MAX;
+    l->resumes.resume_next = l->resumes.resume_prev = &l->resumes;
     l->board = o->board;
     l->role = o->role;
     heap_init(&l->timers);
     pthread_mutex_init(&l->lock, NULL);
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
     l->wake.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (l->epfd < 0 || l->wake.fd < 0) {
+    l->wake.events = EPOLLIN;
+    l->wake.cb = wake_cb;
+    l->wake.arg = l;
+    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &l->wake };
+    if (l->epfd < 0 || l->wake.fd < 0 ||
+        epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->wake.fd, &ev) < 0) {
         int err = errno;
         if (l->epfd >= 0)
             close(l->epfd);
@@ -544,11 +689,6 @@ struct loop *loop_create(const struct loop_opts *o)
         errno = err;
         return NULL;
     }
-    l->wake.events = EPOLLIN;
-    l->wake.cb = wake_cb;
-    l->wake.arg = l;
-    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &l->wake };
-    epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->wake.fd, &ev);
     l->slot = board_loop_claim(o->board, l->name);
     return l;
 }
@@ -624,4 +764,7 @@ void loop_stats(struct loop *l, struct loop_stats *out)
     out->longest_task_ns = atomic_load(&l->longest_task_ns);
     out->queued = atomic_load(&l->queued);
     out->timers = atomic_load(&l->timers_now);
+    out->tasks_rejected = atomic_load(&l->tasks_rejected);
+    out->wait_errors = atomic_load(&l->wait_errors);
+    out->resumes = atomic_load(&l->resumes_run);
 }

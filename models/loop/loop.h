@@ -25,6 +25,17 @@
 #define LOOP_IO_RATIO_DEFAULT 50     /* Netty 4.1's default: half I/O, half tasks */
 #define LOOP_MAX_EVENTS 256          /* ready fds handled per iteration at most */
 #define LOOP_TASK_BATCH 64           /* tasks between clock reads (as Netty) */
+/* Tasks a loop holds at most (Netty's maxPendingTasks): past this,
+ * loop_execute refuses with -EAGAIN and counts it, so a producer faster
+ * than the loop cannot eat the machine's memory 16 bytes at a time. */
+#define LOOP_TASK_QUEUE_MAX (1u << 20)
+/* After an epoll_wait error other than EINTR (a broken epoll fd), the loop
+ * waits this long before trying again, as Netty's select loop does after
+ * an unexpected exception, instead of spinning on the same error. */
+#define LOOP_WAIT_ERROR_BACKOFF_MS 100
+/* Given to a watch's callback instead of epoll's flags when it asked to be
+ * called again (loop_watch_resume). Epoll never reports this bit. */
+#define LOOP_EV_RESUME (1u << 24)
 #define LOOP_NAME_BYTES 16
 
 struct loop;
@@ -50,6 +61,7 @@ struct loop_watch {
     uint32_t events;              /* EPOLLIN | EPOLLOUT ... as watched now */
     loop_io_cb cb;
     void *arg;
+    struct loop_watch *resume_prev, *resume_next; /* on the resume list, or NULL */
 };
 
 struct loop_opts {
@@ -57,6 +69,7 @@ struct loop_opts {
     int io_ratio_pct;             /* 1..100 */
     struct board *board;          /* may be NULL */
     enum board_role role;         /* ROLE_WORKER_LOOP, ROLE_BOSS */
+    size_t max_tasks;             /* task queue bound; 0: LOOP_TASK_QUEUE_MAX */
 };
 
 /* Counters, for tests and the board. */
@@ -68,6 +81,9 @@ struct loop_stats {
     uint64_t longest_task_ns;
     uint64_t queued;              /* tasks waiting now */
     uint64_t timers;              /* timers scheduled, as of the last iteration */
+    uint64_t tasks_rejected;      /* loop_execute refused: the queue was full */
+    uint64_t wait_errors;         /* epoll_wait failed (not EINTR) */
+    uint64_t resumes;             /* callbacks called again by loop_watch_resume */
 };
 
 /* ---- lifetime ---- */
@@ -98,7 +114,8 @@ const char *loop_name(const struct loop *l);
 
 /* Queue fn(arg) to run on the loop, after the tasks queued before it (FIFO
  * per producer). Wakes the loop only when it may be asleep. Returns 0,
- * -ESHUTDOWN once the loop has ended (fn will not run), -ENOMEM. Any
+ * -ESHUTDOWN once the loop has ended (fn will not run), -EAGAIN when the
+ * queue holds max_tasks already (counted in tasks_rejected), -ENOMEM. Any
  * thread. */
 int loop_execute(struct loop *l, loop_task_cb fn, void *arg);
 
@@ -109,7 +126,16 @@ int loop_run_in_loop(struct loop *l, loop_task_cb fn, void *arg);
 
 int loop_watch_add(struct loop *l, struct loop_watch *w);
 int loop_watch_modify(struct loop *l, struct loop_watch *w, uint32_t events);
+/* Stop watching (also cancels a pending resume). */
 void loop_watch_remove(struct loop *l, struct loop_watch *w);
+
+/* Call w's callback again in the next iteration, with LOOP_EV_RESUME, even
+ * if its fd has nothing new: for a handler that stopped at its budget with
+ * work still buffered in user space, where epoll cannot see it. The next
+ * iteration serves the fds that became ready first, then the resumed
+ * watches, in the order they asked; it does not block in epoll_wait while
+ * any are waiting. Asking twice before then is asking once. */
+void loop_watch_resume(struct loop *l, struct loop_watch *w);
 
 /* ---- timers (any thread) ---- */
 

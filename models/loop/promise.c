@@ -236,11 +236,12 @@ struct promise *loop_submit(struct loop *l, loop_call_cb fn, void *arg)
     }
     atomic_fetch_add(&p->refs, 1);   /* the task's */
     *s = (struct submitted){ p, fn, arg };
-    if (loop_execute(l, submitted_task, s) < 0) {
+    int rc = loop_execute(l, submitted_task, s);
+    if (rc < 0) {
         free(s);
         promise_release(p);
         promise_release(p);
-        errno = ESHUTDOWN;
+        errno = -rc;                  /* ESHUTDOWN, or EAGAIN: its queue is full */
         return NULL;
     }
     return p;

@@ -32,7 +32,8 @@ typedef void *(*loop_call_cb)(void *arg, int *err);
 struct promise *promise_create(struct loop *l);
 
 /* Run fn(arg) on the loop and complete the returned promise with its
- * outcome. NULL + errno if the loop has ended. Any thread. */
+ * outcome. NULL + errno if the loop has ended (ESHUTDOWN) or its task
+ * queue is full (EAGAIN). Any thread. */
 struct promise *loop_submit(struct loop *l, loop_call_cb fn, void *arg);
 
 /* Complete it. Returns false if it was already complete (the first

@@ -58,7 +58,9 @@ struct loop_server {
     struct pool *business;              /* --offload, or NULL */
     struct loop_checker *checker;
     _Atomic uint64_t next_conn_id;
+    _Atomic uint64_t handoffs_failed;   /* accepted, but never served */
     _Atomic bool stopping;
+    _Atomic uint64_t stop_deadline_ns;  /* the stop's hard timeout, or 0 */
 
     pthread_mutex_t stop_lock;          /* for the stop's wait */
     pthread_cond_t all_closed;
@@ -67,10 +69,31 @@ struct loop_server {
 
 /* ---- on a worker loop -------------------------------------------------------- */
 
+/* A connection counted in open_channels is gone (closed, or never got to
+ * its worker): one fewer for --max-conns and for the stop to wait on. */
+static void release_open_slot(struct loop_server *s)
+{
+    pthread_mutex_lock(&s->stop_lock);
+    if (--s->open_channels == 0)
+        pthread_cond_broadcast(&s->all_closed);
+    pthread_mutex_unlock(&s->stop_lock);
+}
+
+/* An accepted connection that no worker will serve (no memory, the
+ * worker's queue full or ended): counted, logged, and closed by the
+ * caller. */
+static void count_lost_handoff(struct loop_server *s, uint64_t id, const char *worker,
+                               int err)
+{
+    atomic_fetch_add(&s->handoffs_failed, 1);
+    board_add(s->board, CTR_ERR_ACCEPT, 1);
+    board_event(s->board, EV_ERROR, "conn %llu: hand-off to %s failed: %s",
+                (unsigned long long)id, worker, strerror(err));
+}
+
 static void on_channel_closed(struct channel *ch, void *arg)
 {
     struct worker *w = arg;
-    struct loop_server *s = w->server;
     loop_assert_in_loop(w->loop);
     if (ch->prev)
         ch->prev->next = ch->next;
@@ -78,15 +101,18 @@ static void on_channel_closed(struct channel *ch, void *arg)
         w->channels = ch->next;
     if (ch->next)
         ch->next->prev = ch->prev;
-    pthread_mutex_lock(&s->stop_lock);
-    if (--s->open_channels == 0)
-        pthread_cond_broadcast(&s->all_closed);
-    pthread_mutex_unlock(&s->stop_lock);
+    release_open_slot(w->server);
 }
 
 static bool is_stopping(void *arg)
 {
     return atomic_load(&((struct worker *)arg)->server->stopping);
+}
+
+static uint64_t stop_deadline(void *arg)
+{
+    return atomic_load_explicit(&((struct worker *)arg)->server->stop_deadline_ns,
+                                memory_order_relaxed);
 }
 
 /* A connection handed over by a boss. */
@@ -105,12 +131,11 @@ static void register_task(void *arg)
     loop_assert_in_loop(w->loop);      /* registered on the worker's own thread */
     struct channel *ch = channel_open(w->loop, h->fd, h->id, &w->host);
     bool refuse = h->refuse;
+    uint64_t id = h->id;
     free(h);
-    if (!ch) {
-        pthread_mutex_lock(&s->stop_lock);
-        if (--s->open_channels == 0)
-            pthread_cond_broadcast(&s->all_closed);
-        pthread_mutex_unlock(&s->stop_lock);
+    if (!ch) {                          /* it closed the fd */
+        count_lost_handoff(s, id, loop_name(w->loop), ENOMEM);
+        release_open_slot(s);
         return;
     }
     ch->next = w->channels;
@@ -121,14 +146,13 @@ static void register_task(void *arg)
         channel_refuse(ch);         /* replies, lingers, closes: never blocks */
 }
 
-/* Stop: end every channel's input; each answers, flushes and closes. */
+/* Stop: end every channel's input; each answers, flushes and closes, in
+ * its own next wakeups. */
 static void shutdown_inputs_task(void *arg)
 {
     struct worker *w = arg;
-    for (struct channel *ch = w->channels, *next; ch; ch = next) {
-        next = ch->next;
-        channel_stop_reading(ch);      /* may close and free ch */
-    }
+    for (struct channel *ch = w->channels; ch; ch = ch->next)
+        channel_stop_reading(ch);
 }
 
 /* The hard timeout passed: close what is left. */
@@ -169,6 +193,7 @@ static void on_acceptable(void *arg, uint32_t events)
             board_event(s->board, EV_ACCEPT, "conn %llu", (unsigned long long)id);
         struct handoff *h = malloc(sizeof(*h));
         if (!h) {
+            count_lost_handoff(s, id, loop_name(w->loop), ENOMEM);
             close(fd);
             continue;
         }
@@ -186,23 +211,29 @@ static void on_acceptable(void *arg, uint32_t events)
          * it. Hand register_task (with h) to the worker's loop through its
          * task queue (loop_run_in_loop: it runs at once when the boss and
          * the worker are the same loop, as in the single reactor). If the
-         * loop no longer takes tasks, close the fd and free h.
+         * loop does not take the task (its queue is full, or it ended),
+         * close the fd, free h, and give back the slot counted above
+         * (release_open_slot), counting the loss (count_lost_handoff).
          * STUB: register_task(h);
          */
         /* Through the worker's task queue: from here on, only the worker's
          * thread touches this connection. (Same loop: it runs at once.) */
-        if (loop_run_in_loop(w->loop, register_task, h) < 0) {
+        int rc = loop_run_in_loop(w->loop, register_task, h);
+        if (rc < 0) {
+            count_lost_handoff(s, id, loop_name(w->loop), -rc);
             close(fd);
             free(h);
+            release_open_slot(s);
         }
         /* LAB 06 END */
     }
 }
 
-static void start_accepting_task(void *arg)
+static void *start_accepting(void *arg, int *err)
 {
     struct boss *b = arg;
-    loop_watch_add(b->loop, &b->watch);
+    *err = -loop_watch_add(b->loop, &b->watch);
+    return NULL;
 }
 
 static void *stop_accepting(void *arg, int *err)
@@ -229,8 +260,9 @@ static int open_bosses(struct loop_server *s)
             return rc;
         if (i == 0)
             lo.port = net_acceptor_port(&b->acceptor);   /* the others join it */
-        b->watch = (struct loop_watch){ b->acceptor.listen_fd, EPOLLIN | EPOLLEXCLUSIVE,
-                                        on_acceptable, b };
+        b->watch = (struct loop_watch){ .fd = b->acceptor.listen_fd,
+                                        .events = EPOLLIN | EPOLLEXCLUSIVE,
+                                        .cb = on_acceptable, .arg = b };
     }
     return 0;
 }
@@ -255,6 +287,21 @@ static void free_server(struct loop_server *s)
     free(s);
 }
 
+/* Run fn on loop l and wait for it, at most timeout_ms (< 0: no limit).
+ * Returns what fn failed with, -ETIMEDOUT, or -errno if it could not be
+ * queued. Not on l's thread. */
+static int run_on_loop(struct loop *l, loop_call_cb fn, void *arg, int timeout_ms)
+{
+    struct promise *p = loop_submit(l, fn, arg);
+    if (!p)
+        return -errno;
+    int rc = promise_await(p, timeout_ms);
+    if (rc == 0 && promise_state(p) == PROMISE_FAILURE)
+        rc = -promise_error(p);
+    promise_release(p);
+    return rc;
+}
+
 struct loop_server *loop_server_start(const struct loop_server_opts *o)
 {
     struct loop_server *s = calloc(1, sizeof(*s));
@@ -266,18 +313,30 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
     s->nworkers = o->workers;
     s->nbosses = o->bosses > 0 ? o->bosses : 1;
     pthread_mutex_init(&s->stop_lock, NULL);
-    pthread_cond_init(&s->all_closed, NULL);
+    /* The stop's wait runs on the monotonic clock, as every other timeout:
+     * a wall clock set back would stretch it. */
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->all_closed, &attr);
+    pthread_condattr_destroy(&attr);
     net_ignore_sigpipe();
     s->board = server_board_create(o->model, &s->opts);
 
-    struct loop_opts lo = { NULL, s->opts.io_ratio_pct, s->board, ROLE_WORKER_LOOP };
+    struct loop_opts lo = { .io_ratio_pct = s->opts.io_ratio_pct, .board = s->board,
+                            .role = ROLE_WORKER_LOOP, .max_tasks = o->worker_max_tasks };
     s->workers_group = loop_group_create(s->nworkers, o->worker_prefix, &lo);
     if (o->bosses > 0) {
         lo.role = ROLE_BOSS;
+        lo.max_tasks = 0;
         s->bosses_group = loop_group_create(o->bosses, o->boss_prefix, &lo);
     }
     s->workers = calloc((size_t)s->nworkers, sizeof(*s->workers));
     s->bosses = calloc((size_t)s->nbosses, sizeof(*s->bosses));
+    /* No boss has a socket yet: -1, so that a failed start closes none of
+     * them (calloc's 0 is stdin). */
+    for (int i = 0; s->bosses && i < s->nbosses; i++)
+        s->bosses[i].acceptor.listen_fd = s->bosses[i].acceptor.spare_fd = -1;
     if (!s->workers_group || (o->bosses > 0 && !s->bosses_group) || !s->workers ||
         !s->bosses)
         goto out_free;
@@ -304,7 +363,7 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
             .linger_ms = s->opts.linger_ms, .board = s->board,
             .business = s->business, .high_water = CHANNEL_HIGH_WATER_BYTES,
             .low_water = CHANNEL_LOW_WATER_BYTES, .on_closed = on_channel_closed,
-            .host_arg = w, .stopping = is_stopping,
+            .host_arg = w, .stopping = is_stopping, .stop_deadline_ns = stop_deadline,
             .idle_timeout_ms = s->opts.idle_timeout_ms,
             .line_timeout_ms = s->opts.line_timeout_ms,
             .stall_timeout_ms = s->opts.stall_timeout_ms,
@@ -317,7 +376,8 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
         (s->bosses_group && (rc = loop_group_start(s->bosses_group)) < 0))
         goto out_free;
     for (int i = 0; i < s->nbosses; i++)
-        loop_execute(s->bosses[i].loop, start_accepting_task, &s->bosses[i]);
+        if ((rc = run_on_loop(s->bosses[i].loop, start_accepting, &s->bosses[i], -1)) < 0)
+            goto out_free;
 
     /* One checker watches every loop, bosses included. */
     int nloops = s->nworkers + (s->bosses_group ? s->nbosses : 0);
@@ -354,17 +414,17 @@ uint64_t loop_server_worker_channels(struct loop_server *s, int i)
     return i >= 0 && i < s->nworkers ? loop_channels(s->workers[i].loop) : 0;
 }
 
-/* Wait until every connection closed, or the deadline; true if they did. */
-static bool wait_all_closed(struct loop_server *s, int timeout_ms)
+uint64_t loop_server_handoffs_failed(struct loop_server *s)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    return atomic_load(&s->handoffs_failed);
+}
+
+/* Wait until every connection closed, or the deadline (CLOCK_MONOTONIC,
+ * ns); true if they did. */
+static bool wait_all_closed(struct loop_server *s, uint64_t deadline_ns)
+{
+    struct timespec until = { .tv_sec = (time_t)(deadline_ns / 1000000000u),
+                              .tv_nsec = (long)(deadline_ns % 1000000000u) };
     pthread_mutex_lock(&s->stop_lock);
     int rc = 0;
     while (s->open_channels > 0 && rc != ETIMEDOUT)
@@ -372,6 +432,16 @@ static bool wait_all_closed(struct loop_server *s, int timeout_ms)
     bool closed = s->open_channels == 0;
     pthread_mutex_unlock(&s->stop_lock);
     return closed;
+}
+
+/* Queue a stop task on a worker. A full queue is waited out (this is the
+ * stopping thread, not a loop): a dropped stop task would leave the stop
+ * waiting for its whole timeout. */
+static void execute_for_stop(struct loop *l, loop_task_cb fn, void *arg)
+{
+    struct timespec tick = { 0, 1000000 };
+    while (loop_execute(l, fn, arg) == -EAGAIN)
+        nanosleep(&tick, NULL);
 }
 
 static uint64_t tasks_run_everywhere(struct loop_server *s)
@@ -385,28 +455,41 @@ static uint64_t tasks_run_everywhere(struct loop_server *s)
     return sum;
 }
 
+/* Milliseconds from now until deadline_ns, at least 0. */
+static int ms_until(uint64_t deadline_ns)
+{
+    uint64_t now = loop_now_ns();
+    return now >= deadline_ns ? 0 : (int)((deadline_ns - now) / 1000000u);
+}
+
 void loop_server_stop(struct loop_server *s)
 {
+    /* One deadline for the whole stop, from now: each step below may wait
+     * for a loop to finish the line it is in, and a timeout restarted at
+     * each would add those waits up. */
+    uint64_t deadline_ns = loop_now_ns() + (uint64_t)s->opts.stop_timeout_ms * 1000000u;
+    atomic_store(&s->stop_deadline_ns, deadline_ns);  /* channels close past it */
     atomic_store(&s->stopping, true);
     board_mark_closing(s->board);
 
     /* 1. Stop accepting, and wait until every boss has: connections it
-     *    handed over are then already queued ahead of step 2's task. */
-    for (int i = 0; i < s->nbosses; i++) {
-        struct promise *p = loop_submit(s->bosses[i].loop, stop_accepting, &s->bosses[i]);
-        if (p) {
-            promise_await(p, -1);
-            promise_release(p);
-        }
-    }
+     *    handed over are then already queued ahead of step 2's task. (A
+     *    boss stuck past the deadline -- the single reactor in a long
+     *    line -- still closes its listener first: its tasks run in order.) */
+    for (int i = 0; i < s->nbosses; i++)
+        run_on_loop(s->bosses[i].loop, stop_accepting, &s->bosses[i],
+                    ms_until(deadline_ns));
     /* 2. End every connection's input: in-flight lines finish. */
     for (int i = 0; i < s->nworkers; i++)
-        loop_execute(s->workers[i].loop, shutdown_inputs_task, &s->workers[i]);
-    /* 3. The hard timeout: a client that never reads cannot hold us. */
-    if (!wait_all_closed(s, s->opts.stop_timeout_ms)) {
+        execute_for_stop(s->workers[i].loop, shutdown_inputs_task, &s->workers[i]);
+    /* 3. The hard timeout: a client that never reads cannot hold us. A
+     *    loop in a long line closes its channels when that line ends:
+     *    each channel answers one budget per wakeup, so the force-close
+     *    task's turn comes next. */
+    if (!wait_all_closed(s, deadline_ns)) {
         for (int i = 0; i < s->nworkers; i++)
-            loop_execute(s->workers[i].loop, force_close_task, &s->workers[i]);
-        wait_all_closed(s, 60000);
+            execute_for_stop(s->workers[i].loop, force_close_task, &s->workers[i]);
+        wait_all_closed(s, loop_now_ns() + 60000 * 1000000ull);
     }
     /* 4. Offloaded lines still running come back to the (live) loops. */
     if (s->business) {

@@ -25,6 +25,7 @@ struct loop_server_opts {
     const char *worker_prefix;     /* "worker" -> worker-1, ... */
     int bosses;                    /* 0: the workers accept (single reactor) */
     int workers;                   /* 1 for the single reactor */
+    size_t worker_max_tasks;       /* each worker's task queue bound; 0: the default */
     const struct server_opts *opts;
 };
 
@@ -45,5 +46,10 @@ void loop_server_stop(struct loop_server *s);
  * i now. Any thread. */
 uint64_t loop_server_blocked_warnings(struct loop_server *s);
 uint64_t loop_server_worker_channels(struct loop_server *s, int i);
+
+/* Connections accepted that no worker took (out of memory, a worker's
+ * task queue full or ended); each is closed, and counted on the board as
+ * an accept error with an event. Any thread. */
+uint64_t loop_server_handoffs_failed(struct loop_server *s);
 
 #endif

@@ -42,9 +42,12 @@ static int resolve(const char *host, uint16_t port, bool passive,
     char port_str[8];
 
     snprintf(port_str, sizeof(port_str), "%u", (unsigned)port);
+    errno = 0;
     int rc = getaddrinfo(host, port_str, &hints, &res);
+    if (rc == EAI_SYSTEM)              /* errno says why; if it says nothing, */
+        return errno > 0 ? -errno : -EIO; /* still an error, never 0 */
     if (rc != 0)
-        return rc == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
+        return -EADDRNOTAVAIL;
     memcpy(addr, res->ai_addr, res->ai_addrlen);
     *addr_len = res->ai_addrlen;
     freeaddrinfo(res);
