@@ -261,13 +261,15 @@ static bool parse_link_target(const char *target, int *pid, int *fd)
  * a server reused after closing its board, reads otherwise. */
 static bool fd_is_board_memfd(const char *fd_path)
 {
-    static const char want[] = "/memfd:" BOARD_MEMFD_NAME " ";
+    static const char want[] = "/memfd:" BOARD_MEMFD_NAME;
+    const size_t want_len = sizeof(want) - 1;
     char what[128];
     ssize_t n = readlink(fd_path, what, sizeof(what) - 1);
     if (n < 0)
         return false;
     what[n] = '\0';
-    return strncmp(what, want, sizeof(want) - 1) == 0;
+    return strncmp(what, want, want_len) == 0 &&
+           (what[want_len] == '\0' || what[want_len] == ' ');
 }
 
 /* Open a board link: read where it points, check that it is a server's
