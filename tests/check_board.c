@@ -339,6 +339,12 @@ START_TEST(stale_boards_are_cleaned_by_readers)
     int fd = open(path, O_CREAT | O_WRONLY, 0600);
     ck_assert_int_ge(fd, 0);
     close(fd);
+    /* A link of a live pid (ours) to an fd that is no board: the pid was
+     * reused, or the server closed its board and died before the link. */
+    char reused[300], target[64];
+    snprintf(reused, sizeof(reused), "%s/%d.9.board", dir, (int)getpid());
+    snprintf(target, sizeof(target), "/proc/%d/fd/0", (int)getpid());
+    ck_assert_int_eq(symlink(target, reused), 0);
     struct board *live = board_create("bio", "");
     int n = board_list(e, BOARD_LIST_MAX, false);
     bool listed_stale = false;
@@ -347,6 +353,9 @@ START_TEST(stale_boards_are_cleaned_by_readers)
     ck_assert(listed_stale);
     n = board_list(e, BOARD_LIST_MAX, true);
     ck_assert_int_eq(access(path, F_OK), -1);       /* removed */
+    struct stat st;
+    ck_assert_int_eq(lstat(reused, &st), -1);       /* removed too */
+    ck_assert_int_eq(lstat(target, &st), 0);        /* not what it named */
     bool listed_live = false;
     for (int i = 0; i < n; i++)
         listed_live |= e[i].pid == getpid() && e[i].alive;
