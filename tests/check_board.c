@@ -4,7 +4,6 @@
  * another process scribbles on or truncates never hangs or kills the
  * server that writes it. */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -24,6 +23,7 @@
 #include "model_suite.h"
 #include "probe/board.h"
 #include "probe/board_read.h"
+#include "cpuwait.h"
 #include "testnet.h"
 
 static struct board_snapshot *snap(void)
@@ -530,127 +530,6 @@ enum {
     GIVE_UP_MS = 30000,     /* wall time after which a wait has failed */
 };
 
-/* ---- time the server controls ---------------------------------------------
- * On a machine shared with other builds, a runnable thread may wait for a
- * CPU for tens or hundreds of milliseconds, and no server answers before
- * it is scheduled. Two gauges of that wait, and the larger is left out of
- * a bound on what the server controls:
- * - a lag meter, a thread of the test that asks to wake every millisecond
- *   and adds up how late it woke (beyond a millisecond of timer slack);
- * - the server's own threads: the longest time any one of them waited in a
- *   run queue, from /proc/PID/task/TID/schedstat (its second number).
- * The longest of one thread, not the sum: a hung server fails the bound
- * however loaded the machine is, since its wall time grows without end
- * while each thread waits only for part of it. */
-struct lag_meter {
-    pthread_t thread;
-    _Atomic bool stop;
-    _Atomic uint64_t late_us;   /* total lateness so far */
-};
-
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static void *lag_meter_main(void *arg)
-{
-    struct lag_meter *m = arg;
-    const struct timespec one_ms = { 0, 1000000 };
-    while (!atomic_load(&m->stop)) {
-        uint64_t before = now_us();
-        nanosleep(&one_ms, NULL);
-        uint64_t slept = now_us() - before;
-        if (slept > 2000)
-            atomic_fetch_add(&m->late_us, slept - 2000);
-    }
-    return NULL;
-}
-
-enum { WAIT_TASKS_MAX = 512 };
-
-/* Every thread of a process and how long it has waited for a CPU. */
-struct task_waits {
-    int n;
-    int tid[WAIT_TASKS_MAX];
-    uint64_t wait_ns[WAIT_TASKS_MAX];
-};
-
-static void read_task_waits(pid_t pid, struct task_waits *w)
-{
-    char path[64];
-    w->n = 0;
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    for (struct dirent *e; d && (e = readdir(d)) && w->n < WAIT_TASKS_MAX;) {
-        int tid = atoi(e->d_name);
-        unsigned long long run_ns, wait_ns;
-        snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, tid);
-        FILE *f = tid > 0 ? fopen(path, "r") : NULL;
-        if (f && fscanf(f, "%llu %llu", &run_ns, &wait_ns) == 2) {
-            w->tid[w->n] = tid;
-            w->wait_ns[w->n++] = wait_ns;
-        }
-        if (f)
-            fclose(f);
-    }
-    if (d)
-        closedir(d);
-}
-
-/* The longest any one thread of pid waited for a CPU since `before` (a
- * thread born since counts from 0). */
-static uint64_t longest_wait_us(pid_t pid, const struct task_waits *before)
-{
-    static struct task_waits now;     /* large; the test's main thread only */
-    uint64_t longest = 0;
-    read_task_waits(pid, &now);
-    for (int i = 0; i < now.n; i++) {
-        uint64_t then = 0;
-        for (int k = 0; k < before->n; k++)
-            if (before->tid[k] == now.tid[i])
-                then = before->wait_ns[k];
-        if (now.wait_ns[i] > then && now.wait_ns[i] - then > longest)
-            longest = now.wait_ns[i] - then;
-    }
-    return longest / 1000;
-}
-
-/* A stretch of time being measured, of a server (pid) or of none (0). */
-struct span {
-    uint64_t start_us, late_at_start_us;
-    pid_t server;
-    struct task_waits server_at_start;
-};
-
-static void span_begin(struct span *sp, struct lag_meter *m, pid_t server)
-{
-    sp->start_us = now_us();
-    sp->late_at_start_us = atomic_load(&m->late_us);
-    sp->server = server;
-    if (server > 0)
-        read_task_waits(server, &sp->server_at_start);
-}
-
-static long span_wall_ms(const struct span *sp)
-{
-    return (long)((now_us() - sp->start_us) / 1000);
-}
-
-/* Wall time since the span began, less the larger CPU wait gauged. */
-static long span_own_ms(const struct span *sp, struct lag_meter *m)
-{
-    uint64_t wall = now_us() - sp->start_us;
-    uint64_t late = atomic_load(&m->late_us) - sp->late_at_start_us;
-    if (sp->server > 0) {
-        uint64_t waited = longest_wait_us(sp->server, &sp->server_at_start);
-        late = waited > late ? waited : late;
-    }
-    return late >= wall ? 0 : (long)((wall - late) / 1000);
-}
-
 /* Connect to 127.0.0.1:port; reads and writes time out after 2 s, so no
  * load thread can hang on a dead server. -1 on failure. */
 static int dial(uint16_t port)
@@ -736,14 +615,14 @@ static void *churn_main(void *arg)
 }
 
 /* One line on a fresh connection: how long its echo took, in ms of time
- * the server controls (see span_own_ms), or -1 if none came within
+ * the server controls (see cpuwait.h), or -1 if none came within
  * GIVE_UP_MS of wall time or the connection failed. *wall_ms gets the
  * wall time it took. */
-static long probe_ms(uint16_t port, pid_t server, struct lag_meter *lag,
+static long probe_ms(uint16_t port, pid_t server, struct cw_meter *lag,
                      long *wall_ms)
 {
-    static struct span sp;            /* large; the test's main thread only */
-    span_begin(&sp, lag, server);
+    static struct cw_span sp;            /* large; the test's main thread only */
+    cw_span_begin(&sp, lag, server);
     int fd = dial(port);
     if (fd < 0)
         return -1;
@@ -752,7 +631,7 @@ static long probe_ms(uint16_t port, pid_t server, struct lag_meter *lag,
     long took = -1;
     if (send(fd, "probe\n", 6, MSG_NOSIGNAL) == 6) {
         while (got < 6) {
-            long left = GIVE_UP_MS - span_wall_ms(&sp);
+            long left = GIVE_UP_MS - cw_span_wall_ms(&sp);
             struct pollfd p = { .fd = fd, .events = POLLIN };
             if (left <= 0 || poll(&p, 1, (int)left) <= 0)
                 break;
@@ -762,9 +641,9 @@ static long probe_ms(uint16_t port, pid_t server, struct lag_meter *lag,
             got += (size_t)n;
         }
         if (got == 6 && memcmp(in, "probe\n", 6) == 0)
-            took = span_own_ms(&sp, lag);
+            took = cw_span_own_ms(&sp, lag);
     }
-    *wall_ms = span_wall_ms(&sp);
+    *wall_ms = cw_span_wall_ms(&sp);
     close(fd);
     return took;
 }
@@ -821,14 +700,14 @@ static void serve_start(struct served *sv, const char *model)
 /* SIGTERM; how long until it was reaped, in ms of time the server
  * controls (gauged by the lag meter only: a reaped server has no /proc),
  * or -1 after GIVE_UP_MS of wall time (then it is killed). */
-static long serve_stop(struct served *sv, struct lag_meter *lag, int *status)
+static long serve_stop(struct served *sv, struct cw_meter *lag, int *status)
 {
-    static struct span sp;
-    span_begin(&sp, lag, 0);
+    static struct cw_span sp;
+    cw_span_begin(&sp, lag, 0);
     kill(sv->pid, SIGTERM);
-    while (span_wall_ms(&sp) < GIVE_UP_MS) {
+    while (cw_span_wall_ms(&sp) < GIVE_UP_MS) {
         if (waitpid(sv->pid, status, WNOHANG) == sv->pid)
-            return span_own_ms(&sp, lag);
+            return cw_span_own_ms(&sp, lag);
         usleep(5000);
     }
     kill(sv->pid, SIGKILL);
@@ -873,11 +752,11 @@ START_TEST(a_damaged_board_never_takes_the_server_down)
 {
     const char *model = served_models[_i];
     struct served sv;
-    struct lag_meter lag = { .stop = false };
+    struct cw_meter lag;
     _Atomic uint64_t lines = 0, failed = 0;
     struct load loads[LOAD_CONNS + 1];
     pthread_t th[LOAD_CONNS + 1];
-    pthread_create(&lag.thread, NULL, lag_meter_main, &lag);
+    cw_meter_start(&lag);
     serve_start(&sv, model);
     for (int i = 0; i <= LOAD_CONNS; i++) {
         loads[i] = (struct load){ .port = sv.port, .id = i, .lines = &lines,
@@ -902,10 +781,10 @@ START_TEST(a_damaged_board_never_takes_the_server_down)
     }
     /* The load goes on: its lines keep coming back. */
     uint64_t lines_damaged = atomic_load(&lines);
-    static struct span sp;
-    span_begin(&sp, &lag, 0);
+    static struct cw_span sp;
+    cw_span_begin(&sp, &lag, 0);
     while (atomic_load(&lines) <= lines_damaged + LOAD_CONNS &&
-           span_wall_ms(&sp) < GIVE_UP_MS)
+           cw_span_wall_ms(&sp) < GIVE_UP_MS)
         usleep(5000);
     for (int i = 0; i <= LOAD_CONNS; i++)
         atomic_store(&loads[i].stop, true);
@@ -916,8 +795,7 @@ START_TEST(a_damaged_board_never_takes_the_server_down)
 
     int status = 0;
     long stop_ms = serve_stop(&sv, &lag, &status);
-    atomic_store(&lag.stop, true);
-    pthread_join(lag.thread, NULL);
+    cw_meter_stop(&lag);
     ck_assert_msg(stop_ms >= 0 && stop_ms <= STOP_LIMIT_MS,
                   "%s: SIGTERM did not end it within %d ms", model, STOP_LIMIT_MS);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
