@@ -716,8 +716,7 @@ void loop_join_free(struct loop *l)
 {
     if (atomic_load(&l->started))
         pthread_join(l->thread, NULL);
-    if (l->slot)
-        atomic_store(&l->slot->in_use, 0);  /* the board slot is free again */
+    board_loop_release(l->board, l->slot);  /* the board slot is free again */
     close(l->wake.fd);
     close(l->epfd);
     heap_free(&l->timers);

@@ -1,8 +1,10 @@
 /* board.c -- the writer's side of the live state board. See board.h. */
 #include "board.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,18 +16,33 @@
 
 #define BOARD_SAME_PROCESS_MAX 64   /* boards one process may hold at once */
 
+/* Who holds a thread slot. Private to the writer: the shared slot's in_use
+ * and state are only stored, never read back. */
+enum slot_use { SLOT_FREE, SLOT_LIVE, SLOT_ENDED };
+
 struct board {
-    char path[256];
-    void *map;                     /* the whole file, shared */
+    char path[256];                /* the link readers find */
+    char target[64];               /* what it points to: /proc/PID/fd/N */
+    int fd;                        /* the sealed memfd, open for the board's
+                                      life so that readers can reach it */
+    void *map;                     /* the whole board, shared */
     size_t map_bytes;
-    struct board_header *header;
-    _Atomic uint64_t *counters;
+    struct board_header *header;   /* section pointers, from the private */
+    _Atomic uint64_t *counters;    /* layout, never from the mapped offsets */
     struct hist *hist;
     struct board_thread *threads;
     struct board_loop *loops;
     struct board_queue *queues;
     struct board_event *events;
+
+    /* The writer's control state, in private memory (see board.h). */
     atomic_uint thread_hint;       /* where the next slot search starts */
+    _Atomic uint8_t thread_use[BOARD_THREAD_SLOTS]; /* enum slot_use */
+    atomic_bool loop_taken[BOARD_LOOP_SLOTS];
+    atomic_bool queue_taken[BOARD_QUEUE_SLOTS];
+    _Atomic uint64_t event_tickets;                 /* events begun */
+    _Atomic uint64_t event_done[BOARD_EVENT_SLOTS]; /* per ring slot: the
+                                      last ticket finished there, + 1 */
 };
 
 uint64_t board_now_ns(void)
@@ -95,77 +112,70 @@ static void lay_out(struct board_header *h)
     h->total_bytes = off;
 }
 
-static int open_exclusive(struct board *b)
+/* The board's memory: a memfd (anonymous shared memory with no name in any
+ * folder), 0600, its size fixed by seals. F_SEAL_SHRINK is what matters:
+ * with a plain file, `truncate -s 0` by anyone who can open it makes the
+ * server's next store into the mapping die with SIGBUS; a sealed memfd
+ * refuses the truncate (EPERM). F_SEAL_GROW keeps the size readers see
+ * equal to the header's; F_SEAL_SEAL forbids lifting the seals. Writes
+ * stay possible, for us and for anyone who opens /proc/PID/fd/N: that is
+ * why the writer reads nothing back. */
+static int create_sealed_memfd(size_t bytes)
+{
+    int fd = memfd_create(BOARD_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -errno;
+    if (fchmod(fd, 0600) < 0 || ftruncate(fd, (off_t)bytes) < 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+/* Make the board findable: <dir>/<pid>.board, a symlink to
+ * /proc/<pid>/fd/<fd>. symlink() never follows or opens what is already
+ * there, so a planted file or link at our name cannot make us write
+ * anywhere; we just take the next name. */
+static int publish_link(struct board *b)
 {
     char dir[200];
     int rc = board_dir(dir, sizeof(dir));
     if (rc < 0)
         return rc;
+    snprintf(b->target, sizeof(b->target), "/proc/%d/fd/%d", (int)getpid(), b->fd);
     for (int n = 0; n < BOARD_SAME_PROCESS_MAX; n++) {
         if (n == 0)
             snprintf(b->path, sizeof(b->path), "%s/%d.board", dir, (int)getpid());
         else
             snprintf(b->path, sizeof(b->path), "%s/%d.%d.board", dir,
                      (int)getpid(), n);
-        /* O_EXCL|O_NOFOLLOW: never follow a planted link, never reuse a file
-         * we did not just create. */
-        int fd = open(b->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                      0600);
-        if (fd >= 0 || errno != EEXIST)
-            return fd >= 0 ? fd : -errno;
-        /* Something is there. Our own board of a dead process with the same
-         * pid, or this process's first board: take the next name. A
-         * symlink, a hard link or a file not ours was planted: refuse, and
-         * leave it (and whatever it points to) alone. */
-        struct stat st;
-        if (lstat(b->path, &st) == 0 &&
-            (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != getuid())) {
-            fprintf(stderr, "threadlab: %s is a %s we did not make; not publishing "
-                    "a board\n", b->path, S_ISLNK(st.st_mode) ? "symlink"
-                    : st.st_nlink != 1 ? "hard link" : "file");
-            return -ELOOP;
-        }
+        if (symlink(b->target, b->path) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return -errno;
     }
     return -EEXIST;
 }
 
-struct board *board_create(const char *model, const char *options)
+/* Fill in the header in the mapping from the private layout. */
+static void write_header(struct board_header *h, const struct board_header *layout,
+                         const char *model, const char *options)
 {
-    struct board *b = calloc(1, sizeof(*b));
-    struct board_header layout = { 0 };
-    int fd, err;
-
-    if (!b)
-        return NULL;
-    lay_out(&layout);
-    fd = open_exclusive(b);
-    if (fd < 0) {
-        err = -fd;
-        goto out_free;
-    }
-    if (ftruncate(fd, (off_t)layout.total_bytes) < 0)
-        goto out_unlink;
-    b->map_bytes = layout.total_bytes;
-    b->map = mmap(NULL, b->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (b->map == MAP_FAILED)
-        goto out_unlink;
-    close(fd);
-
-    char *base = b->map;
-    struct board_header *h = b->header = (struct board_header *)base;
     h->version = BOARD_VERSION;
     h->header_bytes = sizeof(*h);
-    h->total_bytes = layout.total_bytes;
+    h->total_bytes = layout->total_bytes;
     h->thread_slots = BOARD_THREAD_SLOTS;
     h->loop_slots = BOARD_LOOP_SLOTS;
     h->queue_slots = BOARD_QUEUE_SLOTS;
     h->event_slots = BOARD_EVENT_SLOTS;
-    h->counters_off = layout.counters_off;
-    h->hist_off = layout.hist_off;
-    h->threads_off = layout.threads_off;
-    h->loops_off = layout.loops_off;
-    h->queues_off = layout.queues_off;
-    h->events_off = layout.events_off;
+    h->counters_off = layout->counters_off;
+    h->hist_off = layout->hist_off;
+    h->threads_off = layout->threads_off;
+    h->loops_off = layout->loops_off;
+    h->queues_off = layout->queues_off;
+    h->events_off = layout->events_off;
     h->pid = (int32_t)getpid();
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -173,33 +183,80 @@ struct board *board_create(const char *model, const char *options)
     h->start_mono_ns = board_now_ns();
     snprintf(h->model, sizeof(h->model), "%s", model);
     snprintf(h->options, sizeof(h->options), "%s", options ? options : "");
-    b->counters = (_Atomic uint64_t *)(base + h->counters_off);
-    b->hist = (struct hist *)(base + h->hist_off);
-    b->threads = (struct board_thread *)(base + h->threads_off);
-    b->loops = (struct board_loop *)(base + h->loops_off);
-    b->queues = (struct board_queue *)(base + h->queues_off);
-    b->events = (struct board_event *)(base + h->events_off);
-    /* The file is zero-filled, which is every field's starting value. The
-     * magic goes last: a reader that sees it sees a complete header. */
-    atomic_store_explicit(&h->magic, BOARD_MAGIC, memory_order_release);
+}
+
+struct board *board_create(const char *model, const char *options)
+{
+    struct board *b = calloc(1, sizeof(*b));
+    struct board_header layout = { 0 };
+    int rc;
+
+    if (!b)
+        return NULL;
+    lay_out(&layout);
+    b->fd = create_sealed_memfd(layout.total_bytes);
+    if (b->fd < 0) {
+        rc = b->fd;
+        goto out_free;
+    }
+    b->map_bytes = layout.total_bytes;
+    b->map = mmap(NULL, b->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+    if (b->map == MAP_FAILED) {
+        rc = -errno;
+        goto out_close_fd;
+    }
+    /* Section pointers come from the private layout: no one else can see
+     * the memfd yet, but nothing is ever taken back from the mapping. */
+    char *base = b->map;
+    b->header = (struct board_header *)base;
+    b->counters = (_Atomic uint64_t *)(base + layout.counters_off);
+    b->hist = (struct hist *)(base + layout.hist_off);
+    b->threads = (struct board_thread *)(base + layout.threads_off);
+    b->loops = (struct board_loop *)(base + layout.loops_off);
+    b->queues = (struct board_queue *)(base + layout.queues_off);
+    b->events = (struct board_event *)(base + layout.events_off);
+    write_header(b->header, &layout, model, options);
+    /* The memfd is zero-filled, which is every field's starting value. The
+     * magic goes last, and the link after it: a reader that finds the
+     * board sees a complete header. */
+    atomic_store_explicit(&b->header->magic, BOARD_MAGIC, memory_order_release);
+    rc = publish_link(b);
+    if (rc < 0)
+        goto out_unmap;
     return b;
 
-out_unlink:
-    err = errno;
-    close(fd);
-    unlink(b->path);
+out_unmap:
+    munmap(b->map, b->map_bytes);
+out_close_fd:
+    close(b->fd);
 out_free:
     free(b);
-    errno = err;
+    errno = -rc;
     return NULL;
+}
+
+/* Is the entry at b->path still the link we made? Someone may have removed
+ * it and put something else there; that is not ours to delete. */
+static bool link_is_ours(const struct board *b)
+{
+    char now[sizeof(b->target)];
+    ssize_t n = readlink(b->path, now, sizeof(now) - 1);
+    if (n < 0)
+        return false;
+    now[n] = '\0';
+    return strcmp(now, b->target) == 0;
 }
 
 void board_close(struct board *b)
 {
     if (!b)
         return;
-    unlink(b->path);
+    /* The link first, so that no reader finds it pointing at a closed fd
+     * (or at whatever file takes that fd number next). */
+    if (link_is_ours(b))
+        unlink(b->path);
     munmap(b->map, b->map_bytes);
+    close(b->fd);
     free(b);
 }
 
@@ -261,20 +318,19 @@ void board_record_latency(struct board *b, uint64_t ns)
 
 /* ---- threads ------------------------------------------------------------- */
 
-/* Claim a free slot, or one whose thread has ended. -1 when all are live. */
+/* Claim a free slot, or one whose thread has ended. -1 when all are live.
+ * The choice is made on the private thread_use, never on the mapping. */
 static int claim_thread_slot(struct board *b)
 {
     unsigned start = atomic_fetch_add_explicit(&b->thread_hint, 1,
                                                memory_order_relaxed);
     for (unsigned i = 0; i < BOARD_THREAD_SLOTS; i++) {
         unsigned slot = (start + i) % BOARD_THREAD_SLOTS;
-        struct board_thread *t = &b->threads[slot];
-        uint32_t expect = 0;
-        if (atomic_compare_exchange_strong(&t->in_use, &expect, 2))
+        uint8_t expect = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&b->thread_use[slot], &expect, SLOT_LIVE))
             return (int)slot;
-        expect = 1;
-        if (atomic_load_explicit(&t->state, memory_order_relaxed) == STATE_TERMINATED &&
-            atomic_compare_exchange_strong(&t->in_use, &expect, 2))
+        expect = SLOT_ENDED;
+        if (atomic_compare_exchange_strong(&b->thread_use[slot], &expect, SLOT_LIVE))
             return (int)slot;
     }
     return -1;
@@ -283,9 +339,8 @@ static int claim_thread_slot(struct board *b)
 void board_thread_begin(struct board *b, struct board_thread_ref *t,
                         enum board_role role, const char *name, uint64_t conn)
 {
-    t->slot = -1;
-    t->state = STATE_IDLE;
-    t->since_ns = board_now_ns();
+    *t = (struct board_thread_ref){ .slot = -1, .state = STATE_IDLE,
+                                    .since_ns = board_now_ns() };
     if (!b)
         return;
     t->slot = claim_thread_slot(b);
@@ -294,7 +349,9 @@ void board_thread_begin(struct board *b, struct board_thread_ref *t,
         atomic_fetch_add(&b->header->threads_unslotted, 1);
         return;
     }
+    /* in_use 2 while the fields are filled: readers skip the slot. */
     struct board_thread *s = &b->threads[t->slot];
+    atomic_store_explicit(&s->in_use, 2, memory_order_relaxed);
     atomic_store_explicit(&s->role, role, memory_order_relaxed);
     atomic_store_explicit(&s->state, STATE_IDLE, memory_order_relaxed);
     put_text(s->name, BOARD_NAME_BYTES, name);
@@ -319,12 +376,16 @@ void board_thread_state_at(struct board *b, struct board_thread_ref *t,
     if (!b || t->state == state)
         return;
     if (t->slot >= 0) {
-        /* Only this thread writes its slot: load + store, no locked add. */
+        /* Only this thread writes its slot, and the totals live in its ref:
+         * plain stores, no locked add, nothing read back. */
         struct board_thread *s = &b->threads[t->slot];
-        _Atomic uint64_t *acc = t->state == STATE_RUNNING ? &s->busy_ns
-                                                          : &s->idle_ns;
-        atomic_store_explicit(acc, atomic_load_explicit(acc, memory_order_relaxed)
-                              + (now_ns - t->since_ns), memory_order_relaxed);
+        if (t->state == STATE_RUNNING) {
+            t->busy_ns += now_ns - t->since_ns;
+            atomic_store_explicit(&s->busy_ns, t->busy_ns, memory_order_relaxed);
+        } else {
+            t->idle_ns += now_ns - t->since_ns;
+            atomic_store_explicit(&s->idle_ns, t->idle_ns, memory_order_relaxed);
+        }
         atomic_store_explicit(&s->state, state, memory_order_relaxed);
         atomic_store_explicit(&s->since_ns, now_ns, memory_order_relaxed);
     } else {
@@ -341,10 +402,8 @@ void board_thread_lines(struct board *b, struct board_thread_ref *t, uint64_t n)
 {
     if (!b || t->slot < 0)
         return;
-    struct board_thread *s = &b->threads[t->slot];
-    atomic_store_explicit(&s->lines,
-                          atomic_load_explicit(&s->lines, memory_order_relaxed) + n,
-                          memory_order_relaxed);
+    t->lines += n;
+    atomic_store_explicit(&b->threads[t->slot].lines, t->lines, memory_order_relaxed);
 }
 
 void board_thread_conn(struct board *b, struct board_thread_ref *t, uint64_t conn)
@@ -362,38 +421,70 @@ void board_thread_end(struct board *b, struct board_thread_ref *t)
         atomic_fetch_sub(&b->header->threads_unslotted, 1);
         return;
     }
-    /* The slot stays, showing "terminated", until a new thread reuses it. */
+    /* The slot stays, showing "terminated", until a new thread reuses it;
+     * the release orders our last stores before a reuser's. */
     board_thread_state(b, t, STATE_TERMINATED);
+    atomic_store_explicit(&b->thread_use[t->slot], SLOT_ENDED, memory_order_release);
 }
 
 /* ---- loops and queues ---------------------------------------------------- */
 
+/* Take the first untaken slot of a section, by its private flags. */
+static int claim_slot(atomic_bool *taken, int count)
+{
+    for (int i = 0; i < count; i++) {
+        bool expect = false;
+        if (atomic_compare_exchange_strong(&taken[i], &expect, true))
+            return i;
+    }
+    return -1;
+}
+
 struct board_loop *board_loop_claim(struct board *b, const char *name)
 {
-    for (int i = 0; b && i < BOARD_LOOP_SLOTS; i++) {
-        uint32_t expect = 0;
-        if (atomic_compare_exchange_strong(&b->loops[i].in_use, &expect, 2)) {
-            put_text(b->loops[i].name, BOARD_NAME_BYTES, name);
-            atomic_store_explicit(&b->loops[i].in_use, 1, memory_order_release);
-            return &b->loops[i];
-        }
-    }
-    return NULL;
+    int i = b ? claim_slot(b->loop_taken, BOARD_LOOP_SLOTS) : -1;
+    if (i < 0)
+        return NULL;
+    /* Every field starts over: a reused slot (or a scribbled one) must not
+     * show what was there before. */
+    struct board_loop *l = &b->loops[i];
+    atomic_store_explicit(&l->in_use, 2, memory_order_relaxed);
+    put_text(l->name, BOARD_NAME_BYTES, name);
+    atomic_store_explicit(&l->phase, 0, memory_order_relaxed);
+    _Atomic uint64_t *fields[] = { &l->channels, &l->task_queue_depth, &l->timers,
+                                   &l->io_ns, &l->task_ns, &l->iterations,
+                                   &l->longest_task_ns, &l->blocked_since_ns };
+    for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+        atomic_store_explicit(fields[f], 0, memory_order_relaxed);
+    atomic_store_explicit(&l->in_use, 1, memory_order_release);
+    return l;
+}
+
+void board_loop_release(struct board *b, struct board_loop *slot)
+{
+    if (!b || !slot)
+        return;
+    ptrdiff_t i = slot - b->loops;
+    assert(i >= 0 && i < BOARD_LOOP_SLOTS);
+    atomic_store(&slot->in_use, 0);
+    atomic_store(&b->loop_taken[i], false);
 }
 
 struct board_queue *board_queue_claim(struct board *b, const char *name,
                                       uint64_t capacity)
 {
-    for (int i = 0; b && i < BOARD_QUEUE_SLOTS; i++) {
-        uint32_t expect = 0;
-        if (atomic_compare_exchange_strong(&b->queues[i].in_use, &expect, 2)) {
-            put_text(b->queues[i].name, BOARD_NAME_BYTES, name);
-            atomic_store(&b->queues[i].capacity, capacity);
-            atomic_store_explicit(&b->queues[i].in_use, 1, memory_order_release);
-            return &b->queues[i];
-        }
-    }
-    return NULL;
+    int i = b ? claim_slot(b->queue_taken, BOARD_QUEUE_SLOTS) : -1;
+    if (i < 0)
+        return NULL;
+    struct board_queue *q = &b->queues[i];
+    atomic_store_explicit(&q->in_use, 2, memory_order_relaxed);
+    put_text(q->name, BOARD_NAME_BYTES, name);
+    atomic_store_explicit(&q->depth, 0, memory_order_relaxed);
+    atomic_store_explicit(&q->high_water, 0, memory_order_relaxed);
+    atomic_store_explicit(&q->rejected, 0, memory_order_relaxed);
+    atomic_store_explicit(&q->capacity, capacity, memory_order_relaxed);
+    atomic_store_explicit(&q->in_use, 1, memory_order_release);
+    return q;
 }
 
 /* ---- events -------------------------------------------------------------- */
@@ -411,17 +502,24 @@ void board_event(struct board *b, enum board_event_kind kind, const char *fmt, .
 
     /* Take a ticket. The slot is ours once the writer of the ticket one
      * lap earlier has finished with it (two writers a lap apart must not
-     * mix their texts); events are rare, so this wait almost never spins.
-     * seq is 0 while we write and index + 1 after, so a reader can tell a
+     * mix their texts). Both the ticket counter and the "finished" marks
+     * are private: a wait on the shared slot's seq would spin forever once
+     * someone scribbled on it. The writer a lap earlier is a few stores
+     * from done, so this wait ends as soon as it is scheduled again; events
+     * are rare, so it almost never waits at all. */
+    uint64_t ticket = atomic_fetch_add(&b->event_tickets, 1);
+    unsigned slot = (unsigned)(ticket % BOARD_EVENT_SLOTS);
+    uint64_t lap_before = ticket >= BOARD_EVENT_SLOTS ? ticket - BOARD_EVENT_SLOTS + 1 : 0;
+    while (atomic_load_explicit(&b->event_done[slot], memory_order_acquire) != lap_before)
+        sched_yield();
+
+    /* seq is 0 while we write and ticket + 1 after, so a reader can tell a
      * finished event from one being written. */
-    uint64_t index = atomic_fetch_add(&b->header->event_head, 1);
-    struct board_event *e = &b->events[index % BOARD_EVENT_SLOTS];
-    uint64_t lap_before = index >= BOARD_EVENT_SLOTS ? index - BOARD_EVENT_SLOTS + 1 : 0;
-    while (atomic_load_explicit(&e->seq, memory_order_acquire) != lap_before)
-        ;
+    struct board_event *e = &b->events[slot];
     atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
     atomic_store_explicit(&e->time_ns, board_now_ns(), memory_order_relaxed);
     atomic_store_explicit(&e->kind, kind, memory_order_relaxed);
     put_text(e->text, BOARD_TEXT_BYTES, text);
-    atomic_store_explicit(&e->seq, index + 1, memory_order_release);
+    atomic_store_explicit(&e->seq, ticket + 1, memory_order_release);
+    atomic_store_explicit(&b->event_done[slot], ticket + 1, memory_order_release);
 }

@@ -1,21 +1,33 @@
-/* board.h -- the live state board: a server's state in a shared file.
+/* board.h -- the live state board: a server's state in shared memory.
  *
  * Every server publishes its threads, loops, queues, counters, latency
- * histogram and recent events into a fixed-layout file mapped into its
- * memory, the way a JVM publishes hsperfdata for jstat. `threadlab top`
- * reads it from another process and draws it.
+ * histogram and recent events into a fixed-layout block of memory mapped
+ * into its address space, the way a JVM publishes hsperfdata for jstat.
+ * `threadlab top` reads it from another process and draws it.
  *
- *   server threads --atomic stores--> [mmap of <pid>.board] --pread--> top
+ *   server threads --atomic stores--> [sealed memfd, mapped] --pread--> top
+ *                                      found through <pid>.board, a symlink
+ *                                      to /proc/<pid>/fd/<fd>
  *
  * Writers: plain atomic stores and adds (relaxed), no locks, no syscalls on
- * the hot path (the clock is read through the vDSO). Readers: copy the file
- * with pread and validate every field before use (board_read), so a torn,
- * truncated, corrupt or hostile file is an error message, never a crash.
+ * the hot path (the clock is read through the vDSO). The board is output
+ * only: another process of the same user can write anything into it, so
+ * every index the writer depends on (the event ticket, which slots are
+ * taken, a thread's running totals) lives in the writer's private memory
+ * and is never read back from the mapping. The memory is a memfd sealed
+ * against shrinking and growing (F_SEAL_SHRINK | F_SEAL_GROW): a truncate
+ * is refused by the kernel, so a store can never fault with SIGBUS.
+ *
+ * Readers: copy the board with pread and validate every field before use
+ * (board_read), so a torn, scribbled, truncated or hostile board is an
+ * error message, never a crash.
  *
  * Where: $XDG_RUNTIME_DIR/threadlab/ or /tmp/threadlab-$UID/ (directory
- * 0700, ours, not a symlink; file 0600, created O_EXCL|O_NOFOLLOW), named
- * <pid>.board (<pid>.<n>.board for a second board in the same process),
- * removed by board_close. Files of dead processes are removed by readers.
+ * 0700, ours, not a symlink). The entry <pid>.board (<pid>.<n>.board for a
+ * second board in the same process) is a symlink to /proc/<pid>/fd/<fd>,
+ * the memfd the server keeps open; it is removed by board_close, and the
+ * memory goes with the process. Links of dead processes are removed by
+ * readers. docs/board.md says why this design.
  */
 #ifndef THREADLAB_BOARD_H
 #define THREADLAB_BOARD_H
@@ -29,7 +41,7 @@
 #include "histogram.h"
 
 #define BOARD_MAGIC 0x3144524f424c5454ull /* "TTLBORD1" */
-#define BOARD_VERSION 1
+#define BOARD_VERSION 2          /* 2: the event head left the header */
 #define BOARD_THREAD_SLOTS 4096   /* threads shown by name; more are counted */
 #define BOARD_LOOP_SLOTS 64
 #define BOARD_QUEUE_SLOTS 8
@@ -38,6 +50,8 @@
 #define BOARD_TEXT_BYTES 96       /* an event's reason */
 #define BOARD_MODEL_BYTES 16
 #define BOARD_OPTIONS_BYTES 192
+#define BOARD_MEMFD_NAME "threadlab-board" /* the memfd's name: its
+                                     /proc/PID/fd/N reads "/memfd:" this */
 
 /* What a thread is for. */
 enum board_role {
@@ -102,7 +116,6 @@ struct board_header {
                                       slot, by state (slotted ones are
                                       counted by the reader, from slots) */
     _Atomic uint64_t threads_unslotted; /* threads with no slot */
-    _Atomic uint64_t event_head; /* events written so far */
     _Atomic uint32_t closing;  /* 1 once the server began to stop */
     uint32_t reserved2;
 };
@@ -141,7 +154,10 @@ struct board_queue {
 };
 
 struct board_event {
-    _Atomic uint64_t seq;      /* index + 1 once written; 0 while writing */
+    _Atomic uint64_t seq;      /* ticket + 1 once written; 0 while writing.
+                                  The ticket says the slot (ticket % slots)
+                                  and the order; readers find the newest
+                                  event from these, there is no head */
     _Atomic uint64_t time_ns;  /* monotonic */
     _Atomic uint32_t kind;     /* enum board_event_kind */
     uint32_t reserved;
@@ -152,29 +168,38 @@ struct board_event {
 
 struct board;                      /* the writer's handle */
 
-/* A thread's place on the board. Owned by that thread; slot -1 when all
- * slots were taken (the thread is then counted by state only). */
+/* A thread's place on the board. Owned by that thread, in its private
+ * memory: the running totals are kept here and only stored to the slot, so
+ * a scribbled slot never feeds back into them. slot is -1 when all slots
+ * were taken (the thread is then counted by state only). */
 struct board_thread_ref {
-    int slot;
-    enum board_state state;
-    uint64_t since_ns;
+    int slot;                  /* index into the thread slots, or -1 */
+    enum board_state state;    /* what it is doing now */
+    uint64_t since_ns;         /* since when */
+    uint64_t busy_ns;          /* time running so far */
+    uint64_t idle_ns;          /* time waiting or blocked so far */
+    uint64_t lines;            /* lines answered so far */
 };
 
-/* Create and map this process's board. Returns NULL and sets errno when it
- * cannot (the server then runs without a board, after a warning). */
+/* Create this process's board: a sealed memfd, mapped, then the link that
+ * lets readers find it. Returns NULL and sets errno when it cannot (the
+ * server then runs without a board, after a warning). */
 struct board *board_create(const char *model, const char *options);
 
-/* Remove the file and unmap. NULL is ignored. */
+/* Remove the link (if it is still ours), unmap and close the memfd. NULL
+ * is ignored. */
 void board_close(struct board *b);
 
-/* The board file's path ("" for NULL). */
+/* The path of the board's link, what board_read takes ("" for NULL). */
 const char *board_path(const struct board *b);
 
 /* Counters. Any thread; b may be NULL (publishing off). */
 void board_add(struct board *b, enum board_counter c, uint64_t n);
 void board_sub(struct board *b, enum board_counter c, uint64_t n);
 
-/* A counter's current value, read by the server itself (0 for NULL). */
+/* A counter's value as the board shows it (0 for NULL): for tests and
+ * reports only. Another process may have scribbled on it, so no server
+ * decision may depend on it. */
 uint64_t board_counter(const struct board *b, enum board_counter c);
 
 /* Record a line's handling time. Any thread. */
@@ -199,8 +224,13 @@ void board_thread_conn(struct board *b, struct board_thread_ref *t, uint64_t con
 void board_thread_end(struct board *b, struct board_thread_ref *t);
 
 /* Loops and queues: claim a slot (NULL when full or b is NULL), then store
- * into its fields with atomic_store_explicit(..., memory_order_relaxed). */
+ * into its fields with atomic_store_explicit(..., memory_order_relaxed);
+ * never load from them to decide anything (keep the value privately and
+ * store it). Which slots are taken is private to the writer: give a loop's
+ * slot back with board_loop_release, not by storing into in_use. Any
+ * thread. */
 struct board_loop *board_loop_claim(struct board *b, const char *name);
+void board_loop_release(struct board *b, struct board_loop *slot);
 struct board_queue *board_queue_claim(struct board *b, const char *name,
                                       uint64_t capacity);
 

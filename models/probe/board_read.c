@@ -82,6 +82,36 @@ static bool section_fits(uint64_t off, uint64_t count, uint64_t size,
 
 #define F(type, field) offsetof(type, field)
 
+/* Events, oldest first. There is no head in the file (a writer never
+ * reads one back): a finished event's seq is its ticket + 1, and ticket t
+ * lives in slot t % slots, so the newest event is the largest seq that fits
+ * its slot. Then the last min(head, slots) tickets are taken; a slot whose
+ * seq is not the ticket expected is being written, was overwritten during
+ * the copy, or was scribbled on: it is skipped, never trusted. */
+static void parse_events(const char *b, uint64_t eoff, uint32_t nevent,
+                         struct board_snapshot *s)
+{
+    uint64_t head = 0;
+    for (uint32_t i = 0; i < nevent; i++) {
+        uint64_t seq = u64_at(b, eoff + i * sizeof(struct board_event) +
+                                 F(struct board_event, seq));
+        if (seq != 0 && (seq - 1) % nevent == i && seq > head)
+            head = seq;
+    }
+    s->event_head = head;
+    uint64_t first = head > nevent ? head - nevent : 0;
+    for (uint64_t idx = first; idx < head; idx++) {
+        size_t o = eoff + (idx % nevent) * sizeof(struct board_event);
+        if (u64_at(b, o + F(struct board_event, seq)) != idx + 1)
+            continue;
+        struct board_event_snap *e = &s->events[s->nevents++];
+        e->kind = u32_at(b, o + F(struct board_event, kind));
+        e->seq = idx + 1;
+        e->time_ns = u64_at(b, o + F(struct board_event, time_ns));
+        text_at(b, o + F(struct board_event, text), e->text, sizeof(e->text));
+    }
+}
+
 int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
                 char *err, size_t err_len)
 {
@@ -141,7 +171,6 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
     for (int i = 0; i < STATE_COUNT; i++)
         s->threads_by_state[i] = u64_at(b, F(struct board_header, unslotted_by_state) + 8u * i);
     s->threads_unslotted = u64_at(b, F(struct board_header, threads_unslotted));
-    s->event_head = u64_at(b, F(struct board_header, event_head));
 
     for (int i = 0; i < CTR_COUNT; i++)
         s->counters[i] = u64_at(b, coff + 8u * i);
@@ -198,25 +227,11 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
         q->rejected = u64_at(b, o + F(struct board_queue, rejected));
     }
 
-    /* Events, oldest first: the last min(head, slots) tickets. A slot whose
-     * seq is not the ticket we expect is being written or was overwritten
-     * during the copy; it is skipped, never trusted. */
-    uint64_t head = s->event_head;
-    uint64_t first = head > nevent ? head - nevent : 0;
-    for (uint64_t idx = first; idx < head; idx++) {
-        size_t o = eoff + (idx % nevent) * sizeof(struct board_event);
-        if (u64_at(b, o + F(struct board_event, seq)) != idx + 1)
-            continue;
-        struct board_event_snap *e = &s->events[s->nevents];
-        e->kind = u32_at(b, o + F(struct board_event, kind));
-        if ((unsigned)e->kind >= EV_COUNT)
-            FAIL("event %llu: kind %u out of range", (unsigned long long)idx,
-                 (unsigned)e->kind);
-        e->seq = idx + 1;
-        e->time_ns = u64_at(b, o + F(struct board_event, time_ns));
-        text_at(b, o + F(struct board_event, text), e->text, sizeof(e->text));
-        s->nevents++;
-    }
+    parse_events(b, eoff, nevent, s);
+    for (int i = 0; i < s->nevents; i++)
+        if ((unsigned)s->events[i].kind >= EV_COUNT)
+            FAIL("event %llu: kind %u out of range",
+                 (unsigned long long)s->events[i].seq - 1, (unsigned)s->events[i].kind);
     return 0;
 }
 
@@ -227,58 +242,156 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int board_read(const char *path, struct board_snapshot *s, char *err,
-               size_t err_len)
+/* ---- opening ---------------------------------------------------------------- */
+
+/* Parse a board link's target, "/proc/PID/fd/N" and nothing else. */
+static bool parse_link_target(const char *target, int *pid, int *fd)
 {
-    struct stat st;
-    int rc;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    int used = 0;
+    if (sscanf(target, "/proc/%d/fd/%d%n", pid, fd, &used) != 2 || *pid <= 0 ||
+        *fd < 0 || target[used] != '\0')
+        return false;
+    char again[64];             /* no leading zeros, signs or spaces */
+    snprintf(again, sizeof(again), "/proc/%d/fd/%d", *pid, *fd);
+    return strcmp(again, target) == 0;
+}
+
+/* Does this /proc/.../fd/N entry name a board's memfd? Its link text is
+ * "/memfd:threadlab-board (deleted)". A fd that a reused pid holds, or one
+ * a server reused after closing its board, reads otherwise. */
+static bool fd_is_board_memfd(const char *fd_path)
+{
+    static const char want[] = "/memfd:" BOARD_MEMFD_NAME;
+    const size_t want_len = sizeof(want) - 1;
+    char what[128];
+    ssize_t n = readlink(fd_path, what, sizeof(what) - 1);
+    if (n < 0)
+        return false;
+    what[n] = '\0';
+    return strncmp(what, want, want_len) == 0 &&
+           (what[want_len] == '\0' || what[want_len] == ' ');
+}
+
+/* Open a board link: read where it points, check that it is a server's
+ * board memfd, open it, and check again on the fd we got (the server may
+ * have closed its board between the two). Returns the fd or -errno. */
+static int open_board_link(const char *path, int *link_pid, char *err, size_t err_len)
+{
+    char target[64];
+    int fd_num;
+    ssize_t n = readlink(path, target, sizeof(target) - 1);
+    if (n < 0 || (size_t)n >= sizeof(target) - 1) {
+        snprintf(err, err_len, "%s: a link, but not one to a board", path);
+        return n < 0 ? -errno : -EINVAL;
+    }
+    target[n] = '\0';
+    if (!parse_link_target(target, link_pid, &fd_num)) {
+        snprintf(err, err_len, "%s: a link to %s, not to a board", path, target);
+        return -EINVAL;
+    }
+    if (!fd_is_board_memfd(target)) {
+        snprintf(err, err_len, "%s: gone (pid %d has no board at fd %d)", path,
+                 *link_pid, fd_num);
+        return -ENOENT;
+    }
+    int fd = open(target, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        rc = -errno;
+        int rc = -errno;
         snprintf(err, err_len, "%s: %s", path,
                  rc == -ENOENT ? "gone (the server exited)" : strerror(-rc));
         return rc;
     }
+    char mine[64];
+    snprintf(mine, sizeof(mine), "/proc/self/fd/%d", fd);
+    if (!fd_is_board_memfd(mine)) {
+        close(fd);
+        snprintf(err, err_len, "%s: gone (the server closed its board)", path);
+        return -ENOENT;
+    }
+    return fd;
+}
+
+/* Open what a board entry names: a link to a live server's memfd, or a
+ * plain file (a board copied for later, or one of an older threadlab).
+ * Never follows any other link. Returns the fd or -errno, with err set. */
+static int open_board(const char *path, int *link_pid, char *err, size_t err_len)
+{
+    struct stat st;
+    *link_pid = 0;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+        return open_board_link(path, link_pid, err, err_len);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        int rc = -errno;
+        snprintf(err, err_len, "%s: %s", path,
+                 rc == -ENOENT ? "gone (the server exited)" : strerror(-rc));
+        return rc;
+    }
+    return fd;
+}
+
+/* Copy the whole of fd (a regular file of ours, of a sane size) into a
+ * malloc'd buffer; *len is what was read (less if it shrank meanwhile). */
+static int copy_board(int fd, const char *path, char **copy, size_t *len,
+                      char *err, size_t err_len)
+{
+    struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, err_len, "%s: not a regular file", path);
-        close(fd);
         return -EINVAL;
     }
     if (st.st_uid != getuid()) {
         snprintf(err, err_len, "%s: owned by uid %u, not by us", path,
                  (unsigned)st.st_uid);
-        close(fd);
         return -EACCES;
     }
     if (st.st_size <= 0 || (uint64_t)st.st_size > BOARD_MAX_FILE_BYTES) {
         snprintf(err, err_len, "%s: size %lld is not a board's", path,
                  (long long)st.st_size);
-        close(fd);
         return -EINVAL;
     }
-    size_t len = (size_t)st.st_size;
-    char *copy = malloc(len);
-    if (!copy) {
-        close(fd);
+    size_t want = (size_t)st.st_size, got = 0;
+    *copy = malloc(want);
+    if (!*copy) {
+        snprintf(err, err_len, "%s: out of memory", path);
         return -ENOMEM;
     }
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = pread(fd, copy + got, len - got, (off_t)got);
+    while (got < want) {
+        ssize_t n = pread(fd, *copy + got, want - got, (off_t)got);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;                        /* shrank under us: parse says so */
         got += (size_t)n;
     }
+    *len = got;
+    return 0;
+}
+
+int board_read(const char *path, struct board_snapshot *s, char *err,
+               size_t err_len)
+{
+    int link_pid;
+    char *copy = NULL;
+    size_t len = 0;
+    int fd = open_board(path, &link_pid, err, err_len);
+    if (fd < 0)
+        return fd;
+    int rc = copy_board(fd, path, &copy, &len, err, err_len);
     close(fd);
+    if (rc < 0)
+        return rc;
     uint64_t taken_ns = mono_ns();
     char why[200];
-    rc = board_parse(copy, got, s, why, sizeof(why));
+    rc = board_parse(copy, len, s, why, sizeof(why));
+    free(copy);
+    if (rc == 0 && link_pid != 0 && s->pid != link_pid) {
+        snprintf(why, sizeof(why), "the board of pid %d says pid %d", link_pid, s->pid);
+        rc = -EINVAL;
+    }
     if (rc < 0)
         snprintf(err, err_len, "%s: %s", path, why);
     s->taken_mono_ns = taken_ns;
-    free(copy);
     return rc;
 }
 
@@ -287,6 +400,27 @@ int board_read(const char *path, struct board_snapshot *s, char *err,
 static bool process_alive(int pid)
 {
     return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+/* Is the board at path live? Its pid must exist and, for a link, still
+ * hold a board memfd at that fd: a link whose pid was reused by another
+ * process, or whose server closed its board but died before removing the
+ * link, is stale. */
+static bool board_alive(const char *path, int pid)
+{
+    struct stat st;
+    if (!process_alive(pid))
+        return false;
+    if (lstat(path, &st) < 0 || !S_ISLNK(st.st_mode))
+        return true;                      /* a plain file: judged by its pid */
+    char target[64];
+    int link_pid, fd_num;
+    ssize_t n = readlink(path, target, sizeof(target) - 1);
+    if (n < 0)
+        return false;
+    target[n] = '\0';
+    return parse_link_target(target, &link_pid, &fd_num) && link_pid == pid &&
+           fd_is_board_memfd(target);
 }
 
 static int by_pid(const void *a, const void *b)
@@ -315,10 +449,11 @@ int board_list(struct board_entry *out, int max, bool clean_stale)
             continue;
         struct board_entry *b = &out[n];
         b->pid = (int)pid;
-        b->alive = process_alive(b->pid);
         snprintf(b->path, sizeof(b->path), "%s/%s", dir, e->d_name);
+        b->alive = board_alive(b->path, b->pid);
         if (!b->alive && clean_stale) {
-            unlink(b->path);              /* a crashed server's leftovers */
+            unlink(b->path);              /* a crashed server's leftovers: a
+                                             link or a file, never followed */
             continue;
         }
         n++;

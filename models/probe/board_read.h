@@ -1,9 +1,12 @@
 /* board_read.h -- the reader's side of the live state board.
  *
- * A reader never maps a board: it copies the file with one pread and checks
- * every field of the copy (magic, version, sizes, offsets, every enum and
- * index) before using it. A file that shrinks under a mapping would kill
- * the reader with SIGBUS; a copy that came up short is just an error.
+ * A board entry is a symlink <pid>.board -> /proc/<pid>/fd/<n>, the
+ * server's sealed memfd (a plain file is read too: a copy kept for later).
+ * A reader checks that the link leads to a board memfd of that pid, never
+ * maps it, copies it with pread and checks every field of the copy (magic,
+ * version, sizes, offsets, every enum and index) before using it. Another
+ * process may have scribbled on the board: a bad copy is an error message,
+ * never a crash.
  */
 #ifndef THREADLAB_BOARD_READ_H
 #define THREADLAB_BOARD_READ_H
@@ -75,10 +78,11 @@ struct board_entry {
     char path[256];
 };
 
-/* Read and validate the board at path. Returns 0, or -ENOENT (gone),
- * -EACCES (not ours), -EINVAL (corrupt: err says what), -EPROTO (another
- * layout version), -errno for I/O errors. err (err_len bytes) gets a
- * sentence for a person in every error case. */
+/* Read and validate the board at path (a board link or a plain file).
+ * Returns 0, or -ENOENT (gone: no entry, or its server's board is closed),
+ * -EACCES (not ours), -EINVAL (corrupt, or a link that leads elsewhere: err
+ * says what), -EPROTO (another layout version), -errno for I/O errors. err
+ * (err_len bytes) gets a sentence for a person in every error case. */
 int board_read(const char *path, struct board_snapshot *s, char *err,
                size_t err_len);
 
@@ -87,9 +91,11 @@ int board_read(const char *path, struct board_snapshot *s, char *err,
 int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
                 char *err, size_t err_len);
 
-/* List the boards in the board directory, newest pid last. With
- * clean_stale, boards of processes that no longer exist are removed and
- * not listed. Returns how many were stored (at most max), or -errno. */
+/* List the boards in the board directory, newest pid last. A board is
+ * stale when its process no longer exists or, for a link, no longer holds a
+ * board memfd at that fd (a reused pid). With clean_stale, stale entries
+ * are removed (the entry only: a link is never followed) and not listed.
+ * Returns how many were stored (at most max), or -errno. */
 int board_list(struct board_entry *out, int max, bool clean_stale);
 
 /* One line of JSON for scripts (`threadlab top --json`, the soak): pid,

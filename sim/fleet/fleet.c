@@ -310,8 +310,8 @@ void fleet_stop_loads(struct fleet *f, int timeout_ms)
     }
 }
 
-/* A server that crashed or was killed leaves its board: remove it, but
- * only a regular file of ours named for its pid. */
+/* A server that crashed or was killed leaves its board's link: remove it
+ * (or a regular file of ours named for its pid; a link is never followed). */
 static void remove_board(const struct fleet *f, pid_t pid)
 {
     if (!f->board_dir[0])
@@ -323,7 +323,8 @@ static void remove_board(const struct fleet *f, pid_t pid)
         else
             snprintf(path, sizeof(path), "%s/%d.%d.board", f->board_dir, (int)pid, n);
         struct stat st;
-        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid())
+        if (lstat(path, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
+            st.st_uid == getuid())
             unlink(path);
     }
 }
