@@ -1,0 +1,284 @@
+/* sim_loop.c -- what the two loop models share, as models/reactive/ does
+ * for the real ones: a loop thread that waits in epoll_wait, then serves
+ * its ready channels one at a time (read, decode and handle every line
+ * read, one write for all the replies), accepts when it is a boss, and
+ * runs the tasks that offloaded lines post back.
+ *
+ *   loop: epoll_wait -> [accept] -> [tasks] -> ready channels, in turn ->
+ *         epoll_wait ...
+ *   offload: loop --line--> business pool --reply as a task--> the loop
+ *
+ * A !sleep handled on the loop blocks the loop thread, and with it every
+ * channel of that loop: the lesson of lab 04.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "des/sim_internal.h"
+
+const char *sim__loop_name(const struct sim *s, int l)
+{
+    static char name[32];
+    if (s->o->model == SIM_REACTOR)
+        return "reactor";
+    if (l == s->boss)
+        return "boss";
+    snprintf(name, sizeof(name), "worker-%d", l + 1);
+    return name;
+}
+
+static void loop_channels(struct sim *s, int l, int delta)
+{
+    s->loops[l].channels += (uint64_t)(int64_t)delta;
+    if (s->viz)
+        simviz_loop_channels(s->viz, l, s->loops[l].channels);
+}
+
+static void loop_wake(struct sim *s, int l)
+{
+    struct vloop *lp = &s->loops[l];
+    if (!lp->in_epoll)
+        return;
+    lp->in_epoll = false;
+    if (s->viz)
+        simviz_loop_waiting(s->viz, l, false);
+    lp->batch_left = lp->ready.len;
+    sim__run(s, lp->thread, (vtime_t)s->o->prof.epoll_wait_ns, C_LOOP_STEP);
+}
+
+void sim__loop_mark_ready(struct sim *s, uint32_t c)
+{
+    struct vconn *v = &s->conns[c];
+    if (v->in_ready || v->offloaded || v->state != CS_OPEN)
+        return;
+    v->in_ready = true;
+    sim__cq_push(s, &s->loops[v->loop].ready, c);
+    loop_wake(s, (int)v->loop);
+}
+
+/* A new connection waits for the boss to accept it. */
+void sim__loops_connect(struct sim *s, uint32_t c)
+{
+    struct vloop *boss = &s->loops[s->boss];
+    sim__cq_push(s, &boss->accepts, c);
+    if (boss->in_epoll) {
+        boss->in_epoll = false;
+        boss->batch_left = 0;
+        sim__run(s, boss->thread, (vtime_t)s->o->prof.epoll_wait_ns, C_LOOP_STEP);
+    }
+}
+
+/* ---- one step of a loop --------------------------------------------------------- */
+
+/* Hand line k of c to the business pool; the channel waits for its reply. */
+static void offload_line(struct sim *s, struct vloop *lp, uint32_t c)
+{
+    struct vconn *v = &s->conns[c];
+    sim__line_taken(s, c);
+    v->offloaded = true;
+    sim__cq_push(s, &s->biz_queue, c);
+    if (s->nbiz_idle > 0) {
+        uint32_t b = s->biz_idle[--s->nbiz_idle];
+        uint32_t bc = sim__cq_pop(s, &s->biz_queue);
+        s->m.threads[b].owner = bc;
+        sim__run(s, b, sim__line_cpu(s, bc, s->conns[bc].taken - 1), C_BIZ_DONE);
+    }
+    sim__run(s, lp->thread, (vtime_t)s->o->prof.eventfd_ns, C_LOOP_STEP);
+}
+
+/* Serving lp->cur: handle its next line read, or write all the replies.
+ * False when there was nothing left to do for it. */
+static bool serve_current(struct sim *s, int l)
+{
+    struct vloop *lp = &s->loops[l];
+    const struct profile *p = &s->o->prof;
+    uint32_t c = lp->cur;
+    struct vconn *v = &s->conns[c];
+    if (v->arrived > v->taken && !v->offloaded) {
+        uint32_t k = v->taken;
+        if (s->o->offload > 0 && sim__line_kind(s, c, k) != LINE_PLAIN) {
+            offload_line(s, lp, c);
+            return true;
+        }
+        sim__line_taken(s, c);
+        lp->cur_lines++;
+        vtime_t sleep = sim__line_sleep(s, c, k);
+        if (sleep > 0) {                            /* the whole loop sleeps */
+            if (s->viz) {
+                simviz_loop_blocked(s->viz, l, true);
+                simviz_event(s->viz, VIZ_EV_BLOCKED, "%s sleeps %.0f ms in a handler: "
+                             "its %llu connections wait", sim__loop_name(s, l),
+                             (double)sleep / 1e6, (unsigned long long)lp->channels);
+            }
+            sim__block(s, lp->thread, VIZ_SLEEPING);
+            sim__at(s, (double)sleep, EV_WAKE, lp->thread, C_LOOP_STEP);
+            return true;
+        }
+        sim__run(s, lp->thread, sim__line_cpu(s, c, k), C_LOOP_STEP);
+        return true;
+    }
+    /* Everything read is handled: one write for all of it (and a close,
+     * if the client has gone meanwhile). */
+    lp->cur = VT_NONE;
+    if (lp->cur_lines == 0)
+        return false;
+    for (uint32_t i = 0; i < lp->cur_lines; i++)
+        sim__reply_sent(s, c);
+    lp->cur_lines = 0;
+    double cpu = p->write_ns;
+    if (v->client_closed && !v->offloaded) {
+        sim__conn_closed(s, c);
+        loop_channels(s, (int)v->loop, -1);
+        cpu += p->close_ns;
+    }
+    sim__run(s, lp->thread, (vtime_t)cpu, C_LOOP_STEP);
+    return true;
+}
+
+/* Boss work: accept one connection and give it a worker loop. */
+static void accept_one(struct sim *s, int l)
+{
+    struct vloop *lp = &s->loops[l];
+    uint32_t c = sim__cq_pop(s, &lp->accepts);
+    struct vconn *v = &s->conns[c];
+    int w = s->o->model == SIM_REACTOR ? sim__reactor_assign(s, c)
+                                       : sim__multireactor_assign(s, c);
+    v->loop = (uint32_t)w;
+    v->state = CS_OPEN;
+    loop_channels(s, w, +1);
+    if (s->viz) {
+        simviz_count(s->viz, VIZ_ACCEPTED, 1);
+        simviz_count(s->viz, VIZ_ACTIVE, 1);
+    }
+    vtime_t cpu = (vtime_t)s->o->prof.accept_ns;
+    if (w != l)
+        cpu += (vtime_t)s->o->prof.eventfd_ns;      /* the hand-off wakes the worker */
+    if (v->client_closed || v->arrived > v->taken)
+        sim__loop_mark_ready(s, c);
+    sim__run(s, lp->thread, cpu, C_LOOP_STEP);
+}
+
+/* An offloaded line's reply, posted back as a task: write it. */
+static void run_task(struct sim *s, int l)
+{
+    struct vloop *lp = &s->loops[l];
+    uint32_t c = sim__cq_pop(s, &lp->tasks);
+    struct vconn *v = &s->conns[c];
+    v->offloaded = false;
+    sim__reply_sent(s, c);
+    if (v->arrived > v->taken || v->client_closed)
+        sim__loop_mark_ready(s, c);
+    sim__run(s, lp->thread, (vtime_t)s->o->prof.write_ns, C_LOOP_STEP);
+}
+
+/* The next ready channel of this round (a new round: epoll_wait first). */
+static void read_ready(struct sim *s, int l)
+{
+    struct vloop *lp = &s->loops[l];
+    const struct profile *p = &s->o->prof;
+    if (lp->batch_left == 0) {
+        lp->batch_left = lp->ready.len;
+        sim__run(s, lp->thread, (vtime_t)p->epoll_wait_ns, C_LOOP_STEP);
+        return;
+    }
+    lp->batch_left--;
+    uint32_t c = sim__cq_pop(s, &lp->ready);
+    struct vconn *v = &s->conns[c];
+    v->in_ready = false;
+    if (v->state != CS_OPEN) {                      /* closed since it was listed */
+        sim__run(s, lp->thread, 0, C_LOOP_STEP);
+        return;
+    }
+    if (v->arrived == v->taken && v->client_closed && !v->offloaded) {
+        sim__conn_closed(s, c);                     /* EOF: close it */
+        loop_channels(s, (int)v->loop, -1);
+        sim__run(s, lp->thread, (vtime_t)(p->read_ns + p->close_ns), C_LOOP_STEP);
+        return;
+    }
+    lp->cur = c;
+    lp->cur_lines = 0;
+    sim__run(s, lp->thread, (vtime_t)p->read_ns, C_LOOP_STEP);
+}
+
+/* The loop's work, one step per burst: finish the channel it is serving,
+ * accept one connection (boss), run an offloaded line's reply (a task),
+ * serve the next ready channel, or wait in epoll_wait. */
+void sim__loop_step(struct sim *s, int l)
+{
+    struct vloop *lp = &s->loops[l];
+    if (lp->cur != VT_NONE && serve_current(s, l))
+        return;
+    if (lp->accepts.len > 0) {
+        accept_one(s, l);
+    } else if (lp->tasks.len > 0) {
+        run_task(s, l);
+    } else if (lp->ready.len > 0) {
+        read_ready(s, l);
+    } else {
+        lp->in_epoll = true;                        /* nothing to do: wait */
+        if (s->viz)
+            simviz_loop_waiting(s->viz, l, true);
+        lp->batch_left = 0;
+        sim__block(s, lp->thread, VIZ_WAITING);
+    }
+}
+
+/* ---- the business pool ------------------------------------------------------------ */
+
+void sim__biz_burst_done(struct sim *s, uint32_t t)
+{
+    struct vthread *th = &s->m.threads[t];
+    uint32_t c = th->owner;
+    if (th->cont == C_BIZ_DONE) {
+        vtime_t sleep = sim__line_sleep(s, c, s->conns[c].taken - 1);
+        if (sleep > 0) {
+            sim__block(s, t, VIZ_SLEEPING);
+            sim__at(s, (double)sleep, EV_WAKE, t, C_BIZ_SLEPT);
+            return;
+        }
+        sim__run(s, t, (vtime_t)s->o->prof.eventfd_ns, C_BIZ_SUBMITTED);
+        return;
+    }
+    /* The reply goes back to the channel's loop, as a task. */
+    struct vloop *lp = &s->loops[s->conns[c].loop];
+    sim__cq_push(s, &lp->tasks, c);
+    loop_wake(s, (int)s->conns[c].loop);
+    if (s->biz_queue.len > 0) {
+        uint32_t next = sim__cq_pop(s, &s->biz_queue);
+        th->owner = next;
+        sim__run(s, t, sim__line_cpu(s, next, s->conns[next].taken - 1), C_BIZ_DONE);
+    } else {
+        s->biz_idle[s->nbiz_idle++] = t;
+        sim__block(s, t, VIZ_IDLE);
+    }
+}
+
+/* ---- set up -------------------------------------------------------------------------- */
+
+/* nworkers loops, then (unless a worker is its own boss) the boss loop,
+ * then the business pool. The loops' thread ids are their indexes. */
+int sim__loops_setup(struct sim *s, int nworkers, bool own_boss)
+{
+    s->nloops = nworkers + (own_boss ? 1 : 0);
+    s->loops = calloc((size_t)s->nloops, sizeof(*s->loops));
+    if (!s->loops)
+        return -1;
+    s->boss = own_boss ? nworkers : 0;
+    for (int l = 0; l < s->nloops; l++) {
+        const char *name = sim__loop_name(s, l);
+        s->loops[l].thread = sim__spawn(s, (uint32_t)l, l == s->boss ? VIZ_BOSS : VIZ_WORKER,
+                                        name, 0);
+        s->loops[l].in_epoll = true;
+        s->loops[l].cur = VT_NONE;
+        if (s->viz)
+            simviz_loop(s->viz, name);
+    }
+    if (s->o->offload > 0) {
+        s->biz_idle = malloc((size_t)s->o->offload * sizeof(*s->biz_idle));
+        if (!s->biz_idle)
+            return -1;
+        for (int i = 0; i < s->o->offload; i++)
+            s->biz_idle[s->nbiz_idle++] = sim__spawn_idle(s, VIZ_BUSINESS, "biz", i + 1);
+    }
+    return 0;
+}

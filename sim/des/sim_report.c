@@ -1,0 +1,137 @@
+/* sim_report.c -- what a run found, as `threadlab load` reports it plus the
+ * machine's side: CPU, context switches, threads and memory. */
+#include <stdio.h>
+
+#include "des/sim_internal.h"
+
+void sim__report_fill(struct sim *s)
+{
+    const struct sim_opts *o = s->o;
+    struct sim_report *r = s->r;
+    r->virtual_s = (double)s->eng.now / 1e9;
+    r->lines_per_s = r->virtual_s > 0 ? (double)r->lines_ok / r->virtual_s : 0;
+    r->mean_wait_ns = s->waits ? s->wait_sum_ns / (double)s->waits : 0;
+    r->waits = s->waits;
+    r->cpu_busy_pct = s->eng.now
+        ? 100.0 * (double)machine_busy_ns(&s->m) / ((double)s->eng.now * o->cores) : 0;
+    r->core_busy_min_pct = 100;
+    for (int c = 0; c < o->cores; c++) {
+        double pct = s->eng.now ? 100.0 * (double)s->m.cores[c].busy_ns /
+                                      (double)s->eng.now : 0;
+        if (c < SIM_REPORT_CORES)
+            r->core_busy_pct[c] = pct;
+        if (pct < r->core_busy_min_pct)
+            r->core_busy_min_pct = pct;
+        if (pct > r->core_busy_max_pct)
+            r->core_busy_max_pct = pct;
+    }
+    r->context_switches = s->m.context_switches;
+    r->preemptions = s->m.preemptions;
+    r->peak_threads = s->m.peak_live;
+    r->peak_stack_bytes = (double)s->m.peak_live * o->prof.stack_kb * 1024.0;
+    r->peak_conn_bytes = (double)s->peak_conns * o->prof.conn_kb * 1024.0;
+    for (uint32_t c = 0; c < o->conns; c++)
+        if (s->conns[c].state == CS_QUEUED || s->conns[c].state == CS_BACKLOG)
+            r->conns_unserved++;
+    r->events = s->eng.processed;
+}
+
+/* ---- printing ------------------------------------------------------------------------ */
+
+static void print_ns(FILE *out, double ns)
+{
+    if (ns >= 1e9)
+        fprintf(out, "%.2fs", ns / 1e9);
+    else if (ns >= 1e6)
+        fprintf(out, "%.1fms", ns / 1e6);
+    else
+        fprintf(out, "%.1fus", ns / 1e3);
+}
+
+static void print_bytes(FILE *out, double b)
+{
+    if (b >= 1024.0 * 1024 * 1024)
+        fprintf(out, "%.1f GiB", b / (1024.0 * 1024 * 1024));
+    else
+        fprintf(out, "%.1f MiB", b / (1024.0 * 1024));
+}
+
+void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE *out)
+{
+    fprintf(out, "sim %s: %d cores, %u conns, %s, seed %llu\n", sim_model_name(o->model),
+            o->cores, o->conns, o->rate > 0 ? "open loop" : "closed loop",
+            (unsigned long long)o->seed);
+    fprintf(out, "  lines    %llu ok of %llu sent in %.2fs (simulated): %.0f lines/s\n",
+            (unsigned long long)r->lines_ok, (unsigned long long)r->lines_sent,
+            r->virtual_s, r->lines_per_s);
+    fprintf(out, "  latency ");
+    static const double pcts[] = { 50, 90, 99, 99.9 };
+    static const char *const names[] = { "p50", "p90", "p99", "p99.9" };
+    for (int i = 0; i < 4; i++) {
+        fprintf(out, " %s ", names[i]);
+        print_ns(out, (double)hist_percentile(&r->latency_ns, pcts[i]));
+    }
+    fprintf(out, " max ");
+    print_ns(out, (double)atomic_load(&r->latency_ns.max));
+    fprintf(out, "\n  wait     mean ");
+    print_ns(out, r->mean_wait_ns);
+    fprintf(out, " at the server before a line is handled\n");
+    fprintf(out, "  conns    %llu opened, %llu refused, %llu never served\n",
+            (unsigned long long)r->conns_opened, (unsigned long long)r->conns_refused,
+            (unsigned long long)r->conns_unserved);
+    fprintf(out, "  cpu      %.1f%% busy on %d cores; %llu context switches "
+            "(%llu preemptions)\n", r->cpu_busy_pct, o->cores,
+            (unsigned long long)r->context_switches, (unsigned long long)r->preemptions);
+    fprintf(out, "  cores   ");
+    if (o->cores <= 16) {
+        for (int c = 0; c < o->cores; c++)
+            fprintf(out, " %.0f%%", r->core_busy_pct[c]);
+        fprintf(out, " busy, core by core\n");
+    } else {
+        fprintf(out, " %.0f%% to %.0f%% busy, from the idlest core to the busiest\n",
+                r->core_busy_min_pct, r->core_busy_max_pct);
+    }
+    fprintf(out, "  threads  %u at most; stacks ", r->peak_threads);
+    print_bytes(out, r->peak_stack_bytes);
+    fprintf(out, " reserved (%.0f KiB each); connections ", o->prof.stack_kb);
+    print_bytes(out, r->peak_conn_bytes);
+    fprintf(out, "\n  errors   ");
+    if (r->conns_refused == 0 && r->conns_unserved == 0)
+        fprintf(out, "none\n");
+    else
+        fprintf(out, "%llu connections refused, %llu left waiting\n",
+                (unsigned long long)r->conns_refused,
+                (unsigned long long)r->conns_unserved);
+    fprintf(out, "  engine   %llu events in %.2fs: %.1fM events/s, peak RSS %ld MiB\n",
+            (unsigned long long)r->events, r->wall_s, r->events_per_s / 1e6,
+            r->peak_rss_kb / 1024);
+}
+
+void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE *out)
+{
+    fprintf(out, "{\"model\":\"%s\",\"cores\":%d,\"conns\":%u,\"seed\":%llu,"
+            "\"lines_sent\":%llu,\"lines_ok\":%llu,\"virtual_s\":%.6f,\"lines_per_s\":%.1f,"
+            "\"latency_us\":{\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p99.9\":%.1f,"
+            "\"max\":%.1f},\"mean_wait_us\":%.3f,\"conns_opened\":%llu,"
+            "\"conns_refused\":%llu,\"conns_unserved\":%llu,\"cpu_busy_pct\":%.2f,"
+            "\"context_switches\":%llu,\"preemptions\":%llu,\"peak_threads\":%u,"
+            "\"peak_stack_bytes\":%.0f,\"peak_conn_bytes\":%.0f,\"events\":%llu,",
+            sim_model_name(o->model), o->cores, o->conns, (unsigned long long)o->seed,
+            (unsigned long long)r->lines_sent, (unsigned long long)r->lines_ok,
+            r->virtual_s, r->lines_per_s,
+            hist_percentile(&r->latency_ns, 50) / 1e3,
+            hist_percentile(&r->latency_ns, 90) / 1e3,
+            hist_percentile(&r->latency_ns, 99) / 1e3,
+            hist_percentile(&r->latency_ns, 99.9) / 1e3,
+            atomic_load(&r->latency_ns.max) / 1e3, r->mean_wait_ns / 1e3,
+            (unsigned long long)r->conns_opened, (unsigned long long)r->conns_refused,
+            (unsigned long long)r->conns_unserved, r->cpu_busy_pct,
+            (unsigned long long)r->context_switches, (unsigned long long)r->preemptions,
+            r->peak_threads, r->peak_stack_bytes, r->peak_conn_bytes,
+            (unsigned long long)r->events);
+    fprintf(out, "\"core_busy_pct\":[");
+    for (int c = 0; c < o->cores && c < SIM_REPORT_CORES; c++)
+        fprintf(out, "%s%.2f", c ? "," : "", r->core_busy_pct[c]);
+    fprintf(out, "],\"core_busy_min_pct\":%.2f,\"core_busy_max_pct\":%.2f}\n",
+            r->core_busy_min_pct, r->core_busy_max_pct);
+}
