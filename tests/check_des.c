@@ -309,6 +309,16 @@ START_TEST(bad_options_are_refused)
     ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "--mix"));
     sim_opts_init(&o, SIM_BIO);
+    o.cpu_pct = NAN;                         /* NaN passes every < and > */
+    ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "finite"));
+    sim_opts_init(&o, SIM_REACTOR);          /* 1e12 lines/s on one conn: a 0 ns period */
+    o.rate = 1e12;
+    ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--rate"));
+    o.rate = 1e6;                            /* one a microsecond: the fastest allowed */
+    ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), 0);
+    sim_opts_init(&o, SIM_BIO);
     ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), 0);
 }
 END_TEST
@@ -327,8 +337,12 @@ START_TEST(a_profile_file_round_trips_and_bad_ones_are_refused)
     ck_assert_double_eq(b.wakeup_ns, 12345);
     ck_assert_double_eq(b.read_ns, a.read_ns);
     ck_assert_str_eq(b.measured, a.measured);
+    /* A value the engine would spin on (NaN, a slice that rounds to 0 ns)
+     * or a stack of nothing is refused like a typo. */
     static const char *const bad[] = { "nosuch_ns = 5\n", "read_ns = fast\n",
-                                       "read_ns = -4\n", "read_ns = 5 6\n" };
+                                       "read_ns = -4\n", "read_ns = 5 6\n",
+                                       "read_ns = nan\n", "wakeup_ns = inf\n",
+                                       "stack_kb = 0\n", "time_slice_ns = 0.5\n" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         FILE *f = fopen(path, "w");
         fputs(bad[i], f);
@@ -337,6 +351,12 @@ START_TEST(a_profile_file_round_trips_and_bad_ones_are_refused)
         ck_assert_ptr_nonnull(strstr(err, "line 1"));
     }
     ck_assert_int_eq(profile_load(&b, "/nonexistent/x", err, sizeof(err)), -1);
+    FILE *f = fopen(path, "w");              /* an empty file is not a profile */
+    fclose(f);
+    ck_assert_int_eq(profile_load(&b, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not a profile"));
+    ck_assert_int_eq(profile_load(&b, dir, err, sizeof(err)), -1);  /* a directory */
+    ck_assert_ptr_nonnull(strstr(err, "directory"));
     unlink(path);
     rmdir(dir);
 }

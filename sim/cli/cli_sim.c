@@ -65,6 +65,9 @@ static void sim_usage(FILE *out)
             "  --speed X          with --viz: simulated seconds per real second\n"
             "                     (default 0.001: a millisecond takes a second)\n"
             "  --json             the report as one JSON object\n"
+            "  --engine-stats     also print the engine's wall time, events/s and RSS\n"
+            "                     to stderr (the report itself is the same bytes for\n"
+            "                     the same seed, so it leaves them out)\n"
             "  -h, --help         this help\n"
             "\n"
             "Example: threadlab sim bio --cores 16 --conns 100000 --duration 5\n");
@@ -74,7 +77,7 @@ enum {
     OPT_CORES = 256, OPT_PROFILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_SEED,
     OPT_LINES_PER_CONN, OPT_THINK, OPT_MIX, OPT_SERVICE, OPT_RAMP, OPT_RANDOM,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_WORKERS, OPT_OFFLOAD, OPT_BACKLOG, OPT_JSON,
-    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_RECORD,
+    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_RECORD, OPT_ENGINE_STATS,
 };
 
 static const struct option sim_options[] = {
@@ -103,6 +106,7 @@ static const struct option sim_options[] = {
     { "offload", required_argument, NULL, OPT_OFFLOAD },
     { "backlog", required_argument, NULL, OPT_BACKLOG },
     { "json", no_argument, NULL, OPT_JSON },
+    { "engine-stats", no_argument, NULL, OPT_ENGINE_STATS },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -253,7 +257,7 @@ int cli_sim(int argc, char **argv)
     }
     struct sim_opts o;
     sim_opts_init(&o, (enum sim_model)model);
-    bool json = false, viz = false;
+    bool json = false, viz = false, engine_stats = false;
     double speed = 0.001;
     const char *profile_path = NULL, *record_path = NULL;
     double stack_kb = -1;
@@ -360,6 +364,9 @@ int cli_sim(int argc, char **argv)
         case OPT_JSON:
             json = true;
             break;
+        case OPT_ENGINE_STATS:
+            engine_stats = true;
+            break;
         case 'h':
             sim_usage(stdout);
             return CLI_EXIT_OK;
@@ -407,6 +414,10 @@ int cli_sim(int argc, char **argv)
         sim_report_json(&o, r, stdout);
     else
         sim_report_print(&o, r, stdout);
+    if (engine_stats) {
+        fflush(stdout);              /* the report first, then the engine */
+        sim_report_engine(r, stderr);
+    }
     free(r);
     return CLI_EXIT_OK;
 }

@@ -150,7 +150,7 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
         double pct;
         char kind[8], tail;
         if (sscanf(part, "%7[a-z]=%u:%lf%c", kind, &amount, &pct, &tail) != 3 ||
-            pct < 0 || pct > 100) {
+            !(pct >= 0 && pct <= 100)) {            /* written so that NaN fails */
             ok = false;
         } else if (!strcmp(kind, "cpu") && amount <= 10000000) {
             *cpu_us = amount;

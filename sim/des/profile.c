@@ -2,6 +2,7 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,23 @@ void profile_zero(struct profile *p)
     snprintf(p->measured, sizeof(p->measured), "zero: no costs (queueing theory)");
 }
 
+/* Why value cannot be key's, or NULL when it can. A value the simulator
+ * would turn into a run without end is refused here: NaN compares false
+ * with everything (a burst of NaN ns never ends), and a time slice that
+ * rounds to 0 ns preempts forever without running anything. */
+static const char *value_refused(const char *key, double value)
+{
+    if (!isfinite(value))
+        return "is not a finite number";
+    if (value < 0 || value > 1e12)
+        return "is out of range (0 to 1e12)";
+    if (strcmp(key, "stack_kb") == 0 && value < 4)
+        return "is too small (a stack is at least 4 KiB)";
+    if (strcmp(key, "time_slice_ns") == 0 && value > 0 && value < 1000)
+        return "is too small (0: no preemption, else at least 1000 ns)";
+    return NULL;
+}
+
 int profile_load(struct profile *p, const char *path, char *err, size_t err_len)
 {
     FILE *f = fopen(path, "r");
@@ -48,7 +66,7 @@ int profile_load(struct profile *p, const char *path, char *err, size_t err_len)
         return -1;
     }
     char line[512];
-    int lineno = 0;
+    int lineno = 0, nkeys = 0;
     while (fgets(line, sizeof(line), f)) {
         lineno++;
         char *hash = strchr(line, '#');
@@ -80,15 +98,27 @@ int profile_load(struct profile *p, const char *path, char *err, size_t err_len)
             fclose(f);
             return -1;
         }
-        if (value < 0 || value > 1e12) {
-            snprintf(err, err_len, "%s: line %d: %s = %g is out of range", path,
-                     lineno, key, value);
+        const char *why = value_refused(key, value);
+        if (why) {
+            snprintf(err, err_len, "%s: line %d: %s = %g %s", path, lineno, key, value,
+                     why);
             fclose(f);
             return -1;
         }
         *(double *)((char *)p + keys[i].offset) = value;
+        nkeys++;
     }
+    /* A directory opens, and its first read fails (EISDIR). */
+    int read_errno = ferror(f) ? errno : 0;
     fclose(f);
+    if (read_errno) {
+        snprintf(err, err_len, "%s: %s", path, strerror(read_errno));
+        return -1;
+    }
+    if (nkeys == 0) {
+        snprintf(err, err_len, "%s: no 'key = number' line: not a profile", path);
+        return -1;
+    }
     return 0;
 }
 

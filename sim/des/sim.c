@@ -331,10 +331,26 @@ void sim_opts_init(struct sim_opts *o, enum sim_model model)
     o->io_ratio = 50;
 }
 
+/* The fastest a connection may send: one line a microsecond. Faster, the
+ * period between its lines rounds to nothing, and an open-loop client
+ * would schedule lines without the clock moving on. */
+#define SIM_MIN_SEND_PERIOD_NS 1000.0
+
+/* Every double a run is made of is finite (NaN compares false with any
+ * bound, so the range checks below would let it through). */
+static bool opts_finite(const struct sim_opts *o)
+{
+    return isfinite(o->ramp_s) && isfinite(o->duration_s) && isfinite(o->rate) &&
+           isfinite(o->think_us) && isfinite(o->cpu_pct) && isfinite(o->sleep_pct) &&
+           isfinite(o->service_exp_us);
+}
+
 int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len)
 {
     const char *why = NULL;
-    if (o->cores < 1 || o->cores > 4096)
+    if (!opts_finite(o))
+        why = "every number must be finite (not nan or inf)";
+    else if (o->cores < 1 || o->cores > 4096)
         why = "--cores must be from 1 to 4096";
     else if (o->conns < 1 || o->conns > 50000000)
         why = "--conns must be from 1 to 50000000";
@@ -350,6 +366,9 @@ int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len)
         why = "--offload must be from 0 to 100000";
     else if (o->rate < 0 || o->think_us < 0 || o->ramp_s < 0)
         why = "--rate, --think-us and --ramp must not be negative";
+    else if (o->rate > 0 && (double)o->conns / o->rate * 1e9 < SIM_MIN_SEND_PERIOD_NS)
+        why = "--rate is more than 1000000 lines/s per connection "
+              "(raise --conns or lower --rate)";
     if (why) {
         snprintf(err, err_len, "%s", why);
         return -1;

@@ -91,7 +91,11 @@ int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len);
 /* Run it. Returns 0, or -1 when out of memory. */
 int sim_run(const struct sim_opts *o, struct sim_report *r);
 
+/* The simulated report: the same bytes for the same options and seed. */
 void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE *out);
+/* The engine's own cost (wall time, events/s, RSS): differs run to run,
+ * so it is kept out of the report (--engine-stats prints it to stderr). */
+void sim_report_engine(const struct sim_report *r, FILE *out);
 void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE *out);
 
 #endif

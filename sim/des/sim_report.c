@@ -102,9 +102,13 @@ void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE
         fprintf(out, "%llu connections refused, %llu left waiting\n",
                 (unsigned long long)r->conns_refused,
                 (unsigned long long)r->conns_unserved);
-    fprintf(out, "  engine   %llu events in %.2fs: %.1fM events/s, peak RSS %ld MiB\n",
-            (unsigned long long)r->events, r->wall_s, r->events_per_s / 1e6,
-            r->peak_rss_kb / 1024);
+}
+
+void sim_report_engine(const struct sim_report *r, FILE *out)
+{
+    fprintf(out, "engine: %llu events in %.2fs of wall time: %.1fM events/s, "
+            "peak RSS %ld MiB\n", (unsigned long long)r->events, r->wall_s,
+            r->events_per_s / 1e6, r->peak_rss_kb / 1024);
 }
 
 void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE *out)

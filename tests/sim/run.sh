@@ -29,7 +29,31 @@ printf 'read_ns = quick\n' >"$tmp/bad.profile"
 "$BIN" sim bio --profile "$tmp/bad.profile" >"$tmp/out" 2>&1; st=$?
 [ "$st" = 2 ] && grep -q "line 1: not 'key = number'" "$tmp/out" && ok || bad "a bad profile: exit $st"
 
-# The report, twice with one seed: the same bytes.
+# Inputs that would make a run without end, or make no sense: one line
+# that says why, exit 2 (docs/robustness.md, "The simulator").
+refused() {  # refused WHAT PATTERN ARGS...: exit 2 and the pattern on stderr
+  what=$1 pat=$2; shift 2
+  timeout 20 "$BIN" sim "$@" >"$tmp/out" 2>"$tmp/err"; st=$?
+  [ "$st" = 2 ] && grep -q "$pat" "$tmp/err" && ok || bad "$what: exit $st, $(head -1 "$tmp/err")"
+}
+refused "--rate 1e12 on one conn" "per connection" reactor --rate 1e12 --conns 1
+refused "--mix cpu=100:nan" "mix" bio --mix cpu=100:nan
+refused "a directory as --profile" "Is a directory" bio --profile "$tmp"
+: >"$tmp/empty.profile"
+refused "an empty --profile" "not a profile" bio --profile "$tmp/empty.profile"
+printf 'read_ns = nan\n' >"$tmp/nan.profile"
+refused "a profile with nan" "not a finite number" bio --profile "$tmp/nan.profile"
+printf 'stack_kb = 0\n' >"$tmp/stack0.profile"
+refused "stack_kb = 0" "too small" bio --profile "$tmp/stack0.profile"
+
+# The report, twice with one seed: the same bytes, text and JSON; the
+# engine's wall time only on stderr, with --engine-stats.
+"$BIN" sim bio --conns 50 --duration 0.5 >"$tmp/a.txt"
+"$BIN" sim bio --conns 50 --duration 0.5 >"$tmp/b.txt"
+cmp -s "$tmp/a.txt" "$tmp/b.txt" && ok || bad "the same seed gave different text reports"
+"$BIN" sim bio --conns 50 --duration 0.5 --engine-stats >"$tmp/c.txt" 2>"$tmp/c.err"
+cmp -s "$tmp/a.txt" "$tmp/c.txt" && grep -q "^engine: [0-9]* events in" "$tmp/c.err" && ok \
+  || bad "--engine-stats changed the report or printed no engine line"
 "$BIN" sim pool --cores 4 --conns 100 --duration 1 --mix sleep=5:2 --json >"$tmp/a.json"
 "$BIN" sim pool --cores 4 --conns 100 --duration 1 --mix sleep=5:2 --json >"$tmp/b.json"
 cmp -s "$tmp/a.json" "$tmp/b.json" && ok || bad "the same seed gave different reports"
