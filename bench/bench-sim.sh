@@ -39,7 +39,8 @@ done
 echo
 echo "The simulator's speed (one core, no allocation per event):"
 "$BIN" sim multireactor --cores 16 \
-    --conns 1000000 --lines-per-conn 10 --ramp 10 "${profile_args[@]}" | grep -E 'lines |engine'
+    --conns 1000000 --lines-per-conn 10 --ramp 10 "${profile_args[@]}" --engine-stats 2>&1 \
+    | grep -E 'lines |^engine'
 "$BIN" sim pool --profile zero --cores 1 \
     --min 1 --max 1 --queue 100000000 --conns 2000000 --lines-per-conn 1 --ramp 222 \
-    --random-connects --service-exp 100 | grep -E 'engine'
+    --random-connects --service-exp 100 --engine-stats 2>&1 | grep -E '^engine'

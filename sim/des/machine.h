@@ -29,6 +29,9 @@ struct vthread {
     uint32_t cont;               /* the owner's next step after the burst */
     uint32_t owner;              /* whom it works for (a connection, a loop) */
     vtime_t burst_left;          /* CPU still owed in this burst */
+    vtime_t burst_start;         /* when this burst first got a core (its
+                                    wait for CPU ended) */
+    bool burst_started;          /* burst_start is set for this burst */
 };
 
 struct vcore {

@@ -139,18 +139,18 @@ void sim__thread_exit(struct sim *s, uint32_t t)
 
 void sim__cq_push(struct sim *s, struct cqueue *q, uint32_t c)
 {
-    s->conns[c].next = VT_NONE;
+    s->conns[c].next[q->link] = VT_NONE;
     if (q->len++ == 0)
         q->head = c;
     else
-        s->conns[q->tail].next = c;
+        s->conns[q->tail].next[q->link] = c;
     q->tail = c;
 }
 
 uint32_t sim__cq_pop(struct sim *s, struct cqueue *q)
 {
     uint32_t c = q->head;
-    q->head = s->conns[c].next;
+    q->head = s->conns[c].next[q->link];
     q->len--;
     return c;
 }
@@ -172,12 +172,24 @@ void sim__conn_closed(struct sim *s, uint32_t c)
     }
 }
 
+/* c's lines not answered are lost (refused) or still waiting (the end):
+ * their time in the system so far counts for Little's law. */
+static void lines_leave(struct sim *s, uint32_t c)
+{
+    struct vconn *v = &s->conns[c];
+    for (uint32_t k = v->answered; k < v->sent; k++)
+        s->lost_sojourn_ns += (double)(s->eng.now - sim__line_sent_at(s, c, k));
+    sim__in_system(s, -(int64_t)(v->sent - v->answered));
+    v->answered = v->sent;
+}
+
 void sim__refuse(struct sim *s, uint32_t c, const char *why)
 {
     if (s->conns[c].state != CS_NEW)
         s->open_conns--;                            /* it had reached us */
     s->conns[c].state = CS_REFUSED;
     s->r->conns_refused++;
+    lines_leave(s, c);
     if (s->viz) {
         simviz_count(s->viz, VIZ_REJECTED, 1);
         simviz_event(s->viz, VIZ_EV_REJECT, "conn %u refused: %s", c + 1, why);
@@ -186,14 +198,29 @@ void sim__refuse(struct sim *s, uint32_t c, const char *why)
 
 void sim__line_taken(struct sim *s, uint32_t c)
 {
-    struct vconn *v = &s->conns[c];
-    vtime_t arrived = sim__line_sent_at(s, c, v->taken) + (vtime_t)s->o->prof.net_one_way_ns;
-    if (s->eng.now >= arrived) {
-        s->wait_sum_ns += (double)(s->eng.now - arrived);
-        s->waits++;
-    }
-    v->taken++;
+    s->conns[c].taken++;
 }
+
+/* The wait ends when the line's work first gets a core, not when its
+ * thread is woken: a woken thread may sit in the run queue (M/M/c's
+ * queue, for BIO's threads). */
+void sim__line_waited(struct sim *s, uint32_t c, uint32_t k, vtime_t on_cpu)
+{
+    vtime_t arrived = sim__line_sent_at(s, c, k) + (vtime_t)s->o->prof.net_one_way_ns;
+    if (on_cpu < arrived)
+        return;                  /* cannot be: a line is begun once it is there */
+    s->wait_sum_ns += (double)(on_cpu - arrived);
+    s->waits++;
+    s->waits_nonzero += on_cpu > arrived;
+}
+
+void sim__in_system(struct sim *s, int64_t delta)
+{
+    s->in_system_area += (double)s->in_system * (double)(s->eng.now - s->in_system_at);
+    s->in_system_at = s->eng.now;
+    s->in_system = (uint64_t)((int64_t)s->in_system + delta);
+}
+
 
 void sim__reply_sent(struct sim *s, uint32_t c)
 {
@@ -384,6 +411,7 @@ static int setup_clients(struct sim *s, struct rng *rng)
 {
     const struct sim_opts *o = s->o;
     s->send_until = o->duration_s > 0 ? (vtime_t)(o->duration_s * 1e9) : UINT64_MAX;
+    s->window_end = s->send_until;
     if (o->rate > 0) {
         s->period_ns = (double)o->conns / o->rate * 1e9;
         s->phase_ns = malloc(o->conns * sizeof(double));
@@ -407,7 +435,8 @@ static int setup(struct sim *s)
     s->conns = calloc(o->conns, sizeof(*s->conns));
     if (!s->conns)
         return -1;
-    if (des_init(&s->eng, 4096) < 0 ||
+    s->window_core_busy = calloc((size_t)o->cores, sizeof(*s->window_core_busy));
+    if (!s->window_core_busy || des_init(&s->eng, 4096) < 0 ||
         machine_init(&s->m, &s->eng, &o->prof, o->cores, EV_CORE, burst_done, s) < 0)
         return -1;
     struct rng rng;
@@ -464,6 +493,8 @@ static void run_events(struct sim *s)
 {
     struct des_event ev;
     while (des_next(&s->eng, &ev)) {
+        if (!s->window_taken && ev.at >= s->window_end)
+            sim__report_window(s);                  /* before time moves past it */
         if (s->viz) {
             char what[160];
             describe(s, &ev, what, sizeof(what));
@@ -482,6 +513,13 @@ static void run_events(struct sim *s)
     }
     if (s->viz)
         simviz_finish(s->viz);
+    if (!s->window_taken) {                         /* the run ended first */
+        s->window_end = s->eng.now;
+        sim__report_window(s);
+    }
+    for (uint32_t c = 0; c < s->o->conns; c++)      /* lines never answered */
+        if (s->conns[c].answered < s->conns[c].sent)
+            lines_leave(s, c);
 }
 
 static long self_peak_rss_kb(void)
@@ -518,6 +556,7 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
     free(s->loops);
     free(s->biz_idle);
     free(s->client_q);
+    free(s->window_core_busy);
     free(s);
     return rc;
 }

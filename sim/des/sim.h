@@ -60,13 +60,24 @@ struct sim_opts {
 
 struct sim_report {
     uint64_t lines_sent, lines_ok;
+    uint64_t lines_lost;         /* sent, never answered (refused, left waiting) */
     uint64_t conns_opened, conns_refused, conns_unserved;
-    double virtual_s;            /* simulated time of the run */
-    double lines_per_s;
+    double virtual_s;            /* simulated time of the run, drain included */
+    double window_s;             /* the sending window: --duration, or the
+                                    whole run with --lines-per-conn */
+    double drain_s;              /* after the window, until the last reply */
+    uint64_t window_lines;       /* replies received in the window */
+    double lines_per_s;          /* window_lines / window_s */
     struct hist latency_ns;      /* client send -> reply received */
-    double mean_wait_ns;         /* line at the server -> its handling starts */
-    uint64_t waits;
-    double cpu_busy_pct;         /* all cores, average */
+    double mean_latency_ns;      /* exactly (not from the histogram) */
+    double mean_wait_ns;         /* line at the server -> it first gets a core */
+    uint64_t waits;              /* lines whose wait was measured */
+    double p_wait;               /* the share of them that waited at all */
+    double mean_in_system;       /* L: lines sent and not yet answered, on average */
+    double arrival_per_s;        /* lambda: lines sent per second of the run */
+    double sojourn_ns;           /* W: a line's mean time in the system, lost
+                                    lines until their loss; L = lambda x W */
+    double cpu_busy_pct;         /* all cores, average over the window */
     double core_busy_pct[SIM_REPORT_CORES];  /* the first cores, one by one */
     double core_busy_min_pct, core_busy_max_pct;
     uint64_t context_switches, preemptions;

@@ -149,6 +149,7 @@ void sim__blocking_burst_done(struct sim *s, uint32_t t)
     struct vconn *v = &s->conns[c];
     switch (th->cont) {
     case C_LINE_HANDLED: {
+        sim__line_waited(s, c, v->taken - 1, th->burst_start);
         vtime_t sleep = sim__line_sleep(s, c, v->taken - 1);
         if (sleep > 0) {                            /* !sleep: the thread blocks */
             sim__block(s, t, VIZ_SLEEPING);

@@ -28,6 +28,7 @@ void sim__client_send(struct sim *s, uint32_t c)
     v->last_send = s->eng.now;
     v->sent++;
     s->r->lines_sent++;
+    sim__in_system(s, +1);
     sim__at(s, s->o->prof.net_one_way_ns, EV_LINE, c, 0);
     if (s->o->rate > 0 && more_to_send(s, c))
         sim__at(s, s->period_ns, EV_SEND, c, 0);
@@ -43,6 +44,8 @@ static void on_reply(struct sim *s, uint32_t c)
     struct vconn *v = &s->conns[c];
     vtime_t sent = sim__line_sent_at(s, c, v->answered);
     hist_record(&s->r->latency_ns, s->eng.now - sent);
+    s->latency_sum_ns += (double)(s->eng.now - sent);
+    sim__in_system(s, -1);
     if (s->viz)
         simviz_latency(s->viz, s->eng.now - sent);
     v->answered++;

@@ -67,7 +67,7 @@ struct vconn {
     bool offloaded;              /* loops: a line is on the business pool */
     uint32_t thread;             /* blocking models: who serves it */
     uint32_t loop;               /* loops: its worker */
-    uint32_t next;               /* intrusive FIFO link (backlog, queue, ready) */
+    uint32_t next[2];            /* intrusive FIFO links (enum cq_link) */
     uint32_t arrived;            /* lines that reached the server */
     uint32_t taken;              /* lines the server has begun */
     uint32_t answered;           /* replies that reached the client */
@@ -75,9 +75,18 @@ struct vconn {
     vtime_t last_send;           /* closed loop: when the outstanding line left */
 };
 
-/* A FIFO of connections, linked through vconn.next. */
+/* Which of a connection's two links a queue uses. A connection may be in
+ * one queue of each kind at once: a loop's ready list (new lines came)
+ * while its offloaded line is on the business queue or back as a task. */
+enum cq_link {
+    CQ_WAIT,            /* the backlog, the pool's queue, a loop's ready list */
+    CQ_JOB,             /* the business queue, a loop's tasks */
+};
+
+/* A FIFO of connections, linked through vconn.next[link]. */
 struct cqueue {
     uint32_t head, tail, len;
+    uint8_t link;                /* enum cq_link (0: CQ_WAIT) */
 };
 
 struct vloop {
@@ -90,6 +99,11 @@ struct vloop {
     uint32_t cur;                /* the connection being served, or VT_NONE */
     uint32_t cur_lines;          /* lines handled for cur since its read */
     uint64_t channels;           /* connections it serves */
+    uint32_t flush_conn;         /* replies being written for this channel ... */
+    uint32_t flush_lines;        /* ... this many, sent when the write is paid */
+    bool flush_close;            /* ... and then the channel closes */
+    uint32_t wait_conn;          /* the line being handled: its wait ends ... */
+    uint32_t wait_line;          /* ... when this burst got a core */
 };
 
 struct sim {
@@ -129,8 +143,19 @@ struct sim {
     uint32_t *client_q;
     uint32_t cq_head, cq_len, cq_cap;
 
-    double wait_sum_ns;          /* line at the server -> its handling began */
-    uint64_t waits;
+    /* what the report needs on top of the counters */
+    double wait_sum_ns;          /* line at the server -> it first got a core */
+    uint64_t waits, waits_nonzero;
+    double latency_sum_ns;       /* every reply's latency, exactly */
+    uint64_t in_system;          /* lines sent, not answered nor lost */
+    vtime_t in_system_at;        /* when in_system last changed */
+    double in_system_area;       /* the integral of in_system over time, ns */
+    double lost_sojourn_ns;      /* lines lost (refused, left waiting): time
+                                    from their send to their loss or the end */
+    bool window_taken;           /* the sending window's figures are taken */
+    vtime_t window_end;          /* when sending ended (--duration) */
+    uint64_t window_lines;       /* replies received by then */
+    vtime_t *window_core_busy;   /* each core's busy time by then */
     struct sim_viz *viz;         /* --viz: the board it plays on, or NULL */
 };
 
@@ -160,10 +185,15 @@ void sim__thread_exit(struct sim *s, uint32_t t);
 void sim__cq_push(struct sim *s, struct cqueue *q, uint32_t c);
 uint32_t sim__cq_pop(struct sim *s, struct cqueue *q);
 void sim__conn_opened(struct sim *s);
+/* Lines entering (+) or leaving (-) the system: the clients' lines in
+ * flight, for the mean number in the system (Little's law). */
+void sim__in_system(struct sim *s, int64_t delta);
 void sim__conn_closed(struct sim *s, uint32_t c);
 void sim__refuse(struct sim *s, uint32_t c, const char *why);
-/* The server has begun c's next line: count how long it waited. */
+/* The server has begun c's next line (it is no longer waiting to be read). */
 void sim__line_taken(struct sim *s, uint32_t c);
+/* Line k of c first got a core at on_cpu: it waited since it arrived. */
+void sim__line_waited(struct sim *s, uint32_t c, uint32_t k, vtime_t on_cpu);
 /* A reply leaves the server for c's client. */
 void sim__reply_sent(struct sim *s, uint32_t c);
 
@@ -208,6 +238,8 @@ int sim__multireactor_assign(struct sim *s, uint32_t c);
 
 /* ---- the report (sim_report.c) --------------------------------------------- */
 
+/* The sending window has ended (at s->window_end): take its figures. */
+void sim__report_window(struct sim *s);
 /* Fill s->r from the finished run (not the engine's wall time). */
 void sim__report_fill(struct sim *s);
 

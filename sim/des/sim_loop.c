@@ -104,6 +104,7 @@ static bool serve_current(struct sim *s, int l)
         lp->cur_lines++;
         vtime_t sleep = sim__line_sleep(s, c, k);
         if (sleep > 0) {                            /* the whole loop sleeps */
+            sim__line_waited(s, c, k, s->eng.now);
             if (s->viz) {
                 simviz_loop_blocked(s->viz, l, true);
                 simviz_event(s->viz, VIZ_EV_BLOCKED, "%s sleeps %.0f ms in a handler: "
@@ -114,25 +115,50 @@ static bool serve_current(struct sim *s, int l)
             sim__at(s, (double)sleep, EV_WAKE, lp->thread, C_LOOP_STEP);
             return true;
         }
+        lp->wait_conn = c;                          /* its wait ends on a core */
+        lp->wait_line = k;
         sim__run(s, lp->thread, sim__line_cpu(s, c, k), C_LOOP_STEP);
         return true;
     }
     /* Everything read is handled: one write for all of it (and a close,
-     * if the client has gone meanwhile). */
+     * if the client has gone meanwhile). The replies leave once the
+     * write() is paid for (flush_written), not before. */
     lp->cur = VT_NONE;
     if (lp->cur_lines == 0)
         return false;
-    for (uint32_t i = 0; i < lp->cur_lines; i++)
-        sim__reply_sent(s, c);
+    lp->flush_conn = c;
+    lp->flush_lines = lp->cur_lines;
     lp->cur_lines = 0;
     double cpu = p->write_ns;
-    if (v->client_closed && !v->offloaded) {
-        sim__conn_closed(s, c);
-        loop_channels(s, (int)v->loop, -1);
+    lp->flush_close = v->client_closed && !v->offloaded;
+    if (lp->flush_close)
         cpu += p->close_ns;
-    }
     sim__run(s, lp->thread, (vtime_t)cpu, C_LOOP_STEP);
     return true;
+}
+
+/* The step before was a write (and maybe a close): its replies leave now. */
+static void flush_written(struct sim *s, int l)
+{
+    struct vloop *lp = &s->loops[l];
+    uint32_t c = lp->flush_conn;
+    lp->flush_conn = VT_NONE;
+    for (uint32_t i = 0; i < lp->flush_lines; i++)
+        sim__reply_sent(s, c);
+    lp->flush_lines = 0;
+    if (lp->flush_close) {
+        lp->flush_close = false;
+        sim__conn_closed(s, c);
+        loop_channels(s, (int)s->conns[c].loop, -1);
+    }
+}
+
+/* The step before handled a line: its wait ended when that burst got a core. */
+static void note_wait(struct sim *s, int l)
+{
+    struct vloop *lp = &s->loops[l];
+    sim__line_waited(s, lp->wait_conn, lp->wait_line, s->m.threads[lp->thread].burst_start);
+    lp->wait_conn = VT_NONE;
 }
 
 /* Boss work: accept one connection and give it a worker loop. */
@@ -158,14 +184,16 @@ static void accept_one(struct sim *s, int l)
     sim__run(s, lp->thread, cpu, C_LOOP_STEP);
 }
 
-/* An offloaded line's reply, posted back as a task: write it. */
+/* An offloaded line's reply, posted back as a task: write it (it leaves
+ * when the write is paid, in flush_written). */
 static void run_task(struct sim *s, int l)
 {
     struct vloop *lp = &s->loops[l];
     uint32_t c = sim__cq_pop(s, &lp->tasks);
     struct vconn *v = &s->conns[c];
     v->offloaded = false;
-    sim__reply_sent(s, c);
+    lp->flush_conn = c;
+    lp->flush_lines = 1;
     if (v->arrived > v->taken || v->client_closed)
         sim__loop_mark_ready(s, c);
     sim__run(s, lp->thread, (vtime_t)s->o->prof.write_ns, C_LOOP_STEP);
@@ -206,6 +234,10 @@ static void read_ready(struct sim *s, int l)
 void sim__loop_step(struct sim *s, int l)
 {
     struct vloop *lp = &s->loops[l];
+    if (lp->wait_conn != VT_NONE)
+        note_wait(s, l);
+    if (lp->flush_conn != VT_NONE)
+        flush_written(s, l);
     if (lp->cur != VT_NONE && serve_current(s, l))
         return;
     if (lp->accepts.len > 0) {
@@ -230,6 +262,7 @@ void sim__biz_burst_done(struct sim *s, uint32_t t)
     struct vthread *th = &s->m.threads[t];
     uint32_t c = th->owner;
     if (th->cont == C_BIZ_DONE) {
+        sim__line_waited(s, c, s->conns[c].taken - 1, th->burst_start);
         vtime_t sleep = sim__line_sleep(s, c, s->conns[c].taken - 1);
         if (sleep > 0) {
             sim__block(s, t, VIZ_SLEEPING);
@@ -270,9 +303,13 @@ int sim__loops_setup(struct sim *s, int nworkers, bool own_boss)
                                         name, 0);
         s->loops[l].in_epoll = true;
         s->loops[l].cur = VT_NONE;
+        s->loops[l].flush_conn = VT_NONE;
+        s->loops[l].tasks.link = CQ_JOB;
+        s->loops[l].wait_conn = VT_NONE;
         if (s->viz)
             simviz_loop(s->viz, name);
     }
+    s->biz_queue.link = CQ_JOB;
     if (s->o->offload > 0) {
         s->biz_idle = malloc((size_t)s->o->offload * sizeof(*s->biz_idle));
         if (!s->biz_idle)
