@@ -250,6 +250,114 @@ static void measure_threads(struct profile *p)
         p->stack_kb = (double)st.rlim_cur / 1024;
 }
 
+/* ---- memory: what a thread and a connection hold resident ------------------- */
+
+enum { MEM_THREADS = 200 };
+
+struct mem_probe {
+    int wake[2];                      /* the threads block reading this pipe */
+    pthread_barrier_t ready;          /* all have touched their stack */
+};
+
+/* What a connection thread does before it blocks: a line through the
+ * real session code, and a read buffer on its stack (the blocking models
+ * read into one), then a blocking read. */
+static void *mem_thread(void *arg)
+{
+    struct mem_probe *mp = arg;
+    volatile char buf[16384];
+    for (size_t i = 0; i < sizeof(buf); i += 512)
+        buf[i] = 'x';
+    struct echo_session s;
+    struct echo_reply reply;
+    if (echo_session_init(&s, "calibrate", 1, ECHO_MAX_LINE_DEFAULT) == 0) {
+        size_t room;
+        char *in = echo_session_space(&s, &room);
+        if (in && room >= 2) {
+            memcpy(in, "a\n", 2);
+            echo_session_commit(&s, 2);
+            while (echo_session_next(&s, "calibrate", &reply))
+                ;
+        }
+    }
+    pthread_barrier_wait(&mp->ready);
+    char b;
+    (void)!read(mp->wake[0], &b, 1);      /* blocked, as in read() on a socket */
+    echo_session_free(&s);
+    return NULL;
+}
+
+/* A field of /proc: the kB figure after `key` in /proc/meminfo, or this
+ * process's resident pages in kB from /proc/self/statm. -1 if unknown. */
+static double meminfo_kb(const char *key)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kb = -1;
+    size_t n = strlen(key);
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, key, n) == 0 && line[n] == ':')
+            kb = strtod(line + n + 1, NULL);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+static double self_rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size, resident;
+    int got = f ? fscanf(f, "%ld %ld", &size, &resident) : 0;
+    if (f)
+        fclose(f);
+    return got == 2 ? (double)resident * (double)sysconf(_SC_PAGESIZE) / 1024 : -1;
+}
+
+/* One round: MEM_THREADS threads that each did a line and now block.
+ * Per thread: this process's RSS growth, and the system's KernelStack
+ * growth (other processes move it too: the median of rounds copes). */
+static int mem_round(double *user_kb, double *kernel_kb)
+{
+    struct mem_probe mp;
+    pthread_t t[MEM_THREADS];
+    int n = 0;
+    if (pipe(mp.wake) < 0)
+        return -1;
+    pthread_barrier_init(&mp.ready, NULL, MEM_THREADS + 1);
+    double rss0 = self_rss_kb(), ks0 = meminfo_kb("KernelStack");
+    for (; n < MEM_THREADS; n++)
+        if (pthread_create(&t[n], NULL, mem_thread, &mp) != 0)
+            break;
+    if (n == MEM_THREADS)
+        pthread_barrier_wait(&mp.ready);
+    double rss1 = self_rss_kb(), ks1 = meminfo_kb("KernelStack");
+    close(mp.wake[1]);                    /* EOF: every thread returns */
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    close(mp.wake[0]);
+    pthread_barrier_destroy(&mp.ready);
+    if (n < MEM_THREADS || rss0 < 0 || rss1 < 0)
+        return -1;
+    *user_kb = (rss1 - rss0) / MEM_THREADS;
+    *kernel_kb = ks0 >= 0 && ks1 >= 0 ? (ks1 - ks0) / MEM_THREADS : -1;
+    return 0;
+}
+
+/* stack_touched_kb and kernel_stack_kb. A figure that cannot be had
+ * (no /proc, a failed round) keeps the built-in default. */
+static void measure_memory(struct profile *p)
+{
+    double user[ROUNDS], kernel[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++)
+        if (mem_round(&user[r], &kernel[r]) < 0)
+            return;
+    double u = median(user, ROUNDS), k = median(kernel, ROUNDS);
+    if (u > 0)
+        p->stack_touched_kb = u;
+    if (k > 0)
+        p->kernel_stack_kb = k;
+}
+
 /* Decode a 64-byte line and make its reply: the real session code. */
 static void measure_handle(struct profile *p)
 {
@@ -317,6 +425,7 @@ int calibrate_measure(struct profile *p, FILE *progress)
     measure_epoll_eventfd(p);
     fprintf(progress, "calibrate: threads, wakeups, context switches...\n");
     measure_threads(p);
+    measure_memory(p);
     double pipe_rw = 0;
     {
         /* A pipe's write + read, no waiting: subtracted from the passes. */

@@ -8,7 +8,8 @@
 #include "profile.h"
 
 /* Fill p with this machine's costs (and where and when, in p->measured).
- * time_slice_ns, context_switch_log2_ns and conn_kb are not measured: they
+ * time_slice_ns, context_switch_log2_ns and conn_kb are not measured (nor
+ * stack_touched_kb and kernel_stack_kb without /proc): they
  * keep the default's values. Progress goes to `progress`. Returns 0. */
 int calibrate_measure(struct profile *p, FILE *progress);
 

@@ -16,7 +16,8 @@ static const struct {
     KEY(read_ns), KEY(write_ns), KEY(accept_ns), KEY(close_ns), KEY(epoll_wait_ns),
     KEY(eventfd_ns), KEY(wakeup_ns), KEY(context_switch_ns),
     KEY(context_switch_log2_ns), KEY(thread_create_ns), KEY(handle_ns),
-    KEY(net_one_way_ns), KEY(time_slice_ns), KEY(stack_kb), KEY(conn_kb),
+    KEY(net_one_way_ns), KEY(time_slice_ns), KEY(stack_kb), KEY(stack_touched_kb),
+    KEY(kernel_stack_kb), KEY(conn_kb),
 #undef KEY
 };
 
@@ -31,7 +32,8 @@ void profile_default(struct profile *p)
         .epoll_wait_ns = 463, .eventfd_ns = 457, .wakeup_ns = 25415,
         .context_switch_ns = 2354, .context_switch_log2_ns = 150,
         .thread_create_ns = 50483, .handle_ns = 19, .net_one_way_ns = 6214,
-        .time_slice_ns = 3000000, .stack_kb = 8192, .conn_kb = 8,
+        .time_slice_ns = 3000000, .stack_kb = 8192, .stack_touched_kb = 24,
+        .kernel_stack_kb = 16, .conn_kb = 8,
     };
 }
 

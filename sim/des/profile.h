@@ -28,7 +28,10 @@ struct profile {
     double handle_ns;            /* decode a line and make its reply */
     double net_one_way_ns;       /* loopback, client to server */
     double time_slice_ns;        /* the scheduler's slice (0: no preemption) */
-    double stack_kb;             /* each thread's stack, reserved */
+    double stack_kb;             /* each thread's stack, reserved (virtual) */
+    double stack_touched_kb;     /* of it, resident: the pages a connection
+                                    thread touches (measured by calibrate) */
+    double kernel_stack_kb;      /* each thread's kernel stack (resident) */
     double conn_kb;              /* memory per connection (socket + buffers) */
 };
 

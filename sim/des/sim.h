@@ -83,6 +83,8 @@ struct sim_report {
     uint64_t context_switches, preemptions;
     uint32_t peak_threads;
     double peak_stack_bytes;     /* peak threads x stack size (reserved) */
+    double peak_resident_bytes;  /* peak threads x (stack pages touched +
+                                    kernel stack) + connections x conn_kb */
     double peak_conn_bytes;      /* peak open connections x conn_kb */
     uint64_t events;
     double wall_s, events_per_s;

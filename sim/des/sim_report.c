@@ -83,6 +83,9 @@ void sim__report_fill(struct sim *s)
     r->peak_threads = s->m.peak_live;
     r->peak_stack_bytes = (double)s->m.peak_live * o->prof.stack_kb * 1024.0;
     r->peak_conn_bytes = (double)s->peak_conns * o->prof.conn_kb * 1024.0;
+    r->peak_resident_bytes = (double)s->m.peak_live *
+                             (o->prof.stack_touched_kb + o->prof.kernel_stack_kb) * 1024.0 +
+                             r->peak_conn_bytes;
     for (uint32_t c = 0; c < o->conns; c++)
         if (s->conns[c].state == CS_QUEUED || s->conns[c].state == CS_BACKLOG)
             r->conns_unserved++;
@@ -156,6 +159,11 @@ void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE
     print_bytes(out, r->peak_stack_bytes);
     fprintf(out, " reserved (%.0f KiB each); connections ", o->prof.stack_kb);
     print_bytes(out, r->peak_conn_bytes);
+    fprintf(out, "\n  memory   ");
+    print_bytes(out, r->peak_resident_bytes);
+    fprintf(out, " resident at most: %.0f KiB of stack touched + %.0f KiB of kernel stack "
+            "a thread, %.0f KiB a connection", o->prof.stack_touched_kb,
+            o->prof.kernel_stack_kb, o->prof.conn_kb);
     fprintf(out, "\n  errors   ");
     if (r->conns_refused == 0 && r->conns_unserved == 0)
         fprintf(out, "none\n");
@@ -181,7 +189,8 @@ void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE 
             "\"max\":%.1f},\"mean_wait_us\":%.3f,\"conns_opened\":%llu,"
             "\"conns_refused\":%llu,\"conns_unserved\":%llu,\"cpu_busy_pct\":%.2f,"
             "\"context_switches\":%llu,\"preemptions\":%llu,\"peak_threads\":%u,"
-            "\"peak_stack_bytes\":%.0f,\"peak_conn_bytes\":%.0f,\"events\":%llu,",
+            "\"peak_stack_bytes\":%.0f,\"peak_resident_bytes\":%.0f,\"peak_conn_bytes\":%.0f,"
+            "\"events\":%llu,",
             sim_model_name(o->model), o->cores, o->conns, (unsigned long long)o->seed,
             (unsigned long long)r->lines_sent, (unsigned long long)r->lines_ok,
             (unsigned long long)r->lines_lost, r->virtual_s, r->window_s, r->drain_s,
@@ -194,7 +203,7 @@ void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE 
             (unsigned long long)r->conns_opened, (unsigned long long)r->conns_refused,
             (unsigned long long)r->conns_unserved, r->cpu_busy_pct,
             (unsigned long long)r->context_switches, (unsigned long long)r->preemptions,
-            r->peak_threads, r->peak_stack_bytes, r->peak_conn_bytes,
+            r->peak_threads, r->peak_stack_bytes, r->peak_resident_bytes, r->peak_conn_bytes,
             (unsigned long long)r->events);
     fprintf(out, "\"mean_latency_us\":%.3f,\"p_wait\":%.6f,\"mean_in_system\":%.4f,"
             "\"arrival_per_s\":%.1f,\"sojourn_us\":%.3f,", r->mean_latency_ns / 1e3,
