@@ -63,7 +63,8 @@ static void sim_usage(FILE *out)
             "                     loops and events on a board, as threadlab top shows a\n"
             "                     real server; keys: space pause, s one event on, b one\n"
             "                     event back (exact: the run is made again from the\n"
-            "                     seed), + / - speed, q quit (then the report)\n"
+            "                     seed), + / - speed, ? these keys on the status line,\n"
+            "                     q quit (then the report)\n"
             "  --record FILE      with --viz: also record the screen for threadlab replay\n"
             "  --speed X          with --viz: simulated seconds per real second\n"
             "                     (default 0.001: a millisecond takes a second)\n"
@@ -121,6 +122,7 @@ struct viz_run {
     struct sim_report *r;
     struct sim_viz_ctl ctl;
     int rc;
+    bool show_keys;              /* '?': the status line lists the sim's keys */
 };
 
 /* Runs the simulation, and again from the seed for every step back (it
@@ -152,6 +154,12 @@ static void viz_status(void *arg, char *buf, size_t len)
     snprintf(last, sizeof(last), "%s", vr->ctl.last);
     pthread_mutex_unlock(&vr->ctl.lock);
     bool finished = atomic_load(&vr->ctl.finished);
+    if (vr->show_keys) {         /* top's help knows nothing of these */
+        snprintf(buf, len, "[sim %s] keys: space pause/resume, s one event on, b one event "
+                 "back, + faster, - slower, q quit (the report follows), ? these keys",
+                 sim_model_name(vr->o->model));
+        return;
+    }
     snprintf(buf, len, "[sim %s] t=%.6fs  event %llu  speed %gx  %s  %s%s   "
              "(space pause, s step, b back, +/- speed)", sim_model_name(vr->o->model),
              atomic_load(&vr->ctl.vnow_ns) / 1e9,
@@ -166,6 +174,9 @@ static bool viz_key(void *arg, int key)
     struct viz_run *vr = arg;
     uint64_t speed = atomic_load(&vr->ctl.speed_ppb);
     switch (key) {
+    case '?': case 'h':
+        vr->show_keys = !vr->show_keys;
+        return true;
     case ' ': case 'p':
         atomic_store(&vr->ctl.paused, !atomic_load(&vr->ctl.paused));
         return true;

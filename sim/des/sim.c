@@ -135,6 +135,12 @@ void sim__thread_exit(struct sim *s, uint32_t t)
     machine_exit(&s->m, t);
 }
 
+void sim__thread_line(struct sim *s, uint32_t t)
+{
+    if (s->viz)
+        simviz_lines(s->viz, t, 1);
+}
+
 /* ---- connections ---------------------------------------------------------------- */
 
 void sim__cq_push(struct sim *s, struct cqueue *q, uint32_t c)

@@ -157,11 +157,13 @@ void sim__blocking_burst_done(struct sim *s, uint32_t t)
             return;
         }
         sim__reply_sent(s, c);
+        sim__thread_line(s, t);
         conn_thread_next(s, t, c);
         return;
     }
     case C_REPLIED:
         sim__reply_sent(s, c);
+        sim__thread_line(s, t);
         conn_thread_next(s, t, c);
         return;
     case C_CLOSED:

@@ -104,6 +104,7 @@ struct vloop {
     bool flush_close;            /* ... and then the channel closes */
     uint32_t wait_conn;          /* the line being handled: its wait ends ... */
     uint32_t wait_line;          /* ... when this burst got a core */
+    vtime_t io_ns, task_ns;      /* CPU asked for I/O work and for tasks */
 };
 
 struct sim {
@@ -179,6 +180,8 @@ uint32_t sim__spawn(struct sim *s, uint32_t owner, enum viz_role role, const cha
 /* A pool's thread, made at the start and idle: "task-3", "biz-1". */
 uint32_t sim__spawn_idle(struct sim *s, enum viz_role role, const char *prefix, int n);
 void sim__thread_exit(struct sim *s, uint32_t t);
+/* Thread t has handled (or written) one more line: its LINES on the board. */
+void sim__thread_line(struct sim *s, uint32_t t);
 
 /* ---- connections (sim.c) ----------------------------------------------------- */
 

@@ -16,6 +16,20 @@
 
 #include "des/sim_internal.h"
 
+/* The loop's next burst: I/O work (epoll_wait, accept, read, handle,
+ * write) or a task (an offloaded line's reply), added up for the board's
+ * io/task split (the ioRatio picture). */
+static void loop_run(struct sim *s, struct vloop *lp, vtime_t cpu_ns, bool task)
+{
+    if (task)
+        lp->task_ns += cpu_ns;
+    else
+        lp->io_ns += cpu_ns;
+    if (s->viz)
+        simviz_loop_time(s->viz, (int)(lp - s->loops), lp->io_ns, lp->task_ns);
+    sim__run(s, lp->thread, cpu_ns, C_LOOP_STEP);
+}
+
 const char *sim__loop_name(const struct sim *s, int l)
 {
     static char name[32];
@@ -43,7 +57,7 @@ static void loop_wake(struct sim *s, int l)
     if (s->viz)
         simviz_loop_waiting(s->viz, l, false);
     lp->batch_left = lp->ready.len;
-    sim__run(s, lp->thread, (vtime_t)s->o->prof.epoll_wait_ns, C_LOOP_STEP);
+    loop_run(s, lp, (vtime_t)s->o->prof.epoll_wait_ns, false);
 }
 
 void sim__loop_mark_ready(struct sim *s, uint32_t c)
@@ -64,7 +78,7 @@ void sim__loops_connect(struct sim *s, uint32_t c)
     if (boss->in_epoll) {
         boss->in_epoll = false;
         boss->batch_left = 0;
-        sim__run(s, boss->thread, (vtime_t)s->o->prof.epoll_wait_ns, C_LOOP_STEP);
+        loop_run(s, boss, (vtime_t)s->o->prof.epoll_wait_ns, false);
     }
 }
 
@@ -83,7 +97,7 @@ static void offload_line(struct sim *s, struct vloop *lp, uint32_t c)
         s->m.threads[b].owner = bc;
         sim__run(s, b, sim__line_cpu(s, bc, s->conns[bc].taken - 1), C_BIZ_DONE);
     }
-    sim__run(s, lp->thread, (vtime_t)s->o->prof.eventfd_ns, C_LOOP_STEP);
+    loop_run(s, lp, (vtime_t)s->o->prof.eventfd_ns, false);
 }
 
 /* Serving lp->cur: handle its next line read, or write all the replies.
@@ -117,7 +131,7 @@ static bool serve_current(struct sim *s, int l)
         }
         lp->wait_conn = c;                          /* its wait ends on a core */
         lp->wait_line = k;
-        sim__run(s, lp->thread, sim__line_cpu(s, c, k), C_LOOP_STEP);
+        loop_run(s, lp, sim__line_cpu(s, c, k), false);
         return true;
     }
     /* Everything read is handled: one write for all of it (and a close,
@@ -133,7 +147,7 @@ static bool serve_current(struct sim *s, int l)
     lp->flush_close = v->client_closed && !v->offloaded;
     if (lp->flush_close)
         cpu += p->close_ns;
-    sim__run(s, lp->thread, (vtime_t)cpu, C_LOOP_STEP);
+    loop_run(s, lp, (vtime_t)cpu, false);
     return true;
 }
 
@@ -143,8 +157,10 @@ static void flush_written(struct sim *s, int l)
     struct vloop *lp = &s->loops[l];
     uint32_t c = lp->flush_conn;
     lp->flush_conn = VT_NONE;
-    for (uint32_t i = 0; i < lp->flush_lines; i++)
+    for (uint32_t i = 0; i < lp->flush_lines; i++) {
         sim__reply_sent(s, c);
+        sim__thread_line(s, lp->thread);
+    }
     lp->flush_lines = 0;
     if (lp->flush_close) {
         lp->flush_close = false;
@@ -181,7 +197,7 @@ static void accept_one(struct sim *s, int l)
         cpu += (vtime_t)s->o->prof.eventfd_ns;      /* the hand-off wakes the worker */
     if (v->client_closed || v->arrived > v->taken)
         sim__loop_mark_ready(s, c);
-    sim__run(s, lp->thread, cpu, C_LOOP_STEP);
+    loop_run(s, lp, cpu, false);
 }
 
 /* An offloaded line's reply, posted back as a task: write it (it leaves
@@ -196,7 +212,7 @@ static void run_task(struct sim *s, int l)
     lp->flush_lines = 1;
     if (v->arrived > v->taken || v->client_closed)
         sim__loop_mark_ready(s, c);
-    sim__run(s, lp->thread, (vtime_t)s->o->prof.write_ns, C_LOOP_STEP);
+    loop_run(s, lp, (vtime_t)s->o->prof.write_ns, true);
 }
 
 /* The next ready channel of this round (a new round: epoll_wait first). */
@@ -206,7 +222,7 @@ static void read_ready(struct sim *s, int l)
     const struct profile *p = &s->o->prof;
     if (lp->batch_left == 0) {
         lp->batch_left = lp->ready.len;
-        sim__run(s, lp->thread, (vtime_t)p->epoll_wait_ns, C_LOOP_STEP);
+        loop_run(s, lp, (vtime_t)p->epoll_wait_ns, false);
         return;
     }
     lp->batch_left--;
@@ -214,18 +230,18 @@ static void read_ready(struct sim *s, int l)
     struct vconn *v = &s->conns[c];
     v->in_ready = false;
     if (v->state != CS_OPEN) {                      /* closed since it was listed */
-        sim__run(s, lp->thread, 0, C_LOOP_STEP);
+        loop_run(s, lp, 0, false);
         return;
     }
     if (v->arrived == v->taken && v->client_closed && !v->offloaded) {
         sim__conn_closed(s, c);                     /* EOF: close it */
         loop_channels(s, (int)v->loop, -1);
-        sim__run(s, lp->thread, (vtime_t)(p->read_ns + p->close_ns), C_LOOP_STEP);
+        loop_run(s, lp, (vtime_t)(p->read_ns + p->close_ns), false);
         return;
     }
     lp->cur = c;
     lp->cur_lines = 0;
-    sim__run(s, lp->thread, (vtime_t)p->read_ns, C_LOOP_STEP);
+    loop_run(s, lp, (vtime_t)p->read_ns, false);
 }
 
 /* The loop's work, one step per burst: finish the channel it is serving,
@@ -263,6 +279,7 @@ void sim__biz_burst_done(struct sim *s, uint32_t t)
     uint32_t c = th->owner;
     if (th->cont == C_BIZ_DONE) {
         sim__line_waited(s, c, s->conns[c].taken - 1, th->burst_start);
+        sim__thread_line(s, t);
         vtime_t sleep = sim__line_sleep(s, c, s->conns[c].taken - 1);
         if (sleep > 0) {
             sim__block(s, t, VIZ_SLEEPING);

@@ -112,6 +112,14 @@ tmux -S "$sock" send-keys -t sim s
 sleep 0.6
 [ "$(status_line | sed 's/speed [^ ]*//')" = "$line_b" ] && ok \
   || bad "s after b did not give the same event again"
+# ? lists the simulator's own keys (not top's help), and ? again hides them.
+tmux -S "$sock" send-keys -t sim '?'
+sleep 0.6
+status_line | grep -q "keys: space pause/resume, s one event on, b one event back" && ok \
+  || bad "? did not list the sim's keys: $(status_line)"
+tmux -S "$sock" send-keys -t sim '?'
+sleep 0.6
+status_line | grep -q "event [0-9]" && ok || bad "? again did not bring the status back"
 tmux -S "$sock" send-keys -t sim q
 # The report is printed on the terminal once the full screen is gone.
 for _ in $(seq 50); do screen >"$tmp/report"; grep -q "^exit=" "$tmp/report" && break; sleep 0.1; done
@@ -125,5 +133,11 @@ timeout 60 "$BIN" sim reactor --conns 2 --duration 0.0005 --viz --speed 0.001 >"
 st=$?
 [ "$st" = 0 ] && grep -q "^--- threadlab top" "$tmp/plain" && grep -q "^sim reactor:" "$tmp/plain" \
   && ok || { bad "plain --viz: exit $st"; tail -5 "$tmp/plain"; }
+# The loop's thread counts the lines it answered, and its io/task split moves.
+grep -Eq "^ reactor +[A-Za-z.] [a-z-]+ +[0-9.]+[a-z]+ +- +[1-9][0-9]*$" "$tmp/plain" && ok \
+  || { bad "--viz: the reactor thread's LINES stayed 0"; grep -A1 THREAD "$tmp/plain" | tail -2; }
+grep -Eq "^ reactor +[0-9]+ .* ([1-9][0-9]*/[0-9]+|[0-9]+/[1-9][0-9]*) +(wait|io|tasks)" \
+  "$tmp/plain" && ok \
+  || { bad "--viz: the loop's IO/TASK stayed 0/0"; grep -A1 "^ LOOP" "$tmp/plain" | tail -2; }
 
 summary sim
