@@ -124,6 +124,14 @@ int profile_load(struct profile *p, const char *path, char *err, size_t err_len)
     return 0;
 }
 
+void profile_note_spread(struct profile *p, const char *key, double spread)
+{
+    size_t used = strlen(p->spreads);
+    if (used < sizeof(p->spreads))
+        snprintf(p->spreads + used, sizeof(p->spreads) - used, "%s%s %.1f%%",
+                 used ? ", " : "", key, 100 * spread);
+}
+
 int profile_save(const struct profile *p, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -131,6 +139,8 @@ int profile_save(const struct profile *p, const char *path)
         return -errno;
     fprintf(f, "# threadlab simulator profile: nanoseconds unless the key says kb\n");
     fprintf(f, "# measured: %s\n", p->measured);
+    if (p->spreads[0])           /* (max - min) / median of each figure's rounds */
+        fprintf(f, "# spread: %s\n", p->spreads);
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         fprintf(f, "%s = %.0f\n", keys[i].key,
                 *(const double *)((const char *)p + keys[i].offset));

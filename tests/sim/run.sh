@@ -70,8 +70,12 @@ n=$(grep -cE "^(bio|pool|reactor|multireactor) +[0-9]+ " "$tmp/qa")
 "$BIN" sim quiz --nosuch >/dev/null 2>&1; [ $? = 2 ] && ok || bad "sim quiz --nosuch is not a usage error"
 
 # A profile written by calibrate is read back by sim.
+# On a busy machine some figures spread too wide to trust: calibrate then
+# keeps their built-in values, says which, and exits 1 (not a failure here).
 "$BIN" calibrate --out "$tmp/here.profile" 2>"$tmp/cal.log"; st=$?
-[ "$st" = 0 ] && grep -q "^wakeup_ns = [0-9]" "$tmp/here.profile" && ok \
+{ [ "$st" = 0 ] || { [ "$st" = 1 ] && grep -q "too wide to trust" "$tmp/cal.log"; }; } \
+  && grep -q "^wakeup_ns = [0-9]" "$tmp/here.profile" \
+  && grep -q "^# spread: write_ns [0-9.]*%, read_ns" "$tmp/here.profile" && ok \
   || { bad "calibrate: exit $st"; cat "$tmp/cal.log"; }
 "$BIN" sim reactor --conns 10 --duration 0.5 --profile "$tmp/here.profile" | grep -q "lines " \
   && ok || bad "sim could not use calibrate's profile"
