@@ -72,6 +72,28 @@ START_TEST(the_rng_repeats_for_a_seed)
 }
 END_TEST
 
+/* The cost factor has mean 1 (a profile's figure stays the mean cost),
+ * and shape 0 is exactly 1 without drawing (a run without spread is the
+ * run it always was). */
+START_TEST(the_lognormal_factor_has_mean_one)
+{
+    struct rng r, before;
+    rng_seed(&r, 3);
+    before = r;
+    ck_assert_double_eq(rng_lognormal_factor(&r, 0), 1);
+    ck_assert_uint_eq(r.s[0], before.s[0]);
+    double sum = 0, above2 = 0;
+    for (int i = 0; i < 1000000; i++) {
+        double x = rng_lognormal_factor(&r, 0.5);
+        sum += x;
+        above2 += x > 2;
+    }
+    ck_assert_double_eq_tol(sum / 1e6, 1.0, 0.01);
+    /* P(exp(0.5 Z - 0.125) > 2) = P(Z > 1.636) = 5.1% */
+    ck_assert_double_eq_tol(above2 / 1e6, 0.051, 0.003);
+}
+END_TEST
+
 /* ---- queueing theory ------------------------------------------------------------- */
 
 /* Erlang C: the mean wait in queue of M/M/c with arrival rate lambda and
@@ -310,6 +332,30 @@ START_TEST(every_model_pays_the_write_before_the_reply)
 }
 END_TEST
 
+/* With constant costs one connection's latencies are all alike; drawn
+ * from a distribution (wakeup_sigma, syscall_sigma), they have a tail. */
+START_TEST(spread_costs_give_latency_a_tail)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    sim_opts_init(&o, SIM_BIO);
+    o.duration_s = 1;
+    run(&o, r);
+    double flat50 = (double)hist_percentile(&r->latency_ns, 50);
+    double flat99 = (double)hist_percentile(&r->latency_ns, 99);
+    o.prof.wakeup_sigma = 0.5;
+    o.prof.syscall_sigma = 0.5;
+    run(&o, r);
+    double p50 = (double)hist_percentile(&r->latency_ns, 50);
+    double p99 = (double)hist_percentile(&r->latency_ns, 99);
+    printf("bio, 1 conn: p50 %.1f us p99 %.1f us with constant costs; %.1f / %.1f us "
+           "with sigma 0.5\n", flat50 / 1e3, flat99 / 1e3, p50 / 1e3, p99 / 1e3);
+    ck_assert_double_le(flat99, flat50 * 1.1);
+    ck_assert_double_ge(p99, p50 * 1.5);
+    free(r);
+}
+END_TEST
+
 /* Rates are over the sending window: the drain and the think tail after
  * it (the last clients' think times run out with nothing to send) are
  * reported on their own, not averaged in. Saturated on 1 ms lines, the
@@ -504,6 +550,7 @@ int main(void)
     TCase *engine = tcase_create("engine");
     tcase_add_test(engine, events_come_out_in_time_order_ties_in_scheduling_order);
     tcase_add_test(engine, the_rng_repeats_for_a_seed);
+    tcase_add_test(engine, the_lognormal_factor_has_mean_one);
     tcase_add_test(engine, bad_options_are_refused);
     tcase_add_test(engine, a_profile_file_round_trips_and_bad_ones_are_refused);
     suite_add_tcase(s, engine);
@@ -518,6 +565,7 @@ int main(void)
     tcase_add_test(lessons, same_seed_same_run_other_seed_other_run);
     tcase_add_test(lessons, littles_law_holds_when_lines_are_lost);
     tcase_add_test(lessons, bio_waits_in_the_run_queue);
+    tcase_add_test(lessons, spread_costs_give_latency_a_tail);
     tcase_add_test(lessons, every_model_pays_the_write_before_the_reply);
     tcase_add_test(lessons, rates_and_cpu_are_over_the_sending_window);
     tcase_add_test(lessons, a_sleeping_handler_stalls_the_reactor_not_an_offloading_multireactor);

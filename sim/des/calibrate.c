@@ -46,6 +46,15 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
+/* The shape of a log-normal fitted to samples by their p50 and p90:
+ * ln(p90 / p50) / 1.2816 (z of the 90th percentile). Sorts v. */
+static double lognormal_sigma(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    double p50 = v[n / 2], p90 = v[n * 9 / 10];
+    return p50 > 0 && p90 > p50 ? log(p90 / p50) / 1.2816 : 0;
+}
+
 enum { ROUNDS = 5, ATTEMPTS = 3 };
 
 /* A figure is trusted when its rounds agree: (max - min) / median at most
@@ -65,7 +74,7 @@ struct pending {
 struct figures {
     FILE *progress;
     struct profile *p;
-    struct pending pending[4];   /* the group being measured */
+    struct pending pending[4];   /* the group being measured (at most 3) */
     int npending;
     int refused;                 /* figures left at the built-in value */
 };
@@ -90,13 +99,13 @@ static void take_pending(struct figures *f)
         profile_note_spread(f->p, pd->key, pd->spread);
         if (pd->spread <= SPREAD_MAX) {
             *pd->dst = pd->median;
-            fprintf(f->progress, "  %-18s %10.0f   spread %6.1f%%\n", pd->key, pd->median,
-                    100 * pd->spread);
+            fprintf(f->progress, "  %-18s %10.*f   spread %6.1f%%\n", pd->key,
+                    pd->median < 10 ? 3 : 0, pd->median, 100 * pd->spread);
         } else {
             f->refused++;
-            fprintf(f->progress, "  %-18s %10.0f   spread %6.1f%%: too wide to trust, "
-                    "keeping the built-in %.0f\n", pd->key, pd->median, 100 * pd->spread,
-                    *pd->dst);
+            fprintf(f->progress, "  %-18s %10.*f   spread %6.1f%%: too wide to trust, "
+                    "keeping the built-in %g\n", pd->key, pd->median < 10 ? 3 : 0,
+                    pd->median, 100 * pd->spread, *pd->dst);
         }
     }
     f->npending = 0;
@@ -133,10 +142,11 @@ static bool measure_read_write(struct figures *f, double clock_ns)
         return true;                      /* nothing to measure with: keep the defaults */
     char msg[64], buf[64];
     memset(msg, 'x', sizeof(msg));
-    double reads[ROUNDS], writes[ROUNDS];
+    double reads[ROUNDS], writes[ROUNDS], sigmas[ROUNDS];
+    enum { N = 20000 };
+    static double calls[N];               /* one round's write + read, call by call */
     for (int r = 0; r < ROUNDS; r++) {
         double w = 0, rd = 0;
-        enum { N = 20000 };
         for (int i = 0; i < N; i++) {
             double t0 = now_ns();
             if (write(fds[0], msg, sizeof(msg)) != sizeof(msg))
@@ -153,13 +163,16 @@ static bool measure_read_write(struct figures *f, double clock_ns)
             double t3 = now_ns();
             w += t1 - t0 - clock_ns;
             rd += t3 - t2 - clock_ns;
+            calls[i] = t1 - t0 + t3 - t2 - 2 * clock_ns;
         }
         writes[r] = w / N;
         reads[r] = rd / N;
+        sigmas[r] = lognormal_sigma(calls, N);
     }
     close(fds[0]);
     close(fds[1]);
     bool ok = settle(f, "write_ns", writes, &f->p->write_ns);
+    ok = settle(f, "syscall_sigma", sigmas, &f->p->syscall_sigma) && ok;
     return settle(f, "read_ns", reads, &f->p->read_ns) && ok;
 }
 
@@ -256,9 +269,11 @@ static void *peer_main(void *arg)
 
 /* One pass of a byte from a thread to another blocked in read(): the
  * write, the other's wakeup, its read. Both on my_cpu/peer_cpu. */
-static double pass_ns(int my_cpu, int peer_cpu)
+static double pass_ns(int my_cpu, int peer_cpu, double *sigma)
 {
-    struct pingpong pp = { .cpu = peer_cpu, .rounds = 4000 };
+    enum { PASSES = 4000 };
+    static double passes[PASSES];         /* each round trip, for the spread */
+    struct pingpong pp = { .cpu = peer_cpu, .rounds = PASSES };
     if (pipe(pp.to_peer) < 0 || pipe(pp.from_peer) < 0)
         return 0;
     pthread_t t;
@@ -267,11 +282,17 @@ static double pass_ns(int my_cpu, int peer_cpu)
     pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
     pin(my_cpu);
     char b = 'x';
-    double t0 = now_ns();
-    for (int i = 0; i < pp.rounds; i++)
+    double t0 = now_ns(), last = t0;
+    int done = 0;
+    for (; done < pp.rounds; done++) {
         if (write(pp.to_peer[1], &b, 1) != 1 || read(pp.from_peer[0], &b, 1) != 1)
             break;
+        double t = now_ns();
+        passes[done] = t - last;
+        last = t;
+    }
     double t1 = now_ns();
+    *sigma = done > 10 ? lognormal_sigma(passes, done) : 0;
     pthread_join(t, NULL);
     pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
     close(pp.to_peer[0]);
@@ -484,15 +505,18 @@ static double pipe_rw_ns(void)
  * less the pipe's own cost, round by round. */
 static bool measure_switches(struct figures *f, long ncpu)
 {
-    double same[ROUNDS], woken[ROUNDS];
+    double same[ROUNDS], woken[ROUNDS], sigmas[ROUNDS], unused;
     for (int r = 0; r < ROUNDS; r++) {
         double pipe_rw = pipe_rw_ns();
-        double one_core = pass_ns(0, 0);
-        double two_cores = ncpu > 1 ? pass_ns(0, 1) : one_core;
+        double one_core = pass_ns(0, 0, &unused);
+        double two_cores = ncpu > 1 ? pass_ns(0, 1, &sigmas[r]) : one_core;
         same[r] = one_core - pipe_rw;
         woken[r] = two_cores - pipe_rw;
+        if (ncpu < 2)
+            sigmas[r] = 0;
     }
     bool ok = settle(f, "context_switch_ns", same, &f->p->context_switch_ns);
+    ok = settle(f, "wakeup_sigma", sigmas, &f->p->wakeup_sigma) && ok;
     return settle(f, "wakeup_ns", woken, &f->p->wakeup_ns) && ok;
 }
 

@@ -183,7 +183,9 @@ void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont)
     th->state = VT_RUNNABLE;
     int c = m->idle_cores > 0 ? find_idle_core(m) : -1;
     if (c >= 0)
-        dispatch_after(m, c, t, (vtime_t)m->prof->wakeup_ns);
+        dispatch_after(m, c, t, (vtime_t)(m->prof->wakeup_ns *
+                                          (m->costs ? rng_lognormal_factor(m->costs,
+                                                          m->prof->wakeup_sigma) : 1)));
     else
         rq_push(m, t);
 }

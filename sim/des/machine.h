@@ -18,6 +18,7 @@
 
 #include "engine.h"
 #include "profile.h"
+#include "rng.h"
 
 #define VT_NONE UINT32_MAX
 
@@ -67,6 +68,8 @@ struct machine {
     uint32_t rq_head, rq_len, rq_cap;
 
     uint64_t context_switches, preemptions;
+    struct rng *costs;           /* draws each wakeup (wakeup_sigma); NULL:
+                                    every wakeup costs wakeup_ns */
 };
 
 int machine_init(struct machine *m, struct des_engine *eng, const struct profile *prof,

@@ -16,7 +16,8 @@ static const struct {
     KEY(read_ns), KEY(write_ns), KEY(accept_ns), KEY(close_ns), KEY(epoll_wait_ns),
     KEY(eventfd_ns), KEY(wakeup_ns), KEY(context_switch_ns),
     KEY(context_switch_log2_ns), KEY(thread_create_ns), KEY(handle_ns),
-    KEY(net_one_way_ns), KEY(time_slice_ns), KEY(stack_kb), KEY(stack_touched_kb),
+    KEY(net_one_way_ns), KEY(time_slice_ns), KEY(syscall_sigma), KEY(wakeup_sigma),
+    KEY(stack_kb), KEY(stack_touched_kb),
     KEY(kernel_stack_kb), KEY(conn_kb),
 #undef KEY
 };
@@ -53,6 +54,8 @@ static const char *value_refused(const char *key, double value)
         return "is not a finite number";
     if (value < 0 || value > 1e12)
         return "is out of range (0 to 1e12)";
+    if (strstr(key, "_sigma") && value > 3)
+        return "is out of range (a log-normal shape from 0 to 3)";
     if (strcmp(key, "stack_kb") == 0 && value < 4)
         return "is too small (a stack is at least 4 KiB)";
     if (strcmp(key, "time_slice_ns") == 0 && value > 0 && value < 1000)
@@ -141,8 +144,10 @@ int profile_save(const struct profile *p, const char *path)
     fprintf(f, "# measured: %s\n", p->measured);
     if (p->spreads[0])           /* (max - min) / median of each figure's rounds */
         fprintf(f, "# spread: %s\n", p->spreads);
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-        fprintf(f, "%s = %.0f\n", keys[i].key,
-                *(const double *)((const char *)p + keys[i].offset));
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        double v = *(const double *)((const char *)p + keys[i].offset);
+        fprintf(f, v == (double)(long long)v ? "%s = %.0f\n" : "%s = %.3f\n",
+                keys[i].key, v);  /* whole numbers as before; sigmas as 0.123 */
+    }
     return fclose(f) == 0 ? 0 : -errno;
 }

@@ -31,6 +31,10 @@ struct profile {
     double handle_ns;            /* decode a line and make its reply */
     double net_one_way_ns;       /* loopback, client to server */
     double time_slice_ns;        /* the scheduler's slice (0: no preemption) */
+    double syscall_sigma;        /* each syscall's cost is the figure above
+                                    times a log-normal factor of mean 1 and
+                                    this shape (0: a constant) */
+    double wakeup_sigma;         /* the same, for each wakeup */
     double stack_kb;             /* each thread's stack, reserved (virtual) */
     double stack_touched_kb;     /* of it, resident: the pages a connection
                                     thread touches (measured by calibrate) */

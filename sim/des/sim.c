@@ -87,6 +87,11 @@ vtime_t sim__line_sent_at(const struct sim *s, uint32_t c, uint32_t k)
 
 /* ---- threads, on the machine and on the board --------------------------------- */
 
+vtime_t sim__syscall_ns(struct sim *s, double mean_ns)
+{
+    return (vtime_t)(mean_ns * rng_lognormal_factor(&s->costs, s->o->prof.syscall_sigma));
+}
+
 void sim__at(struct sim *s, double delay_ns, uint32_t kind, uint32_t id, uint32_t gen)
 {
     if (des_schedule(&s->eng, (vtime_t)delay_ns, kind, id, gen) < 0)
@@ -260,10 +265,10 @@ static void on_wake(struct sim *s, uint32_t t, uint32_t cont)
 {
     switch (cont) {
     case C_BIZ_SLEPT:
-        sim__run(s, t, (vtime_t)s->o->prof.eventfd_ns, C_BIZ_SUBMITTED);
+        sim__run(s, t, sim__syscall_ns(s, s->o->prof.eventfd_ns), C_BIZ_SUBMITTED);
         break;
     case C_REPLIED:
-        sim__run(s, t, (vtime_t)s->o->prof.write_ns, C_REPLIED);
+        sim__run(s, t, sim__syscall_ns(s, s->o->prof.write_ns), C_REPLIED);
         break;
     default:                                        /* a loop */
         if (s->viz)
@@ -448,6 +453,10 @@ static int setup(struct sim *s)
     struct rng rng;
     rng_seed(&rng, o->seed);
     s->seed = rng_next(&rng);
+    /* The costs' own stream, from the seed but without taking a number
+     * from rng: the clients' draws below stay what they were. */
+    rng_seed(&s->costs, s->seed ^ 0x9e3779b97f4a7c15ull);
+    s->m.costs = &s->costs;
     if (setup_clients(s, &rng) < 0)
         return -1;
     int rc;

@@ -22,10 +22,10 @@ static void conn_begin_line(struct sim *s, uint32_t t, uint32_t c)
     uint32_t k = v->taken;
     v->waiting_read = false;
     const struct profile *p = &s->o->prof;
-    vtime_t cpu = (vtime_t)p->read_ns + sim__line_cpu(s, c, k);
+    vtime_t cpu = sim__syscall_ns(s, p->read_ns) + sim__line_cpu(s, c, k);
     bool sleeps = sim__line_sleep(s, c, k) > 0;
     if (!sleeps)
-        cpu += (vtime_t)p->write_ns;
+        cpu += sim__syscall_ns(s, p->write_ns);
     sim__line_taken(s, c);
     sim__run(s, t, cpu, C_LINE_HANDLED);
 }
@@ -37,7 +37,7 @@ static void conn_thread_next(struct sim *s, uint32_t t, uint32_t c)
     if (v->arrived > v->taken) {
         conn_begin_line(s, t, c);
     } else if (v->client_closed) {
-        sim__run(s, t, (vtime_t)s->o->prof.close_ns, C_CLOSED);
+        sim__run(s, t, sim__syscall_ns(s, s->o->prof.close_ns), C_CLOSED);
     } else {
         v->waiting_read = true;                     /* blocked in read() */
         sim__block(s, t, VIZ_READING);
@@ -58,7 +58,7 @@ void sim__conn_thread_start(struct sim *s, uint32_t t, uint32_t c)
     if (v->arrived > v->taken) {
         conn_begin_line(s, t, c);
     } else if (v->client_closed) {
-        sim__run(s, t, (vtime_t)s->o->prof.close_ns, C_CLOSED);
+        sim__run(s, t, sim__syscall_ns(s, s->o->prof.close_ns), C_CLOSED);
     } else {
         v->waiting_read = true;
     }
@@ -76,7 +76,7 @@ void sim__blocking_client_closed(struct sim *s, uint32_t c)
     struct vconn *v = &s->conns[c];
     if (v->state == CS_OPEN && v->waiting_read) {
         v->waiting_read = false;
-        sim__run(s, v->thread, (vtime_t)s->o->prof.close_ns, C_CLOSED);
+        sim__run(s, v->thread, sim__syscall_ns(s, s->o->prof.close_ns), C_CLOSED);
     }
 }
 
@@ -100,7 +100,7 @@ bool sim__can_spawn(const struct sim *s)
 static void accept_next(struct sim *s)
 {
     s->accepting = sim__cq_pop(s, &s->backlog);
-    vtime_t cpu = (vtime_t)s->o->prof.accept_ns;
+    vtime_t cpu = sim__syscall_ns(s, s->o->prof.accept_ns);
     if (s->o->model == SIM_BIO || sim__pool_will_spawn(s))
         cpu += (vtime_t)s->o->prof.thread_create_ns;
     sim__run(s, s->acceptor, cpu, C_ACCEPTED);

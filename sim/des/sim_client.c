@@ -65,10 +65,10 @@ static void on_reply(struct sim *s, uint32_t c)
 }
 
 /* The client thread's CPU per reply: read it, check it, write the next. */
-static vtime_t client_line_ns(const struct sim *s)
+static vtime_t client_line_ns(struct sim *s)
 {
     const struct profile *p = &s->o->prof;
-    return (vtime_t)(p->read_ns + p->handle_ns + p->write_ns);
+    return sim__syscall_ns(s, p->read_ns + p->write_ns) + (vtime_t)p->handle_ns;
 }
 
 void sim__reply_reaches_client(struct sim *s, uint32_t c)

@@ -22,6 +22,7 @@
 
 #include "des/engine.h"
 #include "des/machine.h"
+#include "des/rng.h"
 #include "des/sim.h"
 #include "des/simviz.h"
 
@@ -157,6 +158,7 @@ struct sim {
     vtime_t window_end;          /* when sending ended (--duration) */
     uint64_t window_lines;       /* replies received by then */
     vtime_t *window_core_busy;   /* each core's busy time by then */
+    struct rng costs;            /* draws each syscall's and wakeup's cost */
     struct sim_viz *viz;         /* --viz: the board it plays on, or NULL */
 };
 
@@ -170,6 +172,10 @@ vtime_t sim__line_sent_at(const struct sim *s, uint32_t c, uint32_t k);
 
 /* ---- the machine and the board together (sim.c) ------------------------- */
 
+/* One syscall's cost: the profile's figure (a mean) times a log-normal
+ * factor of mean 1 and shape syscall_sigma, so that costs vary as they
+ * do on a real machine and tail latency has a source. */
+vtime_t sim__syscall_ns(struct sim *s, double mean_ns);
 /* An event delay_ns from now; aborts when out of memory. */
 void sim__at(struct sim *s, double delay_ns, uint32_t kind, uint32_t id, uint32_t gen);
 /* machine_run / machine_block, shown on the board with --viz. */

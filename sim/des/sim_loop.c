@@ -57,7 +57,7 @@ static void loop_wake(struct sim *s, int l)
     if (s->viz)
         simviz_loop_waiting(s->viz, l, false);
     lp->batch_left = lp->ready.len;
-    loop_run(s, lp, (vtime_t)s->o->prof.epoll_wait_ns, false);
+    loop_run(s, lp, sim__syscall_ns(s, s->o->prof.epoll_wait_ns), false);
 }
 
 void sim__loop_mark_ready(struct sim *s, uint32_t c)
@@ -78,7 +78,7 @@ void sim__loops_connect(struct sim *s, uint32_t c)
     if (boss->in_epoll) {
         boss->in_epoll = false;
         boss->batch_left = 0;
-        loop_run(s, boss, (vtime_t)s->o->prof.epoll_wait_ns, false);
+        loop_run(s, boss, sim__syscall_ns(s, s->o->prof.epoll_wait_ns), false);
     }
 }
 
@@ -97,7 +97,7 @@ static void offload_line(struct sim *s, struct vloop *lp, uint32_t c)
         s->m.threads[b].owner = bc;
         sim__run(s, b, sim__line_cpu(s, bc, s->conns[bc].taken - 1), C_BIZ_DONE);
     }
-    loop_run(s, lp, (vtime_t)s->o->prof.eventfd_ns, false);
+    loop_run(s, lp, sim__syscall_ns(s, s->o->prof.eventfd_ns), false);
 }
 
 /* Serving lp->cur: handle its next line read, or write all the replies.
@@ -147,7 +147,7 @@ static bool serve_current(struct sim *s, int l)
     lp->flush_close = v->client_closed && !v->offloaded;
     if (lp->flush_close)
         cpu += p->close_ns;
-    loop_run(s, lp, (vtime_t)cpu, false);
+    loop_run(s, lp, sim__syscall_ns(s, cpu), false);
     return true;
 }
 
@@ -192,9 +192,9 @@ static void accept_one(struct sim *s, int l)
         simviz_count(s->viz, VIZ_ACCEPTED, 1);
         simviz_count(s->viz, VIZ_ACTIVE, 1);
     }
-    vtime_t cpu = (vtime_t)s->o->prof.accept_ns;
+    vtime_t cpu = sim__syscall_ns(s, s->o->prof.accept_ns);
     if (w != l)
-        cpu += (vtime_t)s->o->prof.eventfd_ns;      /* the hand-off wakes the worker */
+        cpu += sim__syscall_ns(s, s->o->prof.eventfd_ns);      /* the hand-off wakes the worker */
     if (v->client_closed || v->arrived > v->taken)
         sim__loop_mark_ready(s, c);
     loop_run(s, lp, cpu, false);
@@ -212,7 +212,7 @@ static void run_task(struct sim *s, int l)
     lp->flush_lines = 1;
     if (v->arrived > v->taken || v->client_closed)
         sim__loop_mark_ready(s, c);
-    loop_run(s, lp, (vtime_t)s->o->prof.write_ns, true);
+    loop_run(s, lp, sim__syscall_ns(s, s->o->prof.write_ns), true);
 }
 
 /* The next ready channel of this round (a new round: epoll_wait first). */
@@ -222,7 +222,7 @@ static void read_ready(struct sim *s, int l)
     const struct profile *p = &s->o->prof;
     if (lp->batch_left == 0) {
         lp->batch_left = lp->ready.len;
-        loop_run(s, lp, (vtime_t)p->epoll_wait_ns, false);
+        loop_run(s, lp, sim__syscall_ns(s, p->epoll_wait_ns), false);
         return;
     }
     lp->batch_left--;
@@ -236,12 +236,12 @@ static void read_ready(struct sim *s, int l)
     if (v->arrived == v->taken && v->client_closed && !v->offloaded) {
         sim__conn_closed(s, c);                     /* EOF: close it */
         loop_channels(s, (int)v->loop, -1);
-        loop_run(s, lp, (vtime_t)(p->read_ns + p->close_ns), false);
+        loop_run(s, lp, sim__syscall_ns(s, p->read_ns + p->close_ns), false);
         return;
     }
     lp->cur = c;
     lp->cur_lines = 0;
-    loop_run(s, lp, (vtime_t)p->read_ns, false);
+    loop_run(s, lp, sim__syscall_ns(s, p->read_ns), false);
 }
 
 /* The loop's work, one step per burst: finish the channel it is serving,
@@ -286,7 +286,7 @@ void sim__biz_burst_done(struct sim *s, uint32_t t)
             sim__at(s, (double)sleep, EV_WAKE, t, C_BIZ_SLEPT);
             return;
         }
-        sim__run(s, t, (vtime_t)s->o->prof.eventfd_ns, C_BIZ_SUBMITTED);
+        sim__run(s, t, sim__syscall_ns(s, s->o->prof.eventfd_ns), C_BIZ_SUBMITTED);
         return;
     }
     /* The reply goes back to the channel's loop, as a task. */
