@@ -356,6 +356,45 @@ START_TEST(spread_costs_give_latency_a_tail)
 }
 END_TEST
 
+/* !task lines (--mix task=US:PCT): on a loop, the CPU is queued as a
+ * task and runs under the io ratio; plain lines are read and answered
+ * first while channels are ready. With ioRatio 100 tasks run as soon as
+ * they are queued and plain lines wait behind them. In a blocking model
+ * the CPU is burnt on the connection's thread. */
+START_TEST(task_lines_run_under_the_io_ratio)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    sim_opts_init(&o, SIM_REACTOR);
+    o.conns = 20;
+    o.duration_s = 0.5;
+    o.task_pct = 50;
+    o.task_us = 200;
+    run(&o, r);
+    double budgeted_p50 = (double)hist_percentile(&r->latency_ns, 50);
+    uint64_t budgeted_ok = r->lines_ok;
+    o.io_ratio = 100;
+    run(&o, r);
+    double all_p50 = (double)hist_percentile(&r->latency_ns, 50);
+    printf("reactor, half the lines !task 200: p50 %.1f us at ioRatio 50, %.1f us at 100 "
+           "(%llu and %llu lines)\n", budgeted_p50 / 1e3, all_p50 / 1e3,
+           (unsigned long long)budgeted_ok, (unsigned long long)r->lines_ok);
+    ck_assert_double_lt(budgeted_p50, 0.5 * all_p50);
+    ck_assert_double_eq_tol((double)budgeted_ok, (double)r->lines_ok, 0.05 * r->lines_ok);
+    sim_opts_init(&o, SIM_BIO);                    /* on the thread: CPU-bound */
+    profile_zero(&o.prof);
+    o.cores = 4;
+    o.conns = 64;
+    o.duration_s = 2;
+    o.task_pct = 100;
+    o.task_us = 1000;
+    run(&o, r);
+    printf("bio, every line !task 1000 on 4 cores: %.0f lines/s\n", r->lines_per_s);
+    ck_assert_double_eq_tol(r->lines_per_s, 4000, 80);
+    free(r);
+}
+END_TEST
+
 /* Rates are over the sending window: the drain and the think tail after
  * it (the last clients' think times run out with nothing to send) are
  * reported on their own, not averaged in. Saturated on 1 ms lines, the
@@ -566,6 +605,7 @@ int main(void)
     tcase_add_test(lessons, littles_law_holds_when_lines_are_lost);
     tcase_add_test(lessons, bio_waits_in_the_run_queue);
     tcase_add_test(lessons, spread_costs_give_latency_a_tail);
+    tcase_add_test(lessons, task_lines_run_under_the_io_ratio);
     tcase_add_test(lessons, every_model_pays_the_write_before_the_reply);
     tcase_add_test(lessons, rates_and_cpu_are_over_the_sending_window);
     tcase_add_test(lessons, a_sleeping_handler_stalls_the_reactor_not_an_offloading_multireactor);

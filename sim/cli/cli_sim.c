@@ -44,7 +44,10 @@ static void sim_usage(FILE *out)
             "  --lines-per-conn N each connection sends N lines, then closes\n"
             "  -r, --rate R       open loop: R lines/s over all connections\n"
             "  --think-us US      closed loop: mean think time between lines\n"
-            "  --mix SPEC         cpu=US:PCT,sleep=MS:PCT, as threadlab load\n"
+            "  --mix SPEC         cpu=US:PCT,sleep=MS:PCT, as threadlab load, and\n"
+            "                     task=US:PCT: !task lines, US of CPU queued as a task\n"
+            "                     on the connection's loop under the io ratio (the\n"
+            "                     blocking models burn it on their thread)\n"
             "  --service-exp US   every line burns exponential CPU of mean US\n"
             "  --ramp S           spread the connects over S seconds\n"
             "  --random-connects  connect at uniformly random times in the ramp\n"
@@ -56,6 +59,8 @@ static void sim_usage(FILE *out)
             "  --min N, --max N, --queue N   the pool (default 4, 16, 1024)\n"
             "  --workers N        multireactor worker loops (default 2 x cores)\n"
             "  --offload N        a business pool of N threads for !cpu/!sleep lines\n"
+            "  --io-ratio PCT     loops: tasks get io_time x (100 - PCT) / PCT while\n"
+            "                     channels are ready (default 50; 100: all tasks)\n"
             "  --backlog N        accept queue; beyond it connections are refused\n"
             "                     (default 0: unbounded)\n"
             "\n"
@@ -81,7 +86,7 @@ enum {
     OPT_CORES = 256, OPT_PROFILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_SEED,
     OPT_LINES_PER_CONN, OPT_THINK, OPT_MIX, OPT_SERVICE, OPT_RAMP, OPT_RANDOM,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_WORKERS, OPT_OFFLOAD, OPT_BACKLOG, OPT_JSON,
-    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_RECORD, OPT_ENGINE_STATS,
+    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_RECORD, OPT_ENGINE_STATS, OPT_IO_RATIO,
 };
 
 static const struct option sim_options[] = {
@@ -111,6 +116,7 @@ static const struct option sim_options[] = {
     { "backlog", required_argument, NULL, OPT_BACKLOG },
     { "json", no_argument, NULL, OPT_JSON },
     { "engine-stats", no_argument, NULL, OPT_ENGINE_STATS },
+    { "io-ratio", required_argument, NULL, OPT_IO_RATIO },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -334,7 +340,7 @@ int cli_sim(int argc, char **argv)
             break;
         case OPT_MIX:
             if (!cli_parse_mix("sim", optarg, &o.cpu_pct, &o.cpu_us, &o.sleep_pct,
-                               &o.sleep_ms))
+                               &o.sleep_ms, &o.task_pct, &o.task_us))
                 return CLI_EXIT_USAGE;
             break;
         case OPT_SERVICE:
@@ -380,6 +386,11 @@ int cli_sim(int argc, char **argv)
             break;
         case OPT_ENGINE_STATS:
             engine_stats = true;
+            break;
+        case OPT_IO_RATIO:
+            if (!cli_parse_long("sim", "--io-ratio", optarg, 1, 100, &v))
+                return CLI_EXIT_USAGE;
+            o.io_ratio = (int)v;
             break;
         case 'h':
             sim_usage(stdout);

@@ -58,7 +58,14 @@ enum line_kind sim__line_kind(const struct sim *s, uint32_t c, uint32_t k)
         return LINE_CPU;
     if (u < s->o->cpu_pct + s->o->sleep_pct)
         return LINE_SLEEP;
+    if (u < s->o->cpu_pct + s->o->sleep_pct + s->o->task_pct)
+        return LINE_TASK;
     return LINE_PLAIN;
+}
+
+vtime_t sim__line_task(const struct sim *s, uint32_t c, uint32_t k)
+{
+    return sim__line_kind(s, c, k) == LINE_TASK ? (vtime_t)(s->o->task_us * 1e3) : 0;
 }
 
 /* CPU to handle line k of connection c: decode and reply, plus its work. */
@@ -67,8 +74,11 @@ vtime_t sim__line_cpu(const struct sim *s, uint32_t c, uint32_t k)
     double ns = s->o->prof.handle_ns;
     if (s->o->service_exp_us > 0)
         ns += -s->o->service_exp_us * 1e3 * log1p(-sim__line_uniform(s, c, k, 2));
-    if (sim__line_kind(s, c, k) == LINE_CPU)
+    enum line_kind kind = sim__line_kind(s, c, k);
+    if (kind == LINE_CPU)
         ns += s->o->cpu_us * 1e3;
+    if (kind == LINE_TASK)
+        ns += s->o->task_us * 1e3;
     return (vtime_t)ns;
 }
 
@@ -380,7 +390,7 @@ static bool opts_finite(const struct sim_opts *o)
 {
     return isfinite(o->ramp_s) && isfinite(o->duration_s) && isfinite(o->rate) &&
            isfinite(o->think_us) && isfinite(o->cpu_pct) && isfinite(o->sleep_pct) &&
-           isfinite(o->service_exp_us);
+           isfinite(o->task_pct) && isfinite(o->service_exp_us);
 }
 
 int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len)
@@ -394,8 +404,11 @@ int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len)
         why = "--conns must be from 1 to 50000000";
     else if (o->duration_s <= 0 && o->lines_per_conn == 0)
         why = "give --duration or --lines-per-conn";
-    else if (o->cpu_pct < 0 || o->sleep_pct < 0 || o->cpu_pct + o->sleep_pct > 100)
+    else if (o->cpu_pct < 0 || o->sleep_pct < 0 || o->task_pct < 0 ||
+             o->cpu_pct + o->sleep_pct + o->task_pct > 100)
         why = "--mix shares must add up to at most 100%";
+    else if (o->io_ratio < 1 || o->io_ratio > 100)
+        why = "--io-ratio must be from 1 to 100";
     else if (o->pool_min < 0 || o->pool_max < 1 || o->pool_min > o->pool_max)
         why = "--min and --max must be 0 <= min <= max, max >= 1";
     else if (o->workers < 0 || o->workers > 4096)

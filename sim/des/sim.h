@@ -42,6 +42,8 @@ struct sim_opts {
     uint32_t cpu_us;
     double sleep_pct;            /* --mix sleep=MS:PCT */
     uint32_t sleep_ms;
+    double task_pct;             /* --mix task=US:PCT (!task lines) */
+    uint32_t task_us;
     double service_exp_us;       /* every line burns exponential CPU of this
                                     mean (for queueing checks; 0: off) */
     bool client_on_machine;      /* the clients are one thread on the same

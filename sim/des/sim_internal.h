@@ -49,7 +49,13 @@ enum cont {
     C_CLIENT,           /* the client thread: one reply read and checked */
 };
 
-enum line_kind { LINE_PLAIN, LINE_CPU, LINE_SLEEP };
+enum line_kind {
+    LINE_PLAIN,         /* echo it */
+    LINE_CPU,           /* !cpu: CPU on the handling thread */
+    LINE_SLEEP,         /* !sleep: the handling thread blocks */
+    LINE_TASK,          /* !task: CPU queued as a task on the channel's loop
+                           (the blocking models burn it on their thread) */
+};
 
 enum conn_state {
     CS_NEW,             /* not connected yet */
@@ -65,7 +71,9 @@ struct vconn {
     bool client_closed;          /* its close reached the server */
     bool waiting_read;           /* blocking models: its thread is in read() */
     bool in_ready;               /* loops: on its loop's ready list */
-    bool offloaded;              /* loops: a line is on the business pool */
+    bool offloaded;              /* loops: a line is away (on the business
+                                    pool, or a !task queued on its loop):
+                                    the channel waits for its reply */
     uint32_t thread;             /* blocking models: who serves it */
     uint32_t loop;               /* loops: its worker */
     uint32_t next[2];            /* intrusive FIFO links (enum cq_link) */
@@ -106,6 +114,8 @@ struct vloop {
     uint32_t wait_conn;          /* the line being handled: its wait ends ... */
     uint32_t wait_line;          /* ... when this burst got a core */
     vtime_t io_ns, task_ns;      /* CPU asked for I/O work and for tasks */
+    double task_budget_ns;       /* ioRatio: task time left while channels
+                                    are ready (io x (100 - ratio) / ratio) */
 };
 
 struct sim {
@@ -168,6 +178,8 @@ double sim__line_uniform(const struct sim *s, uint32_t c, uint32_t k, uint32_t s
 enum line_kind sim__line_kind(const struct sim *s, uint32_t c, uint32_t k);
 vtime_t sim__line_cpu(const struct sim *s, uint32_t c, uint32_t k);
 vtime_t sim__line_sleep(const struct sim *s, uint32_t c, uint32_t k);
+/* A !task line's queued CPU (0 for other lines); sim__line_cpu includes it. */
+vtime_t sim__line_task(const struct sim *s, uint32_t c, uint32_t k);
 vtime_t sim__line_sent_at(const struct sim *s, uint32_t c, uint32_t k);
 
 /* ---- the machine and the board together (sim.c) ------------------------- */

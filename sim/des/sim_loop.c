@@ -21,10 +21,14 @@
  * io/task split (the ioRatio picture). */
 static void loop_run(struct sim *s, struct vloop *lp, vtime_t cpu_ns, bool task)
 {
-    if (task)
+    int ratio = s->o->io_ratio;
+    if (task) {
         lp->task_ns += cpu_ns;
-    else
+        lp->task_budget_ns -= (double)cpu_ns;
+    } else {
         lp->io_ns += cpu_ns;
+        lp->task_budget_ns += (double)cpu_ns * (100 - ratio) / ratio;  /* Netty 4.1 */
+    }
     if (s->viz)
         simviz_loop_time(s->viz, (int)(lp - s->loops), lp->io_ns, lp->task_ns);
     sim__run(s, lp->thread, cpu_ns, C_LOOP_STEP);
@@ -100,6 +104,21 @@ static void offload_line(struct sim *s, struct vloop *lp, uint32_t c)
     loop_run(s, lp, sim__syscall_ns(s, s->o->prof.eventfd_ns), false);
 }
 
+/* A !task line: decode it now, and queue its CPU as a task on this same
+ * loop (Netty's channel.eventLoop().execute()); the channel waits for the
+ * reply, which the task writes (run_task). */
+static void queue_task_line(struct sim *s, struct vloop *lp, uint32_t c)
+{
+    struct vconn *v = &s->conns[c];
+    uint32_t k = v->taken;
+    sim__line_taken(s, c);
+    v->offloaded = true;
+    sim__cq_push(s, &lp->tasks, c);
+    lp->wait_conn = c;                              /* its wait ends on a core */
+    lp->wait_line = k;
+    loop_run(s, lp, sim__line_cpu(s, c, k) - sim__line_task(s, c, k), false);
+}
+
 /* Serving lp->cur: handle its next line read, or write all the replies.
  * False when there was nothing left to do for it. */
 static bool serve_current(struct sim *s, int l)
@@ -110,8 +129,13 @@ static bool serve_current(struct sim *s, int l)
     struct vconn *v = &s->conns[c];
     if (v->arrived > v->taken && !v->offloaded) {
         uint32_t k = v->taken;
-        if (s->o->offload > 0 && sim__line_kind(s, c, k) != LINE_PLAIN) {
+        enum line_kind kind = sim__line_kind(s, c, k);
+        if (s->o->offload > 0 && (kind == LINE_CPU || kind == LINE_SLEEP)) {
             offload_line(s, lp, c);
+            return true;
+        }
+        if (kind == LINE_TASK) {                    /* decode now, the work later */
+            queue_task_line(s, lp, c);
             return true;
         }
         sim__line_taken(s, c);
@@ -200,8 +224,9 @@ static void accept_one(struct sim *s, int l)
     loop_run(s, lp, cpu, false);
 }
 
-/* An offloaded line's reply, posted back as a task: write it (it leaves
- * when the write is paid, in flush_written). */
+/* A task: an offloaded line's reply posted back, or a !task line's CPU.
+ * Either way it writes the reply (which leaves when the write is paid,
+ * in flush_written). */
 static void run_task(struct sim *s, int l)
 {
     struct vloop *lp = &s->loops[l];
@@ -212,7 +237,16 @@ static void run_task(struct sim *s, int l)
     lp->flush_lines = 1;
     if (v->arrived > v->taken || v->client_closed)
         sim__loop_mark_ready(s, c);
-    loop_run(s, lp, sim__syscall_ns(s, s->o->prof.write_ns), true);
+    vtime_t work = sim__line_task(s, c, v->taken - 1);
+    loop_run(s, lp, work + sim__syscall_ns(s, s->o->prof.write_ns), true);
+}
+
+/* ioRatio (Netty 4.1): while channels are ready, tasks run only for the
+ * time the I/O before them earned; with nothing ready, they all run. */
+static bool tasks_may_run(const struct sim *s, const struct vloop *lp)
+{
+    return lp->tasks.len > 0 &&
+           (lp->ready.len == 0 || s->o->io_ratio == 100 || lp->task_budget_ns > 0);
 }
 
 /* The next ready channel of this round (a new round: epoll_wait first). */
@@ -258,7 +292,7 @@ void sim__loop_step(struct sim *s, int l)
         return;
     if (lp->accepts.len > 0) {
         accept_one(s, l);
-    } else if (lp->tasks.len > 0) {
+    } else if (tasks_may_run(s, lp)) {
         run_task(s, l);
     } else if (lp->ready.len > 0) {
         read_ready(s, l);
@@ -267,6 +301,7 @@ void sim__loop_step(struct sim *s, int l)
         if (s->viz)
             simviz_loop_waiting(s->viz, l, true);
         lp->batch_left = 0;
+        lp->task_budget_ns = 0;                     /* a new iteration earns anew */
         sim__block(s, lp->thread, VIZ_WAITING);
     }
 }

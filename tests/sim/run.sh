@@ -38,6 +38,10 @@ refused() {  # refused WHAT PATTERN ARGS...: exit 2 and the pattern on stderr
 }
 refused "--rate 1e12 on one conn" "per connection" reactor --rate 1e12 --conns 1
 refused "--mix cpu=100:nan" "mix" bio --mix cpu=100:nan
+refused "--mix task=5:nan" "mix" reactor --mix task=5:nan
+refused "--io-ratio 0" "io-ratio" reactor --io-ratio 0
+"$BIN" sim reactor --conns 4 --duration 0.05 --mix task=100:20 --io-ratio 30 | grep -q "^  lines" \
+  && ok || bad "sim --mix task= --io-ratio did not run"
 refused "a directory as --profile" "Is a directory" bio --profile "$tmp"
 : >"$tmp/empty.profile"
 refused "an empty --profile" "not a profile" bio --profile "$tmp/empty.profile"
