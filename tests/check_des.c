@@ -11,6 +11,21 @@
 #include "des/rng.h"
 #include "des/sim.h"
 
+/* Every run in this file: it succeeds, and Little's law holds to 1%. L
+ * (the area under the count of lines in the system) and W (each line's
+ * own time in it) are summed apart, so a line counted in one and not the
+ * other, answered twice or never, shows. */
+static void run_checked(const struct sim_opts *o, struct sim_report *r)
+{
+    ck_assert_int_eq(sim_run(o, r), 0);
+    if (r->lines_sent == 0)
+        return;
+    double lw = r->arrival_per_s * r->sojourn_ns / 1e9;
+    ck_assert_msg(fabs(r->mean_in_system - lw) <= 0.01 * lw,
+                  "%s: Little's law: L %.4f but lambda x W %.4f",
+                  sim_model_name(o->model), r->mean_in_system, lw);
+}
+
 /* ---- the engine ------------------------------------------------------------------- */
 
 START_TEST(events_come_out_in_time_order_ties_in_scheduling_order)
@@ -57,11 +72,33 @@ START_TEST(the_rng_repeats_for_a_seed)
 }
 END_TEST
 
+/* The cost factor has mean 1 (a profile's figure stays the mean cost),
+ * and shape 0 is exactly 1 without drawing (a run without spread is the
+ * run it always was). */
+START_TEST(the_lognormal_factor_has_mean_one)
+{
+    struct rng r, before;
+    rng_seed(&r, 3);
+    before = r;
+    ck_assert_double_eq(rng_lognormal_factor(&r, 0), 1);
+    ck_assert_uint_eq(r.s[0], before.s[0]);
+    double sum = 0, above2 = 0;
+    for (int i = 0; i < 1000000; i++) {
+        double x = rng_lognormal_factor(&r, 0.5);
+        sum += x;
+        above2 += x > 2;
+    }
+    ck_assert_double_eq_tol(sum / 1e6, 1.0, 0.01);
+    /* P(exp(0.5 Z - 0.125) > 2) = P(Z > 1.636) = 5.1% */
+    ck_assert_double_eq_tol(above2 / 1e6, 0.051, 0.003);
+}
+END_TEST
+
 /* ---- queueing theory ------------------------------------------------------------- */
 
 /* Erlang C: the mean wait in queue of M/M/c with arrival rate lambda and
  * service rate mu per server. */
-static double erlang_c_wait(int c, double lambda, double mu)
+static double erlang_c_p_wait(int c, double lambda, double mu)
 {
     double a = lambda / mu, rho = a / c;
     double term = 1, sum = 0;             /* a^k / k! */
@@ -70,13 +107,18 @@ static double erlang_c_wait(int c, double lambda, double mu)
         term *= a / (k + 1);
     }
     double top = term / (1 - rho);        /* a^c / c! / (1 - rho) */
-    double p_wait = top / (sum + top);
-    return p_wait / (c * mu - lambda);
+    return top / (sum + top);
+}
+
+static double erlang_c_wait(int c, double lambda, double mu)
+{
+    return erlang_c_p_wait(c, lambda, mu) / (c * mu - lambda);
 }
 
 /* One request per connection, connections at Poisson times (uniformly
  * random over the run), exponential service of 100 us, no other costs. */
-static double simulated_wait_ns(enum sim_model model, int c, double rho, uint32_t n)
+static double simulated_wait_ns(enum sim_model model, int c, double rho, uint32_t n,
+                                double *p_wait)
 {
     struct sim_opts o;
     sim_opts_init(&o, model);
@@ -93,10 +135,11 @@ static double simulated_wait_ns(enum sim_model model, int c, double rho, uint32_
     o.random_connects = true;
     o.seed = 11;
     struct sim_report *r = malloc(sizeof(*r));
-    ck_assert_int_eq(sim_run(&o, r), 0);
+    run_checked(&o, r);
     ck_assert_uint_eq(r->lines_ok, n);
     ck_assert_uint_eq(r->waits, n);
     double w = r->mean_wait_ns;
+    *p_wait = r->p_wait;
     free(r);
     return w;
 }
@@ -132,11 +175,15 @@ START_TEST(pool_matches_erlang_c)
     int c = mmc_cases[_i].c;
     double rho = mmc_cases[_i].rho;
     double theory = erlang_c_wait(c, rho * c / 100e-6, 1 / 100e-6) * 1e9;
-    double sim = simulated_wait_ns(SIM_POOL, c, rho, requests_for(c, rho));
-    printf("M/M/%d rho %.1f: Erlang C wait %.2f us, pool simulated %.2f us (%+.1f%%)\n",
-           c, rho, theory / 1e3, sim / 1e3, 100 * (sim - theory) / theory);
+    double p_theory = erlang_c_p_wait(c, rho * c / 100e-6, 1 / 100e-6), p_sim;
+    double sim = simulated_wait_ns(SIM_POOL, c, rho, requests_for(c, rho), &p_sim);
+    printf("M/M/%d rho %.1f: Erlang C wait %.2f us, pool simulated %.2f us (%+.1f%%); "
+           "P(wait) %.4f, simulated %.4f\n", c, rho, theory / 1e3, sim / 1e3,
+           100 * (sim - theory) / theory, p_theory, p_sim);
     ck_assert_msg(fabs(sim - theory) / theory < tolerance, "off by %.1f%%",
                   100 * (sim - theory) / theory);
+    ck_assert_msg(fabs(p_sim - p_theory) / p_theory < tolerance, "P(wait) off by %.1f%%",
+                  100 * (p_sim - p_theory) / p_theory);
 }
 END_TEST
 
@@ -147,7 +194,8 @@ START_TEST(reactor_matches_m_m_1)
     double rho = mm1_rhos[_i];
     double lambda = rho / 100e-6, mu = 1 / 100e-6;
     double theory = rho / (mu - lambda) * 1e9;
-    double sim = simulated_wait_ns(SIM_REACTOR, 1, rho, requests_for(1, rho));
+    double p_sim;
+    double sim = simulated_wait_ns(SIM_REACTOR, 1, rho, requests_for(1, rho), &p_sim);
     printf("M/M/1 rho %.1f: theory wait %.2f us, reactor simulated %.2f us (%+.1f%%)\n",
            rho, theory / 1e3, sim / 1e3, 100 * (sim - theory) / theory);
     ck_assert_msg(fabs(sim - theory) / theory < tolerance, "off by %.1f%%",
@@ -160,7 +208,7 @@ END_TEST
 static char *report_json(const struct sim_opts *o)
 {
     struct sim_report *r = malloc(sizeof(*r));
-    ck_assert_int_eq(sim_run(o, r), 0);
+    run_checked(o, r);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -203,8 +251,175 @@ END_TEST
 
 static void run(const struct sim_opts *o, struct sim_report *r)
 {
-    ck_assert_int_eq(sim_run(o, r), 0);
+    run_checked(o, r);
 }
+
+/* Little's law on runs that lose lines (refused, left in the pool's
+ * queue), open and closed loop, offload and sleeps, every model. */
+START_TEST(littles_law_holds_when_lines_are_lost)
+{
+    struct sim_report *r = malloc(sizeof(*r));
+    for (int m = 0; m < SIM_MODEL_COUNT; m++) {
+        struct sim_opts o;
+        sim_opts_init(&o, (enum sim_model)m);
+        o.conns = 400;
+        o.duration_s = 0.2;
+        o.max_threads = 100;             /* bio refuses past it */
+        o.pool_max = 8;
+        o.pool_queue = 50;               /* the pool refuses, and leaves some waiting */
+        o.backlog = 300;                 /* the loops refuse at the accept queue */
+        o.ramp_s = 0.01;
+        o.rate = 400000;
+        o.sleep_pct = 2;
+        o.sleep_ms = 1;
+        o.offload = m >= SIM_REACTOR ? 2 : 0;
+        run_checked(&o, r);
+        printf("%s: L %.3f, lambda x W %.3f, %llu of %llu lines lost\n",
+               sim_model_name(o.model), r->mean_in_system,
+               r->arrival_per_s * r->sojourn_ns / 1e9, (unsigned long long)r->lines_lost,
+               (unsigned long long)r->lines_sent);
+    }
+    free(r);
+}
+END_TEST
+
+/* A woken BIO thread may wait for a core: that is its line's wait. Two
+ * connections on one core, 100 us of CPU a line, no think time: while one
+ * thread runs, the other's line waits its 100 us in the run queue. (A wait
+ * that stopped at the wakeup read 0 here.) */
+START_TEST(bio_waits_in_the_run_queue)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    sim_opts_init(&o, SIM_BIO);
+    profile_zero(&o.prof);
+    o.cores = 1;
+    o.conns = 2;
+    o.duration_s = 1;
+    o.cpu_pct = 100;
+    o.cpu_us = 100;
+    run(&o, r);
+    printf("bio, 2 conns on 1 core, 100 us a line: wait %.2f us, P(wait) %.3f\n",
+           r->mean_wait_ns / 1e3, r->p_wait);
+    ck_assert_double_eq_tol(r->mean_wait_ns, 100e3, 1e3);
+    ck_assert_double_ge(r->p_wait, 0.99);
+    free(r);
+}
+END_TEST
+
+/* A reply leaves once its write() is paid for, in every model: with a
+ * 1 ms write and nothing else costing anything, every latency is 1 ms. */
+START_TEST(every_model_pays_the_write_before_the_reply)
+{
+    struct sim_report *r = malloc(sizeof(*r));
+    for (int m = 0; m < SIM_MODEL_COUNT; m++) {
+        struct sim_opts o;
+        sim_opts_init(&o, (enum sim_model)m);
+        profile_zero(&o.prof);
+        o.prof.write_ns = 1e6;
+        o.lines_per_conn = 20;
+        o.duration_s = 0;
+        o.offload = m == SIM_MULTIREACTOR ? 1 : 0;   /* the task's write too */
+        o.cpu_pct = m == SIM_MULTIREACTOR ? 50 : 0;
+        o.cpu_us = 1;
+        run(&o, r);
+        printf("%s, a 1 ms write: mean latency %.3f ms\n", sim_model_name(o.model),
+               r->mean_latency_ns / 1e6);
+        ck_assert_uint_eq(r->lines_ok, 20);
+        ck_assert_double_ge(r->mean_latency_ns, 1e6);
+    }
+    free(r);
+}
+END_TEST
+
+/* With constant costs one connection's latencies are all alike; drawn
+ * from a distribution (wakeup_sigma, syscall_sigma), they have a tail. */
+START_TEST(spread_costs_give_latency_a_tail)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    sim_opts_init(&o, SIM_BIO);
+    o.duration_s = 1;
+    run(&o, r);
+    double flat50 = (double)hist_percentile(&r->latency_ns, 50);
+    double flat99 = (double)hist_percentile(&r->latency_ns, 99);
+    o.prof.wakeup_sigma = 0.5;
+    o.prof.syscall_sigma = 0.5;
+    run(&o, r);
+    double p50 = (double)hist_percentile(&r->latency_ns, 50);
+    double p99 = (double)hist_percentile(&r->latency_ns, 99);
+    printf("bio, 1 conn: p50 %.1f us p99 %.1f us with constant costs; %.1f / %.1f us "
+           "with sigma 0.5\n", flat50 / 1e3, flat99 / 1e3, p50 / 1e3, p99 / 1e3);
+    ck_assert_double_le(flat99, flat50 * 1.1);
+    ck_assert_double_ge(p99, p50 * 1.5);
+    free(r);
+}
+END_TEST
+
+/* !task lines (--mix task=US:PCT): on a loop, the CPU is queued as a
+ * task and runs under the io ratio; plain lines are read and answered
+ * first while channels are ready. With ioRatio 100 tasks run as soon as
+ * they are queued and plain lines wait behind them. In a blocking model
+ * the CPU is burnt on the connection's thread. */
+START_TEST(task_lines_run_under_the_io_ratio)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    sim_opts_init(&o, SIM_REACTOR);
+    o.conns = 20;
+    o.duration_s = 0.5;
+    o.task_pct = 50;
+    o.task_us = 200;
+    run(&o, r);
+    double budgeted_p50 = (double)hist_percentile(&r->latency_ns, 50);
+    uint64_t budgeted_ok = r->lines_ok;
+    o.io_ratio = 100;
+    run(&o, r);
+    double all_p50 = (double)hist_percentile(&r->latency_ns, 50);
+    printf("reactor, half the lines !task 200: p50 %.1f us at ioRatio 50, %.1f us at 100 "
+           "(%llu and %llu lines)\n", budgeted_p50 / 1e3, all_p50 / 1e3,
+           (unsigned long long)budgeted_ok, (unsigned long long)r->lines_ok);
+    ck_assert_double_lt(budgeted_p50, 0.5 * all_p50);
+    ck_assert_double_eq_tol((double)budgeted_ok, (double)r->lines_ok, 0.05 * r->lines_ok);
+    sim_opts_init(&o, SIM_BIO);                    /* on the thread: CPU-bound */
+    profile_zero(&o.prof);
+    o.cores = 4;
+    o.conns = 64;
+    o.duration_s = 2;
+    o.task_pct = 100;
+    o.task_us = 1000;
+    run(&o, r);
+    printf("bio, every line !task 1000 on 4 cores: %.0f lines/s\n", r->lines_per_s);
+    ck_assert_double_eq_tol(r->lines_per_s, 4000, 80);
+    free(r);
+}
+END_TEST
+
+/* Rates are over the sending window: the drain and the think tail after
+ * it (the last clients' think times run out with nothing to send) are
+ * reported on their own, not averaged in. Saturated on 1 ms lines, the
+ * cores are busy all the while the clients send. */
+START_TEST(rates_and_cpu_are_over_the_sending_window)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    sim_opts_init(&o, SIM_BIO);
+    o.conns = 2000;
+    o.duration_s = 2;
+    o.think_us = 50000;
+    o.cpu_pct = 100;
+    o.cpu_us = 1000;
+    run(&o, r);
+    printf("window %.3f s, drain %.3f s: %.0f lines/s, CPU %.1f%% busy while sending\n",
+           r->window_s, r->drain_s, r->lines_per_s, r->cpu_busy_pct);
+    ck_assert_double_eq(r->window_s, 2);
+    ck_assert_double_gt(r->drain_s, 0.2);
+    ck_assert_double_eq_tol(r->lines_per_s, r->window_lines / 2.0, 1e-6);
+    ck_assert_uint_le(r->window_lines, r->lines_ok);
+    ck_assert_double_ge(r->cpu_busy_pct, 99);
+    free(r);
+}
+END_TEST
 
 /* 1% of lines !sleep 100: a reactor's p99 is at least 100 ms (every line
  * behind a sleep waits for it); a multi-reactor that offloads does not. */
@@ -255,6 +470,11 @@ START_TEST(bio_holds_a_stack_per_connection)
     ck_assert_uint_ge(r->peak_threads, 100000);          /* + the acceptor */
     ck_assert_uint_le(r->peak_threads, 100001);
     ck_assert_double_eq(r->peak_stack_bytes, r->peak_threads * 8192.0 * 1024);
+    /* Resident: 24 KiB of stack and session touched, 16 KiB of kernel
+     * stack a thread, 8 KiB a connection: 4.6 GiB, not 781 GiB. */
+    printf("BIO 100k conns: %.2f GiB resident\n", r->peak_resident_bytes / (1 << 30));
+    ck_assert_double_eq(r->peak_resident_bytes,
+                        r->peak_threads * 40.0 * 1024 + 100000 * 8.0 * 1024);
     /* With Linux's default limit of threads the same run is refused. */
     o.max_threads = 32768;
     run(&o, r);
@@ -309,6 +529,16 @@ START_TEST(bad_options_are_refused)
     ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "--mix"));
     sim_opts_init(&o, SIM_BIO);
+    o.cpu_pct = NAN;                         /* NaN passes every < and > */
+    ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "finite"));
+    sim_opts_init(&o, SIM_REACTOR);          /* 1e12 lines/s on one conn: a 0 ns period */
+    o.rate = 1e12;
+    ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--rate"));
+    o.rate = 1e6;                            /* one a microsecond: the fastest allowed */
+    ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), 0);
+    sim_opts_init(&o, SIM_BIO);
     ck_assert_int_eq(sim_opts_check(&o, err, sizeof(err)), 0);
 }
 END_TEST
@@ -327,8 +557,12 @@ START_TEST(a_profile_file_round_trips_and_bad_ones_are_refused)
     ck_assert_double_eq(b.wakeup_ns, 12345);
     ck_assert_double_eq(b.read_ns, a.read_ns);
     ck_assert_str_eq(b.measured, a.measured);
+    /* A value the engine would spin on (NaN, a slice that rounds to 0 ns)
+     * or a stack of nothing is refused like a typo. */
     static const char *const bad[] = { "nosuch_ns = 5\n", "read_ns = fast\n",
-                                       "read_ns = -4\n", "read_ns = 5 6\n" };
+                                       "read_ns = -4\n", "read_ns = 5 6\n",
+                                       "read_ns = nan\n", "wakeup_ns = inf\n",
+                                       "stack_kb = 0\n", "time_slice_ns = 0.5\n" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         FILE *f = fopen(path, "w");
         fputs(bad[i], f);
@@ -337,6 +571,12 @@ START_TEST(a_profile_file_round_trips_and_bad_ones_are_refused)
         ck_assert_ptr_nonnull(strstr(err, "line 1"));
     }
     ck_assert_int_eq(profile_load(&b, "/nonexistent/x", err, sizeof(err)), -1);
+    FILE *f = fopen(path, "w");              /* an empty file is not a profile */
+    fclose(f);
+    ck_assert_int_eq(profile_load(&b, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not a profile"));
+    ck_assert_int_eq(profile_load(&b, dir, err, sizeof(err)), -1);  /* a directory */
+    ck_assert_ptr_nonnull(strstr(err, "directory"));
     unlink(path);
     rmdir(dir);
 }
@@ -349,6 +589,7 @@ int main(void)
     TCase *engine = tcase_create("engine");
     tcase_add_test(engine, events_come_out_in_time_order_ties_in_scheduling_order);
     tcase_add_test(engine, the_rng_repeats_for_a_seed);
+    tcase_add_test(engine, the_lognormal_factor_has_mean_one);
     tcase_add_test(engine, bad_options_are_refused);
     tcase_add_test(engine, a_profile_file_round_trips_and_bad_ones_are_refused);
     suite_add_tcase(s, engine);
@@ -361,6 +602,12 @@ int main(void)
     TCase *lessons = tcase_create("lessons");
     tcase_set_timeout(lessons, 120);
     tcase_add_test(lessons, same_seed_same_run_other_seed_other_run);
+    tcase_add_test(lessons, littles_law_holds_when_lines_are_lost);
+    tcase_add_test(lessons, bio_waits_in_the_run_queue);
+    tcase_add_test(lessons, spread_costs_give_latency_a_tail);
+    tcase_add_test(lessons, task_lines_run_under_the_io_ratio);
+    tcase_add_test(lessons, every_model_pays_the_write_before_the_reply);
+    tcase_add_test(lessons, rates_and_cpu_are_over_the_sending_window);
     tcase_add_test(lessons, a_sleeping_handler_stalls_the_reactor_not_an_offloading_multireactor);
     tcase_add_test(lessons, bio_holds_a_stack_per_connection);
     tcase_add_test(lessons, cpu_bound_saturates_at_cores_over_cpu_per_line);

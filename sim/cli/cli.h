@@ -30,11 +30,12 @@ bool cli_parse_long(const char *cmd, const char *flag, const char *arg,
 bool cli_parse_double(const char *cmd, const char *flag, const char *arg,
                       double min, double max, double *out);
 
-/* --mix cpu=US:PCT,sleep=MS:PCT (load and sim): sets the shares and
- * amounts named; the others keep their value. On error prints a usage
- * error and returns false. */
+/* --mix cpu=US:PCT,sleep=MS:PCT[,task=US:PCT] (load and sim): sets the
+ * shares and amounts named; the others keep their value. task= only where
+ * task_pct is not NULL. On error prints a usage error and returns false. */
 bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t *cpu_us,
-                   double *sleep_pct, uint32_t *sleep_ms);
+                   double *sleep_pct, uint32_t *sleep_ms, double *task_pct,
+                   uint32_t *task_us);
 
 /* --size WxH, from min_w x min_h to 1000x1000 (top and replay). */
 bool cli_parse_size(const char *cmd, const char *arg, int min_w, int min_h, int *w, int *h);

@@ -129,7 +129,7 @@ int cli_load(int argc, char **argv)
             break;
         case OPT_MIX:
             if (!cli_parse_mix("load", optarg, &o.cpu_pct, &o.cpu_us, &o.sleep_pct,
-                               &o.sleep_ms))
+                               &o.sleep_ms, NULL, NULL))
                 return CLI_EXIT_USAGE;
             break;
         case OPT_RAMP:

@@ -23,7 +23,10 @@ static void sim_usage(FILE *out)
             "any size: threads, cores, a scheduler, syscall and wakeup costs from a\n"
             "profile. Deterministic: the same options and seed give the same report.\n"
             "Reports what threadlab load reports, plus CPU, context switches, threads\n"
-            "and memory. See docs/simulator.md for the cost model and its limits.\n"
+            "and memory; rates and CPU over the sending window (--duration), the drain\n"
+            "after it on its own; each line's wait until it first gets a core, and\n"
+            "Little's law (L = lambda x W). See docs/simulator.md for the cost model\n"
+            "and its limits.\n"
             "\n"
             "the machine:\n"
             "  --cores N          cores (default 2)\n"
@@ -41,7 +44,10 @@ static void sim_usage(FILE *out)
             "  --lines-per-conn N each connection sends N lines, then closes\n"
             "  -r, --rate R       open loop: R lines/s over all connections\n"
             "  --think-us US      closed loop: mean think time between lines\n"
-            "  --mix SPEC         cpu=US:PCT,sleep=MS:PCT, as threadlab load\n"
+            "  --mix SPEC         cpu=US:PCT,sleep=MS:PCT, as threadlab load, and\n"
+            "                     task=US:PCT: !task lines, US of CPU queued as a task\n"
+            "                     on the connection's loop under the io ratio (the\n"
+            "                     blocking models burn it on their thread)\n"
             "  --service-exp US   every line burns exponential CPU of mean US\n"
             "  --ramp S           spread the connects over S seconds\n"
             "  --random-connects  connect at uniformly random times in the ramp\n"
@@ -53,6 +59,8 @@ static void sim_usage(FILE *out)
             "  --min N, --max N, --queue N   the pool (default 4, 16, 1024)\n"
             "  --workers N        multireactor worker loops (default 2 x cores)\n"
             "  --offload N        a business pool of N threads for !cpu/!sleep lines\n"
+            "  --io-ratio PCT     loops: tasks get io_time x (100 - PCT) / PCT while\n"
+            "                     channels are ready (default 50; 100: all tasks)\n"
             "  --backlog N        accept queue; beyond it connections are refused\n"
             "                     (default 0: unbounded)\n"
             "\n"
@@ -60,11 +68,15 @@ static void sim_usage(FILE *out)
             "                     loops and events on a board, as threadlab top shows a\n"
             "                     real server; keys: space pause, s one event on, b one\n"
             "                     event back (exact: the run is made again from the\n"
-            "                     seed), + / - speed, q quit (then the report)\n"
+            "                     seed), + / - speed, ? these keys on the status line,\n"
+            "                     q quit (then the report)\n"
             "  --record FILE      with --viz: also record the screen for threadlab replay\n"
             "  --speed X          with --viz: simulated seconds per real second\n"
             "                     (default 0.001: a millisecond takes a second)\n"
             "  --json             the report as one JSON object\n"
+            "  --engine-stats     also print the engine's wall time, events/s and RSS\n"
+            "                     to stderr (the report itself is the same bytes for\n"
+            "                     the same seed, so it leaves them out)\n"
             "  -h, --help         this help\n"
             "\n"
             "Example: threadlab sim bio --cores 16 --conns 100000 --duration 5\n");
@@ -74,7 +86,7 @@ enum {
     OPT_CORES = 256, OPT_PROFILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_SEED,
     OPT_LINES_PER_CONN, OPT_THINK, OPT_MIX, OPT_SERVICE, OPT_RAMP, OPT_RANDOM,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_WORKERS, OPT_OFFLOAD, OPT_BACKLOG, OPT_JSON,
-    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_RECORD,
+    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_RECORD, OPT_ENGINE_STATS, OPT_IO_RATIO,
 };
 
 static const struct option sim_options[] = {
@@ -103,6 +115,8 @@ static const struct option sim_options[] = {
     { "offload", required_argument, NULL, OPT_OFFLOAD },
     { "backlog", required_argument, NULL, OPT_BACKLOG },
     { "json", no_argument, NULL, OPT_JSON },
+    { "engine-stats", no_argument, NULL, OPT_ENGINE_STATS },
+    { "io-ratio", required_argument, NULL, OPT_IO_RATIO },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -114,6 +128,7 @@ struct viz_run {
     struct sim_report *r;
     struct sim_viz_ctl ctl;
     int rc;
+    bool show_keys;              /* '?': the status line lists the sim's keys */
 };
 
 /* Runs the simulation, and again from the seed for every step back (it
@@ -145,6 +160,12 @@ static void viz_status(void *arg, char *buf, size_t len)
     snprintf(last, sizeof(last), "%s", vr->ctl.last);
     pthread_mutex_unlock(&vr->ctl.lock);
     bool finished = atomic_load(&vr->ctl.finished);
+    if (vr->show_keys) {         /* top's help knows nothing of these */
+        snprintf(buf, len, "[sim %s] keys: space pause/resume, s one event on, b one event "
+                 "back, + faster, - slower, q quit (the report follows), ? these keys",
+                 sim_model_name(vr->o->model));
+        return;
+    }
     snprintf(buf, len, "[sim %s] t=%.6fs  event %llu  speed %gx  %s  %s%s   "
              "(space pause, s step, b back, +/- speed)", sim_model_name(vr->o->model),
              atomic_load(&vr->ctl.vnow_ns) / 1e9,
@@ -159,6 +180,9 @@ static bool viz_key(void *arg, int key)
     struct viz_run *vr = arg;
     uint64_t speed = atomic_load(&vr->ctl.speed_ppb);
     switch (key) {
+    case '?': case 'h':
+        vr->show_keys = !vr->show_keys;
+        return true;
     case ' ': case 'p':
         atomic_store(&vr->ctl.paused, !atomic_load(&vr->ctl.paused));
         return true;
@@ -253,7 +277,7 @@ int cli_sim(int argc, char **argv)
     }
     struct sim_opts o;
     sim_opts_init(&o, (enum sim_model)model);
-    bool json = false, viz = false;
+    bool json = false, viz = false, engine_stats = false;
     double speed = 0.001;
     const char *profile_path = NULL, *record_path = NULL;
     double stack_kb = -1;
@@ -316,7 +340,7 @@ int cli_sim(int argc, char **argv)
             break;
         case OPT_MIX:
             if (!cli_parse_mix("sim", optarg, &o.cpu_pct, &o.cpu_us, &o.sleep_pct,
-                               &o.sleep_ms))
+                               &o.sleep_ms, &o.task_pct, &o.task_us))
                 return CLI_EXIT_USAGE;
             break;
         case OPT_SERVICE:
@@ -359,6 +383,14 @@ int cli_sim(int argc, char **argv)
             break;
         case OPT_JSON:
             json = true;
+            break;
+        case OPT_ENGINE_STATS:
+            engine_stats = true;
+            break;
+        case OPT_IO_RATIO:
+            if (!cli_parse_long("sim", "--io-ratio", optarg, 1, 100, &v))
+                return CLI_EXIT_USAGE;
+            o.io_ratio = (int)v;
             break;
         case 'h':
             sim_usage(stdout);
@@ -407,6 +439,10 @@ int cli_sim(int argc, char **argv)
         sim_report_json(&o, r, stdout);
     else
         sim_report_print(&o, r, stdout);
+    if (engine_stats) {
+        fflush(stdout);              /* the report first, then the engine */
+        sim_report_engine(r, stderr);
+    }
     free(r);
     return CLI_EXIT_OK;
 }

@@ -140,7 +140,8 @@ int main(int argc, char **argv)
 }
 
 bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t *cpu_us,
-                   double *sleep_pct, uint32_t *sleep_ms)
+                   double *sleep_pct, uint32_t *sleep_ms, double *task_pct,
+                   uint32_t *task_us)
 {
     char *copy = strdup(spec), *save = NULL;
     bool ok = copy != NULL;
@@ -150,7 +151,7 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
         double pct;
         char kind[8], tail;
         if (sscanf(part, "%7[a-z]=%u:%lf%c", kind, &amount, &pct, &tail) != 3 ||
-            pct < 0 || pct > 100) {
+            !(pct >= 0 && pct <= 100)) {            /* written so that NaN fails */
             ok = false;
         } else if (!strcmp(kind, "cpu") && amount <= 10000000) {
             *cpu_us = amount;
@@ -158,14 +159,18 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
         } else if (!strcmp(kind, "sleep") && amount <= 60000) {
             *sleep_ms = amount;
             *sleep_pct = pct;
+        } else if (!strcmp(kind, "task") && task_pct && amount <= 10000000) {
+            *task_us = amount;
+            *task_pct = pct;
         } else {
             ok = false;
         }
     }
     free(copy);
     if (!ok)
-        cli_usage_error(cmd, "--mix: '%s' is not like cpu=US:PCT,sleep=MS:PCT "
-                        "(cpu up to 10000000 us, sleep up to 60000 ms)", spec);
+        cli_usage_error(cmd, "--mix: '%s' is not like cpu=US:PCT,sleep=MS:PCT%s "
+                        "(cpu%s up to 10000000 us, sleep up to 60000 ms)", spec,
+                        task_pct ? ",task=US:PCT" : "", task_pct ? " and task" : "");
     return ok;
 }
 

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -45,7 +46,70 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
-enum { ROUNDS = 5 };
+/* The shape of a log-normal fitted to samples by their p50 and p90:
+ * ln(p90 / p50) / 1.2816 (z of the 90th percentile). Sorts v. */
+static double lognormal_sigma(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    double p50 = v[n / 2], p90 = v[n * 9 / 10];
+    return p50 > 0 && p90 > p50 ? log(p90 / p50) / 1.2816 : 0;
+}
+
+enum { ROUNDS = 5, ATTEMPTS = 3 };
+
+/* A figure is trusted when its rounds agree: (max - min) / median at most
+ * this. On a busy machine one round in five may be off by itself: that
+ * is what the median is for; a wider spread means the machine moved
+ * under the measurement, and the figure is measured again, then refused. */
+#define SPREAD_MAX 0.30
+
+/* One figure measured, not yet taken: a group's figures are measured
+ * together and taken together, or measured again together. */
+struct pending {
+    const char *key;
+    double *dst;
+    double median, spread;
+};
+
+struct figures {
+    FILE *progress;
+    struct profile *p;
+    struct pending pending[4];   /* the group being measured (at most 3) */
+    int npending;
+    int refused;                 /* figures left at the built-in value */
+};
+
+/* Note the median and spread of a figure's rounds. False when the spread
+ * is too wide to trust (the group is then measured again). */
+static bool settle(struct figures *f, const char *key, double *rounds, double *dst)
+{
+    double mid = median(rounds, ROUNDS);
+    double spread = mid > 0 ? (rounds[ROUNDS - 1] - rounds[0]) / mid : INFINITY;
+    if (f->npending < 4)
+        f->pending[f->npending++] = (struct pending){ key, dst, mid, spread };
+    return spread <= SPREAD_MAX;
+}
+
+/* Take the group's figures: each trusted one, and (after the last
+ * attempt) say which were refused and keep their built-in value. */
+static void take_pending(struct figures *f)
+{
+    for (int i = 0; i < f->npending; i++) {
+        struct pending *pd = &f->pending[i];
+        profile_note_spread(f->p, pd->key, pd->spread);
+        if (pd->spread <= SPREAD_MAX) {
+            *pd->dst = pd->median;
+            fprintf(f->progress, "  %-18s %10.*f   spread %6.1f%%\n", pd->key,
+                    pd->median < 10 ? 3 : 0, pd->median, 100 * pd->spread);
+        } else {
+            f->refused++;
+            fprintf(f->progress, "  %-18s %10.*f   spread %6.1f%%: too wide to trust, "
+                    "keeping the built-in %g\n", pd->key, pd->median < 10 ? 3 : 0,
+                    pd->median, 100 * pd->spread, *pd->dst);
+        }
+    }
+    f->npending = 0;
+}
 
 /* A connected TCP pair on loopback; both ends nonblocking. */
 static int tcp_pair(int fds[2], int *listener_out)
@@ -71,17 +135,18 @@ static int tcp_pair(int fds[2], int *listener_out)
 }
 
 /* read_ns and write_ns: one small message at a time, over TCP loopback. */
-static void measure_read_write(struct profile *p, double clock_ns)
+static bool measure_read_write(struct figures *f, double clock_ns)
 {
     int fds[2];
     if (tcp_pair(fds, NULL) < 0)
-        return;
+        return true;                      /* nothing to measure with: keep the defaults */
     char msg[64], buf[64];
     memset(msg, 'x', sizeof(msg));
-    double reads[ROUNDS], writes[ROUNDS];
+    double reads[ROUNDS], writes[ROUNDS], sigmas[ROUNDS];
+    enum { N = 20000 };
+    static double calls[N];               /* one round's write + read, call by call */
     for (int r = 0; r < ROUNDS; r++) {
         double w = 0, rd = 0;
-        enum { N = 20000 };
         for (int i = 0; i < N; i++) {
             double t0 = now_ns();
             if (write(fds[0], msg, sizeof(msg)) != sizeof(msg))
@@ -98,22 +163,25 @@ static void measure_read_write(struct profile *p, double clock_ns)
             double t3 = now_ns();
             w += t1 - t0 - clock_ns;
             rd += t3 - t2 - clock_ns;
+            calls[i] = t1 - t0 + t3 - t2 - 2 * clock_ns;
         }
         writes[r] = w / N;
         reads[r] = rd / N;
+        sigmas[r] = lognormal_sigma(calls, N);
     }
-    p->write_ns = median(writes, ROUNDS);
-    p->read_ns = median(reads, ROUNDS);
     close(fds[0]);
     close(fds[1]);
+    bool ok = settle(f, "write_ns", writes, &f->p->write_ns);
+    ok = settle(f, "syscall_sigma", sigmas, &f->p->syscall_sigma) && ok;
+    return settle(f, "read_ns", reads, &f->p->read_ns) && ok;
 }
 
 /* accept_ns and close_ns: connections made ahead, then accepted and closed. */
-static void measure_accept_close(struct profile *p, double clock_ns)
+static bool measure_accept_close(struct figures *f, double clock_ns)
 {
     int fds[2], l;
     if (tcp_pair(fds, &l) < 0)
-        return;
+        return true;
     close(fds[0]);
     close(fds[1]);
     struct sockaddr_in a;
@@ -139,13 +207,13 @@ static void measure_accept_close(struct profile *p, double clock_ns)
         accepts[r] = (t1 - t0) / N - clock_ns / N;
         closes[r] = (t2 - t1) / N;
     }
-    p->accept_ns = median(accepts, ROUNDS);
-    p->close_ns = median(closes, ROUNDS);
     close(l);
+    bool ok = settle(f, "accept_ns", accepts, &f->p->accept_ns);
+    return settle(f, "close_ns", closes, &f->p->close_ns) && ok;
 }
 
 /* epoll_wait that finds one ready fd, and an eventfd write. */
-static void measure_epoll_eventfd(struct profile *p)
+static bool measure_epoll_eventfd(struct figures *f)
 {
     int ep = epoll_create1(0), ev = eventfd(1, EFD_NONBLOCK);
     struct epoll_event e = { .events = EPOLLIN }, out[8];
@@ -165,10 +233,10 @@ static void measure_epoll_eventfd(struct profile *p)
         waits[r] = (t1 - t0) / N;
         writes[r] = (t2 - t1) / N;
     }
-    p->epoll_wait_ns = median(waits, ROUNDS);
-    p->eventfd_ns = median(writes, ROUNDS);
     close(ep);
     close(ev);
+    bool ok = settle(f, "epoll_wait_ns", waits, &f->p->epoll_wait_ns);
+    return settle(f, "eventfd_ns", writes, &f->p->eventfd_ns) && ok;
 }
 
 struct pingpong {
@@ -201,9 +269,11 @@ static void *peer_main(void *arg)
 
 /* One pass of a byte from a thread to another blocked in read(): the
  * write, the other's wakeup, its read. Both on my_cpu/peer_cpu. */
-static double pass_ns(int my_cpu, int peer_cpu)
+static double pass_ns(int my_cpu, int peer_cpu, double *sigma)
 {
-    struct pingpong pp = { .cpu = peer_cpu, .rounds = 20000 };
+    enum { PASSES = 4000 };
+    static double passes[PASSES];         /* each round trip, for the spread */
+    struct pingpong pp = { .cpu = peer_cpu, .rounds = PASSES };
     if (pipe(pp.to_peer) < 0 || pipe(pp.from_peer) < 0)
         return 0;
     pthread_t t;
@@ -212,11 +282,17 @@ static double pass_ns(int my_cpu, int peer_cpu)
     pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
     pin(my_cpu);
     char b = 'x';
-    double t0 = now_ns();
-    for (int i = 0; i < pp.rounds; i++)
+    double t0 = now_ns(), last = t0;
+    int done = 0;
+    for (; done < pp.rounds; done++) {
         if (write(pp.to_peer[1], &b, 1) != 1 || read(pp.from_peer[0], &b, 1) != 1)
             break;
+        double t = now_ns();
+        passes[done] = t - last;
+        last = t;
+    }
     double t1 = now_ns();
+    *sigma = done > 10 ? lognormal_sigma(passes, done) : 0;
     pthread_join(t, NULL);
     pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
     close(pp.to_peer[0]);
@@ -231,8 +307,9 @@ static void *nothing(void *arg)
     return arg;
 }
 
-static void measure_threads(struct profile *p)
+static bool measure_threads(struct figures *f)
 {
+    struct profile *p = f->p;
     double creates[ROUNDS];
     enum { N = 1000 };
     for (int r = 0; r < ROUNDS; r++) {
@@ -244,18 +321,123 @@ static void measure_threads(struct profile *p)
         }
         creates[r] = (now_ns() - t0) / N;
     }
-    p->thread_create_ns = median(creates, ROUNDS);
     struct rlimit st;
     if (getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY)
         p->stack_kb = (double)st.rlim_cur / 1024;
+    return settle(f, "thread_create_ns", creates, &p->thread_create_ns);
+}
+
+/* ---- memory: what a thread and a connection hold resident ------------------- */
+
+enum { MEM_THREADS = 200 };
+
+struct mem_probe {
+    int wake[2];                      /* the threads block reading this pipe */
+    pthread_barrier_t ready;          /* all have touched their stack */
+};
+
+/* What a connection thread does before it blocks: a line through the
+ * real session code, and a read buffer on its stack (the blocking models
+ * read into one), then a blocking read. */
+static void *mem_thread(void *arg)
+{
+    struct mem_probe *mp = arg;
+    volatile char buf[16384];
+    for (size_t i = 0; i < sizeof(buf); i += 512)
+        buf[i] = 'x';
+    struct echo_session s;
+    struct echo_reply reply;
+    if (echo_session_init(&s, "calibrate", 1, ECHO_MAX_LINE_DEFAULT) == 0) {
+        size_t room;
+        char *in = echo_session_space(&s, &room);
+        if (in && room >= 2) {
+            memcpy(in, "a\n", 2);
+            echo_session_commit(&s, 2);
+            while (echo_session_next(&s, "calibrate", &reply))
+                ;
+        }
+    }
+    pthread_barrier_wait(&mp->ready);
+    char b;
+    (void)!read(mp->wake[0], &b, 1);      /* blocked, as in read() on a socket */
+    echo_session_free(&s);
+    return NULL;
+}
+
+/* A field of /proc: the kB figure after `key` in /proc/meminfo, or this
+ * process's resident pages in kB from /proc/self/statm. -1 if unknown. */
+static double meminfo_kb(const char *key)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kb = -1;
+    size_t n = strlen(key);
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, key, n) == 0 && line[n] == ':')
+            kb = strtod(line + n + 1, NULL);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+static double self_rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size, resident;
+    int got = f ? fscanf(f, "%ld %ld", &size, &resident) : 0;
+    if (f)
+        fclose(f);
+    return got == 2 ? (double)resident * (double)sysconf(_SC_PAGESIZE) / 1024 : -1;
+}
+
+/* One round: MEM_THREADS threads that each did a line and now block.
+ * Per thread: this process's RSS growth, and the system's KernelStack
+ * growth (other processes move it too: the median of rounds copes). */
+static int mem_round(double *user_kb, double *kernel_kb)
+{
+    struct mem_probe mp;
+    pthread_t t[MEM_THREADS];
+    int n = 0;
+    if (pipe(mp.wake) < 0)
+        return -1;
+    pthread_barrier_init(&mp.ready, NULL, MEM_THREADS + 1);
+    double rss0 = self_rss_kb(), ks0 = meminfo_kb("KernelStack");
+    for (; n < MEM_THREADS; n++)
+        if (pthread_create(&t[n], NULL, mem_thread, &mp) != 0)
+            break;
+    if (n == MEM_THREADS)
+        pthread_barrier_wait(&mp.ready);
+    double rss1 = self_rss_kb(), ks1 = meminfo_kb("KernelStack");
+    close(mp.wake[1]);                    /* EOF: every thread returns */
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    close(mp.wake[0]);
+    pthread_barrier_destroy(&mp.ready);
+    if (n < MEM_THREADS || rss0 < 0 || rss1 < 0)
+        return -1;
+    *user_kb = (rss1 - rss0) / MEM_THREADS;
+    *kernel_kb = ks0 >= 0 && ks1 >= 0 ? (ks1 - ks0) / MEM_THREADS : -1;
+    return 0;
+}
+
+/* stack_touched_kb and kernel_stack_kb. A figure that cannot be had
+ * (no /proc, a failed round) keeps the built-in default. */
+static bool measure_memory(struct figures *f)
+{
+    double user[ROUNDS], kernel[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++)
+        if (mem_round(&user[r], &kernel[r]) < 0)
+            return true;
+    bool ok = settle(f, "stack_touched_kb", user, &f->p->stack_touched_kb);
+    return settle(f, "kernel_stack_kb", kernel, &f->p->kernel_stack_kb) && ok;
 }
 
 /* Decode a 64-byte line and make its reply: the real session code. */
-static void measure_handle(struct profile *p)
+static bool measure_handle(struct figures *f)
 {
     struct echo_session s;
     if (echo_session_init(&s, "calibrate", 1, ECHO_MAX_LINE_DEFAULT) < 0)
-        return;
+        return true;
     double handles[ROUNDS];
     enum { N = 200000 };
     struct echo_reply reply;
@@ -274,8 +456,8 @@ static void measure_handle(struct profile *p)
         }
         handles[r] = (now_ns() - t0) / N;
     }
-    p->handle_ns = median(handles, ROUNDS);
     echo_session_free(&s);
+    return settle(f, "handle_ns", handles, &f->p->handle_ns);
 }
 
 /* A TCP round trip between two threads on two cores, less what the
@@ -285,7 +467,7 @@ static double tcp_round_trip_ns(void)
     int fds[2];
     if (tcp_pair(fds, NULL) < 0)
         return 0;
-    struct pingpong pp = { .cpu = 1, .rounds = 20000 };
+    struct pingpong pp = { .cpu = 1, .rounds = 4000 };
     pp.to_peer[0] = fds[1];
     pp.from_peer[1] = fds[1];
     pthread_t t;
@@ -302,6 +484,68 @@ static double tcp_round_trip_ns(void)
     return rtt;
 }
 
+/* A pipe's write + read, no waiting: subtracted from the passes. */
+static double pipe_rw_ns(void)
+{
+    int fd[2];
+    if (pipe(fd) < 0)
+        return 0;
+    char b = 'x';
+    double a = now_ns();
+    for (int i = 0; i < 4000; i++)
+        if (write(fd[1], &b, 1) != 1 || read(fd[0], &b, 1) != 1)
+            break;
+    double ns = (now_ns() - a) / 4000;
+    close(fd[0]);
+    close(fd[1]);
+    return ns;
+}
+
+/* context_switch_ns and wakeup_ns: a pass on one core, and across two,
+ * less the pipe's own cost, round by round. */
+static bool measure_switches(struct figures *f, long ncpu)
+{
+    double same[ROUNDS], woken[ROUNDS], sigmas[ROUNDS], unused;
+    for (int r = 0; r < ROUNDS; r++) {
+        double pipe_rw = pipe_rw_ns();
+        double one_core = pass_ns(0, 0, &unused);
+        double two_cores = ncpu > 1 ? pass_ns(0, 1, &sigmas[r]) : one_core;
+        same[r] = one_core - pipe_rw;
+        woken[r] = two_cores - pipe_rw;
+        if (ncpu < 2)
+            sigmas[r] = 0;
+    }
+    bool ok = settle(f, "context_switch_ns", same, &f->p->context_switch_ns);
+    ok = settle(f, "wakeup_sigma", sigmas, &f->p->wakeup_sigma) && ok;
+    return settle(f, "wakeup_ns", woken, &f->p->wakeup_ns) && ok;
+}
+
+/* net_one_way_ns: what is left of half a TCP round trip once read, write
+ * and the wakeup are taken off. A small difference of large noisy
+ * figures: the one most likely to be refused on a busy machine. */
+static bool measure_network(struct figures *f, long ncpu)
+{
+    if (ncpu < 2)
+        return true;
+    double one_way[ROUNDS];
+    const struct profile *p = f->p;
+    for (int r = 0; r < ROUNDS; r++)
+        one_way[r] = tcp_round_trip_ns() / 2 - p->write_ns - p->read_ns - p->wakeup_ns;
+    return settle(f, "net_one_way_ns", one_way, &f->p->net_one_way_ns);
+}
+
+/* Up to ATTEMPTS tries for a group of figures measured together, then
+ * take what the last try found. */
+#define MEASURE(f, call)                                                   \
+    do {                                                                   \
+        for (int attempt_ = 1; attempt_ <= ATTEMPTS; attempt_++) {         \
+            (f)->npending = 0;                                             \
+            if (call)                                                      \
+                break;                                                     \
+        }                                                                  \
+        take_pending(f);                                                   \
+    } while (0)
+
 int calibrate_measure(struct profile *p, FILE *progress)
 {
     profile_default(p);
@@ -310,37 +554,22 @@ int calibrate_measure(struct profile *p, FILE *progress)
         now_ns();
     double clock_ns = (now_ns() - t0) / 1000;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    struct figures f = { .progress = progress, .p = p };
 
-    fprintf(progress, "calibrate: syscalls...\n");
-    measure_read_write(p, clock_ns);
-    measure_accept_close(p, clock_ns);
-    measure_epoll_eventfd(p);
-    fprintf(progress, "calibrate: threads, wakeups, context switches...\n");
-    measure_threads(p);
-    double pipe_rw = 0;
-    {
-        /* A pipe's write + read, no waiting: subtracted from the passes. */
-        int fd[2];
-        if (pipe(fd) == 0) {
-            char b = 'x';
-            double a = now_ns();
-            for (int i = 0; i < 20000; i++)
-                if (write(fd[1], &b, 1) != 1 || read(fd[0], &b, 1) != 1)
-                    break;
-            pipe_rw = (now_ns() - a) / 20000;
-            close(fd[0]);
-            close(fd[1]);
-        }
-    }
-    double same_core = pass_ns(0, 0);
-    double two_cores = ncpu > 1 ? pass_ns(0, 1) : same_core;
-    p->context_switch_ns = same_core > pipe_rw ? same_core - pipe_rw : 0;
-    p->wakeup_ns = two_cores > pipe_rw ? two_cores - pipe_rw : 0;
-    fprintf(progress, "calibrate: the line handler, the network...\n");
-    measure_handle(p);
-    double rtt = ncpu > 1 ? tcp_round_trip_ns() : 0;
-    double one_way = rtt / 2 - p->write_ns - p->read_ns - p->wakeup_ns;
-    p->net_one_way_ns = one_way > 0 ? one_way : 0;
+    fprintf(progress, "calibrate: each figure is the median of %d rounds; a spread "
+            "(max - min) / median over %.0f%% is measured again, up to %d times, then "
+            "refused\n", ROUNDS, 100 * SPREAD_MAX, ATTEMPTS);
+    MEASURE(&f, measure_read_write(&f, clock_ns));
+    MEASURE(&f, measure_accept_close(&f, clock_ns));
+    MEASURE(&f, measure_epoll_eventfd(&f));
+    MEASURE(&f, measure_threads(&f));
+    MEASURE(&f, measure_memory(&f));
+    MEASURE(&f, measure_switches(&f, ncpu));
+    MEASURE(&f, measure_handle(&f));
+    MEASURE(&f, measure_network(&f, ncpu));
+    if (f.refused)
+        fprintf(progress, "calibrate: %d figure(s) refused (the machine is too busy to "
+                "trust them): they keep the built-in values\n", f.refused);
 
     time_t now = time(NULL);
     char date[32];
@@ -352,5 +581,5 @@ int calibrate_measure(struct profile *p, FILE *progress)
         snprintf(host, sizeof(host), "?");
     snprintf(p->measured, sizeof(p->measured), "%s, threadlab calibrate on %.40s "
              "(%ld cores, %.20s %.24s)", date, host, ncpu, u.sysname, u.release);
-    return 0;
+    return f.refused;
 }

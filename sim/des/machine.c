@@ -99,6 +99,10 @@ static void arm_core_after(struct machine *m, int c, vtime_t delay)
     struct vcore *core = &m->cores[c];
     struct vthread *th = &m->threads[core->thread];
     vtime_t start = m->eng->now + delay, run = th->burst_left;
+    if (!th->burst_started) {            /* its wait for a core ends here */
+        th->burst_start = start;
+        th->burst_started = true;
+    }
     if (m->prof->time_slice_ns > 0 && core->slice_end - start < run)
         run = core->slice_end > start ? core->slice_end - start : 0;
     core->segment_start = start;
@@ -153,6 +157,7 @@ void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont)
 {
     struct vthread *th = &m->threads[t];
     th->cont = cont;
+    th->burst_started = false;
     if (th->state == VT_RUNNING) {          /* from its own burst_done */
         th->burst_left = cpu_ns;
         struct vcore *core = &m->cores[th->core];
@@ -178,7 +183,9 @@ void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont)
     th->state = VT_RUNNABLE;
     int c = m->idle_cores > 0 ? find_idle_core(m) : -1;
     if (c >= 0)
-        dispatch_after(m, c, t, (vtime_t)m->prof->wakeup_ns);
+        dispatch_after(m, c, t, (vtime_t)(m->prof->wakeup_ns *
+                                          (m->costs ? rng_lognormal_factor(m->costs,
+                                                          m->prof->wakeup_sigma) : 1)));
     else
         rq_push(m, t);
 }

@@ -18,6 +18,7 @@
 
 #include "engine.h"
 #include "profile.h"
+#include "rng.h"
 
 #define VT_NONE UINT32_MAX
 
@@ -29,6 +30,9 @@ struct vthread {
     uint32_t cont;               /* the owner's next step after the burst */
     uint32_t owner;              /* whom it works for (a connection, a loop) */
     vtime_t burst_left;          /* CPU still owed in this burst */
+    vtime_t burst_start;         /* when this burst first got a core (its
+                                    wait for CPU ended) */
+    bool burst_started;          /* burst_start is set for this burst */
 };
 
 struct vcore {
@@ -64,6 +68,8 @@ struct machine {
     uint32_t rq_head, rq_len, rq_cap;
 
     uint64_t context_switches, preemptions;
+    struct rng *costs;           /* draws each wakeup (wakeup_sigma); NULL:
+                                    every wakeup costs wakeup_ns */
 };
 
 int machine_init(struct machine *m, struct des_engine *eng, const struct profile *prof,

@@ -14,6 +14,9 @@
 
 struct profile {
     char measured[160];          /* when and where it was measured */
+    char spreads[768];           /* calibrate: each figure's spread over its
+                                    rounds, "read_ns 3.1%, ..." (a comment
+                                    in the file; not read back) */
     double read_ns;              /* read() of one small message */
     double write_ns;             /* write() of one small reply */
     double accept_ns;            /* accept() of one connection */
@@ -28,7 +31,14 @@ struct profile {
     double handle_ns;            /* decode a line and make its reply */
     double net_one_way_ns;       /* loopback, client to server */
     double time_slice_ns;        /* the scheduler's slice (0: no preemption) */
-    double stack_kb;             /* each thread's stack, reserved */
+    double syscall_sigma;        /* each syscall's cost is the figure above
+                                    times a log-normal factor of mean 1 and
+                                    this shape (0: a constant) */
+    double wakeup_sigma;         /* the same, for each wakeup */
+    double stack_kb;             /* each thread's stack, reserved (virtual) */
+    double stack_touched_kb;     /* of it, resident: the pages a connection
+                                    thread touches (measured by calibrate) */
+    double kernel_stack_kb;      /* each thread's kernel stack (resident) */
     double conn_kb;              /* memory per connection (socket + buffers) */
 };
 
@@ -42,6 +52,9 @@ void profile_zero(struct profile *p);
 /* Read a profile file over p (keys not in the file keep their value).
  * Returns 0, or -1 with a message ("line 3: unknown key 'x'"). */
 int profile_load(struct profile *p, const char *path, char *err, size_t err_len);
+
+/* Note key's spread (a fraction) in p->spreads. */
+void profile_note_spread(struct profile *p, const char *key, double spread);
 
 /* Write p as a profile file. Returns 0 or -errno. */
 int profile_save(const struct profile *p, const char *path);

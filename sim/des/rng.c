@@ -50,3 +50,13 @@ uint64_t rng_below(struct rng *r, uint64_t n)
 {
     return n ? rng_next(r) % n : 0;
 }
+
+double rng_lognormal_factor(struct rng *r, double sigma)
+{
+    if (sigma <= 0)
+        return 1;
+    /* Box-Muller: a standard normal from two uniforms. */
+    double u1 = 1.0 - rng_uniform(r), u2 = rng_uniform(r);
+    double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+    return exp(sigma * z - sigma * sigma / 2);  /* E[exp(sZ)] = exp(s^2 / 2) */
+}

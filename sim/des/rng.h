@@ -19,6 +19,11 @@ double rng_uniform(struct rng *r);
 /* Exponential with this mean (the gaps of a Poisson process). */
 double rng_exp(struct rng *r, double mean);
 
+/* A log-normal factor of mean 1 and shape sigma (the spread of ln x):
+ * multiply a mean cost by it to draw one call's cost. sigma 0: exactly 1,
+ * and no number is drawn. */
+double rng_lognormal_factor(struct rng *r, double sigma);
+
 /* Uniform integer in [0, n). */
 uint64_t rng_below(struct rng *r, uint64_t n);
 

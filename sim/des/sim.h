@@ -42,6 +42,8 @@ struct sim_opts {
     uint32_t cpu_us;
     double sleep_pct;            /* --mix sleep=MS:PCT */
     uint32_t sleep_ms;
+    double task_pct;             /* --mix task=US:PCT (!task lines) */
+    uint32_t task_us;
     double service_exp_us;       /* every line burns exponential CPU of this
                                     mean (for queueing checks; 0: off) */
     bool client_on_machine;      /* the clients are one thread on the same
@@ -60,18 +62,31 @@ struct sim_opts {
 
 struct sim_report {
     uint64_t lines_sent, lines_ok;
+    uint64_t lines_lost;         /* sent, never answered (refused, left waiting) */
     uint64_t conns_opened, conns_refused, conns_unserved;
-    double virtual_s;            /* simulated time of the run */
-    double lines_per_s;
+    double virtual_s;            /* simulated time of the run, drain included */
+    double window_s;             /* the sending window: --duration, or the
+                                    whole run with --lines-per-conn */
+    double drain_s;              /* after the window, until the last reply */
+    uint64_t window_lines;       /* replies received in the window */
+    double lines_per_s;          /* window_lines / window_s */
     struct hist latency_ns;      /* client send -> reply received */
-    double mean_wait_ns;         /* line at the server -> its handling starts */
-    uint64_t waits;
-    double cpu_busy_pct;         /* all cores, average */
+    double mean_latency_ns;      /* exactly (not from the histogram) */
+    double mean_wait_ns;         /* line at the server -> it first gets a core */
+    uint64_t waits;              /* lines whose wait was measured */
+    double p_wait;               /* the share of them that waited at all */
+    double mean_in_system;       /* L: lines sent and not yet answered, on average */
+    double arrival_per_s;        /* lambda: lines sent per second of the run */
+    double sojourn_ns;           /* W: a line's mean time in the system, lost
+                                    lines until their loss; L = lambda x W */
+    double cpu_busy_pct;         /* all cores, average over the window */
     double core_busy_pct[SIM_REPORT_CORES];  /* the first cores, one by one */
     double core_busy_min_pct, core_busy_max_pct;
     uint64_t context_switches, preemptions;
     uint32_t peak_threads;
     double peak_stack_bytes;     /* peak threads x stack size (reserved) */
+    double peak_resident_bytes;  /* peak threads x (stack pages touched +
+                                    kernel stack) + connections x conn_kb */
     double peak_conn_bytes;      /* peak open connections x conn_kb */
     uint64_t events;
     double wall_s, events_per_s;
@@ -91,7 +106,11 @@ int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len);
 /* Run it. Returns 0, or -1 when out of memory. */
 int sim_run(const struct sim_opts *o, struct sim_report *r);
 
+/* The simulated report: the same bytes for the same options and seed. */
 void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE *out);
+/* The engine's own cost (wall time, events/s, RSS): differs run to run,
+ * so it is kept out of the report (--engine-stats prints it to stderr). */
+void sim_report_engine(const struct sim_report *r, FILE *out);
 void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE *out);
 
 #endif

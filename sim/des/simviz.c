@@ -203,6 +203,14 @@ void simviz_loop_waiting(struct sim_viz *v, int loop, bool waiting)
                               memory_order_relaxed);
 }
 
+void simviz_loop_time(struct sim_viz *v, int loop, uint64_t io_ns, uint64_t task_ns)
+{
+    if (loop >= 0 && loop < v->nloops) {
+        atomic_store_explicit(&v->loops[loop]->io_ns, io_ns, memory_order_relaxed);
+        atomic_store_explicit(&v->loops[loop]->task_ns, task_ns, memory_order_relaxed);
+    }
+}
+
 bool simviz_reset(struct sim_viz *v)
 {
     board_close(v->board);

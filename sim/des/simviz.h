@@ -68,6 +68,8 @@ int simviz_loop(struct sim_viz *v, const char *name);
 void simviz_loop_channels(struct sim_viz *v, int loop, uint64_t channels);
 void simviz_loop_blocked(struct sim_viz *v, int loop, bool blocked);
 void simviz_loop_waiting(struct sim_viz *v, int loop, bool waiting);
+/* The loop's simulated CPU so far, on I/O and on tasks (the io/task split). */
+void simviz_loop_time(struct sim_viz *v, int loop, uint64_t io_ns, uint64_t task_ns);
 
 /* Before the event at virtual time `at` (described by desc): wait until
  * its time has come at the chosen speed, or while paused. False: quit. */
