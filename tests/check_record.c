@@ -1,10 +1,15 @@
 /* check_record.c -- recordings: what is replayed is what was recorded,
- * forward and backward; stepping back then on returns the same frame;
- * broken files of every kind are refused, never crash. */
+ * forward and backward; stepping back then on returns the same frame; a
+ * file cut short at any byte plays its whole frames and says where it was
+ * cut; a changed byte anywhere, and broken files of every kind, are
+ * refused, never crash. */
 #include <check.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "probe/board.h"
@@ -12,7 +17,10 @@
 #include "viz/record.h"
 #include "viz/view.h"
 
-enum { FRAMES = 150 };
+enum { FRAMES = 150, SHORT_FRAMES = 12 };
+
+/* Where each frame of the last record_run ended in the file. */
+static uint64_t frame_end[FRAMES];
 
 static char dir[64], path[128];
 
@@ -70,7 +78,7 @@ static void assert_same(const struct board_snapshot *a, const struct board_snaps
  * threads come and go and change state, lines are counted, a loop blocks,
  * events are written (more than the ring holds, over the run). Each frame
  * is recorded and its snapshot kept, to compare with the replay. */
-static struct board_snapshot **record_run(void)
+static struct board_snapshot **record_run(int frames)
 {
     struct board *b = board_create("reactor", "recorded in a test");
     ck_assert_ptr_nonnull(b);
@@ -85,9 +93,10 @@ static struct board_snapshot **record_run(void)
     struct recorder *r = recorder_open(path, err, sizeof(err));
     ck_assert_msg(r != NULL, "%s", err);
     struct board_snapshot **kept = calloc(FRAMES, sizeof(*kept));
+    ck_assert_int_le(frames, FRAMES);
     struct pane pane = { .pid = getpid() };
     snprintf(pane.path, sizeof(pane.path), "%s", board_path(b));
-    for (int f = 0; f < FRAMES; f++) {
+    for (int f = 0; f < frames; f++) {
         for (int i = 0; i < 40; i++)
             if ((i + f) % 3 == 0)
                 board_thread_state(b, &refs[i], (enum board_state)((i + f) % 5));
@@ -101,6 +110,7 @@ static struct board_snapshot **record_run(void)
         ck_assert_int_eq(board_read(pane.path, kept[f], err, sizeof(err)), 0);
         pane.now = kept[f];
         ck_assert_int_eq(recorder_frame(r, (uint64_t)f * 500000000u, &pane, 1), 0);
+        frame_end[f] = recorder_bytes(r);
     }
     ck_assert_int_eq(recorder_close(r), 0);
     board_close(b);
@@ -117,11 +127,12 @@ static void free_kept(struct board_snapshot **kept)
 START_TEST(replayed_frames_are_the_recorded_ones_forward_and_backward)
 {
     make_dir();
-    struct board_snapshot **kept = record_run();
+    struct board_snapshot **kept = record_run(FRAMES);
     char err[256];
     struct recording *rec = recording_load(path, err, sizeof(err));
     ck_assert_msg(rec != NULL, "%s", err);
     ck_assert_int_eq(recording_frames(rec), FRAMES);
+    ck_assert_ptr_null(recording_cut(rec));                /* a whole file */
     struct pane panes[VIEW_MAX_PANES] = { 0 };
     for (int f = 0; f < FRAMES; f++) {                     /* forward */
         ck_assert_int_eq(recording_show(rec, f, panes), 1);
@@ -182,39 +193,185 @@ static void assert_refused(const char *p, const char *why)
     ck_assert_msg(err[0] != '\0', "%s: no reason given", why);
 }
 
+/* A loaded recording: its frames, where it says it was cut (or NULL). */
+static struct recording *load_ok(const char *p, const char *why)
+{
+    char err[512] = "";
+    struct recording *rec = recording_load(p, err, sizeof(err));
+    ck_assert_msg(rec != NULL, "%s was refused: %s", why, err);
+    return rec;
+}
+
+START_TEST(a_recording_cut_at_any_byte_plays_its_whole_frames)
+{
+    make_dir();
+    struct board_snapshot **kept = record_run(SHORT_FRAMES);
+    size_t len;
+    char *good = slurp(path, &len);
+    char bad[160], err[512], want[64];
+    snprintf(bad, sizeof(bad), "%s/cut.tlr", dir);
+    struct pane panes[VIEW_MAX_PANES] = { 0 };
+    /* Every cut a dying recorder can leave: any length short of the end. */
+    for (size_t cut = 0; cut < len; cut++) {
+        int whole = 0;
+        while (whole < SHORT_FRAMES && frame_end[whole] <= cut)
+            whole++;
+        spill(bad, good, cut);
+        if (whole == 0) {                  /* nothing to play: refused, saying why */
+            err[0] = '\0';
+            ck_assert_ptr_null(recording_load(bad, err, sizeof(err)));
+            ck_assert_msg(strstr(err, "cut short") ||
+                          cut == 0, "cut at %zu: %s", cut, err);
+            continue;
+        }
+        struct recording *rec = load_ok(bad, "a cut file");
+        ck_assert_msg(recording_frames(rec) == whole, "cut at %zu: %d frames, %d whole",
+                      cut, recording_frames(rec), whole);
+        const char *where = recording_cut(rec);
+        ck_assert_msg(where != NULL, "cut at %zu: not said to be cut", cut);
+        snprintf(want, sizeof(want), " of %zu, after frame %d ", cut, whole);
+        ck_assert_msg(strstr(where, want), "cut at %zu: '%s' lacks '%s'", cut, where, want);
+        /* The last whole frame is the recorded one. */
+        ck_assert_int_eq(recording_show(rec, whole - 1, panes), 1);
+        assert_same(kept[whole - 1], panes[0].now, whole - 1);
+        recording_release_panes(panes);
+        recording_free(rec);
+    }
+    /* A power loss can leave zeros where the last writes should be. */
+    char *zeros = calloc(1, len);
+    memcpy(zeros, good, (size_t)frame_end[4]);
+    spill(bad, zeros, len);
+    struct recording *rec = load_ok(bad, "a file ending in zeros");
+    ck_assert_int_eq(recording_frames(rec), 5);
+    ck_assert_ptr_nonnull(strstr(recording_cut(rec), "zeros"));
+    recording_free(rec);
+    free(zeros);
+    free(good);
+    free_kept(kept);
+    remove_dir();
+}
+END_TEST
+
+START_TEST(a_changed_byte_anywhere_is_refused)
+{
+    make_dir();
+    free_kept(record_run(SHORT_FRAMES));
+    size_t len;
+    char *good = slurp(path, &len);
+    char *copy = malloc(len);
+    char bad[160];
+    snprintf(bad, sizeof(bad), "%s/bad.tlr", dir);
+    /* Every byte, header and end mark included, with two different flips. */
+    for (size_t at = 0; at < len; at++)
+        for (int flip = 1; flip <= 0x80; flip <<= 7) {
+            memcpy(copy, good, len);
+            copy[at] ^= (char)flip;
+            spill(bad, copy, len);
+            assert_refused(bad, "a flipped byte");
+        }
+    free(copy);
+    free(good);
+    remove_dir();
+}
+END_TEST
+
+START_TEST(a_full_disk_leaves_a_recording_that_plays)
+{
+    make_dir();
+    char err[256];
+    /* /dev/full: refused at open, before anything is recorded. */
+    ck_assert_ptr_null(recorder_open("/dev/full", err, sizeof(err)));
+    ck_assert_msg(strstr(err, "No space left"), "%s", err);
+    ck_assert_ptr_null(recorder_open("/nonexistent/dir/x.tlr", err, sizeof(err)));
+    ck_assert_msg(strstr(err, "No such file"), "%s", err);
+
+    /* A file size limit stands in for a disk that fills up mid-run. */
+    free_kept(record_run(SHORT_FRAMES));
+    uint64_t limit = frame_end[3] + (frame_end[4] - frame_end[3]) / 2;
+    struct board *b = board_create("bio", "a disk fills up");
+    ck_assert_ptr_nonnull(b);
+    struct pane pane = { .pid = getpid(), .now = calloc(1, sizeof(struct board_snapshot)) };
+    ck_assert_int_eq(board_read(board_path(b), pane.now, err, sizeof(err)), 0);
+    struct recorder *r = recorder_open(path, err, sizeof(err));
+    ck_assert_ptr_nonnull(r);
+    struct rlimit old, small;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small = old;
+    small.rlim_cur = limit;
+    signal(SIGXFSZ, SIG_IGN);            /* then write(2) fails with EFBIG */
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    int rcs[SHORT_FRAMES];
+    for (int f = 0; f < SHORT_FRAMES; f++) {
+        board_event(b, EV_ACCEPT, "frame %d: a line of text that differs %d", f, f * 7919);
+        board_read(board_path(b), pane.now, err, sizeof(err));
+        rcs[f] = recorder_frame(r, (uint64_t)f * 1000, &pane, 1);
+    }
+    uint32_t whole = recorder_frames(r);
+    uint64_t bytes = recorder_bytes(r);
+    int close_rc = recorder_close(r);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+    ck_assert_msg(whole >= 1 && whole < SHORT_FRAMES, "%u whole frames", whole);
+    ck_assert_int_eq(rcs[whole], -EFBIG);
+    for (int f = (int)whole + 1; f < SHORT_FRAMES; f++)   /* it stays failed */
+        ck_assert_int_eq(rcs[f], -EFBIG);
+    ck_assert_int_eq(close_rc, -EFBIG);
+    ck_assert_int_le(bytes, limit);
+    /* The half-written frame was cut away, so the end mark (12 bytes, which
+     * fit under the limit) follows the last whole frame: a whole file. */
+    size_t size;
+    free(slurp(path, &size));
+    ck_assert_uint_eq(size, bytes + 12);
+    struct recording *rec = load_ok(path, "a recording whose disk filled up");
+    ck_assert_int_eq(recording_frames(rec), (int)whole);
+    ck_assert_ptr_null(recording_cut(rec));
+    recording_free(rec);
+    free(pane.now);
+    board_close(b);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(broken_recordings_are_refused)
 {
     make_dir();
-    free_kept(record_run());
+    free_kept(record_run(FRAMES));
     size_t len;
     char *good = slurp(path, &len);
     char bad[160];
     snprintf(bad, sizeof(bad), "%s/bad.tlr", dir);
     char err[512];
 
-    /* Cut at every length: a truncated recording is refused. */
-    for (size_t cut = 0; cut < len; cut += 1 + cut / 50) {
-        spill(bad, good, cut);
-        assert_refused(bad, "a truncated file");
-    }
-    spill(bad, good, len / 2);
+    /* Cut inside the header: nothing to play, and it says so. */
+    spill(bad, good, 20);
     recording_load(bad, err, sizeof(err));
-    ck_assert_msg(strstr(err, "truncated") || strstr(err, "corrupt"), "%s", err);
+    ck_assert_msg(strstr(err, "cut short at byte 20, inside its header"), "%s", err);
 
     /* Another version. */
     char *copy = malloc(len);
     memcpy(copy, good, len);
-    copy[8] = 2;
+    copy[8] = 1;
     spill(bad, copy, len);
     recording_load(bad, err, sizeof(err));
-    ck_assert_ptr_nonnull(strstr(err, "version 2"));
+    ck_assert_msg(strstr(err, "version 1; this threadlab reads version 2"), "%s", err);
 
-    /* Not a recording at all. */
+    /* Not a recording at all; nothing at all. */
     spill(bad, "hello, world\n", 13);
     recording_load(bad, err, sizeof(err));
     ck_assert_ptr_nonnull(strstr(err, "not a threadlab recording"));
+    spill(bad, "", 0);
+    recording_load(bad, err, sizeof(err));
+    ck_assert_ptr_nonnull(strstr(err, "not a threadlab recording"));
 
-    /* Any single byte changed: refused (a checksum, a mark, a length). */
+    /* Bytes after the end mark. */
+    char *longer = malloc(len + 1);
+    memcpy(longer, good, len);
+    longer[len] = 'x';
+    spill(bad, longer, len + 1);
+    recording_load(bad, err, sizeof(err));
+    ck_assert_msg(strstr(err, "bytes follow its end mark"), "%s", err);
+    free(longer);
+
+    /* Any single byte changed: refused, with the byte named. */
     unsigned seed = 1;
     for (int k = 0; k < 400; k++) {
         memcpy(copy, good, len);
@@ -223,6 +380,11 @@ START_TEST(broken_recordings_are_refused)
         spill(bad, copy, len);
         assert_refused(bad, "a flipped byte");
     }
+    memcpy(copy, good, len);
+    copy[len / 2] ^= 0x10;
+    spill(bad, copy, len);
+    recording_load(bad, err, sizeof(err));
+    ck_assert_msg(strstr(err, "corrupt: ") && strstr(err, "checksum (byte "), "%s", err);
     /* Random garbage after a good header. */
     for (int k = 0; k < 100; k++) {
         memcpy(copy, good, len);
@@ -243,6 +405,9 @@ int main(void)
     TCase *tc = tcase_create("record");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, replayed_frames_are_the_recorded_ones_forward_and_backward);
+    tcase_add_test(tc, a_recording_cut_at_any_byte_plays_its_whole_frames);
+    tcase_add_test(tc, a_changed_byte_anywhere_is_refused);
+    tcase_add_test(tc, a_full_disk_leaves_a_recording_that_plays);
     tcase_add_test(tc, broken_recordings_are_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

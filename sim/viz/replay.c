@@ -44,11 +44,12 @@ static void show(struct player *p, struct view *v)
     double t = recording_time_ns(p->rec, p->frame) / 1e9;
     double end = recording_time_ns(p->rec, p->nframes - 1) / 1e9;
     snprintf(v->footer, sizeof(v->footer),
-             "[replay] frame %d/%d  t=%.1fs/%.1fs  speed %gx  %s  %s"
+             "[replay] frame %d/%d  t=%.1fs/%.1fs  speed %gx  %s  %s%s"
              "(space play, <- -> frame, , . event, w W warning, 0-9 seek, +/- speed)",
              p->frame + 1, p->nframes, t, end, p->speed,
              p->paused ? "PAUSED" : "playing",
-             recording_has_warning(p->rec, p->frame) ? "WARNING here  " : "");
+             recording_has_warning(p->rec, p->frame) ? "WARNING here  " : "",
+             recording_cut(p->rec) ? "CUT SHORT after the last frame  " : "");
 }
 
 /* The next (dir +1) or previous (-1) frame from `from` that matches. */
@@ -200,6 +201,8 @@ int replay_run(const struct replay_opts *o)
         free(v);
         return 1;
     }
+    if (recording_cut(p->rec))                 /* it plays, and says what is missing */
+        fprintf(stderr, "threadlab replay: %s\n", recording_cut(p->rec));
     p->nframes = recording_frames(p->rec);
     p->speed = o->speed > 0 ? o->speed : 1;
     p->path = o->path;

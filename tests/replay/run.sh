@@ -47,11 +47,23 @@ awk '/^--- frame 3 /{p=1} /^--- frame 4 /{p=0} p' "$tmp/fwd" | cmp -s - "$tmp/f3
 awk '/^--- frame/{n++} {print n "\t" $0}' "$tmp/fwd" | sort -s -k1,1nr | cut -f2- >"$tmp/fwd.rev"
 cmp -s "$tmp/fwd.rev" "$tmp/bwd" && ok || bad "backward is not forward reversed"
 
-# Broken recordings: refused with the reason, exit 1.
+# A recording cut short plays its whole frames and says where it was cut;
+# a changed byte is refused with the reason, exit 1.
 size=$(wc -c <"$tmp/real.tlr")
 head -c $((size / 2)) "$tmp/real.tlr" >"$tmp/cut.tlr"
-"$BIN" replay "$tmp/cut.tlr" --plain >"$tmp/out" 2>&1; st=$?
-[ "$st" = 1 ] && grep -Eq "truncated|corrupt" "$tmp/out" && ok || bad "a cut recording: exit $st"
+"$BIN" replay "$tmp/cut.tlr" --plain >"$tmp/out" 2>"$tmp/err"; st=$?
+n=$(grep -c '^--- frame' "$tmp/out")
+[ "$st" = 0 ] && [ "$n" -ge 1 ] && [ "$n" -lt "$frames" ] && ok \
+  || bad "a cut recording: exit $st, $n of $frames frames"
+grep -q "cut short at byte [0-9]* of $((size / 2)), after frame $n " "$tmp/err" && ok \
+  || { bad "a cut recording does not say where it was cut"; cat "$tmp/err"; }
+cp "$tmp/real.tlr" "$tmp/flip.tlr"
+byte=$(od -An -tu1 -j $((size / 2)) -N1 "$tmp/real.tlr")      # changed, whatever it was
+printf "\\$(printf %o $(((byte + 1) % 256)))" | dd of="$tmp/flip.tlr" bs=1 seek=$((size / 2)) \
+    conv=notrunc 2>/dev/null
+cmp -s "$tmp/real.tlr" "$tmp/flip.tlr" && bad "the test did not change a byte"
+"$BIN" replay "$tmp/flip.tlr" --plain >"$tmp/out" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "corrupt" "$tmp/out" && ok || bad "a changed byte: exit $st"
 printf 'not a recording' >"$tmp/junk.tlr"
 "$BIN" replay "$tmp/junk.tlr" >"$tmp/out" 2>&1; st=$?
 [ "$st" = 1 ] && grep -q "not a threadlab recording" "$tmp/out" && ok || bad "junk: exit $st"
