@@ -275,6 +275,53 @@ START_TEST(a_changed_byte_anywhere_is_refused)
 }
 END_TEST
 
+/* Record SHORT_FRAMES frames of a made-up snapshot whose events are
+ * pseudo-random text (so that deflate cannot shrink them away), with the
+ * file size limited to limit bytes (0: none). The same bytes every time
+ * but the header's start time, so a first run tells where frames end. */
+static struct recorder_result {
+    int rcs[SHORT_FRAMES];
+    uint64_t ends[SHORT_FRAMES];
+    uint32_t whole;
+    uint64_t bytes;
+    int close_rc;
+} record_limited(uint64_t limit)
+{
+    struct recorder_result res = { 0 };
+    struct board_snapshot *s = calloc(1, sizeof(*s));
+    s->pid = getpid();
+    snprintf(s->model, sizeof(s->model), "bio");
+    struct pane pane = { .pid = s->pid, .now = s };
+    char err[256];
+    struct recorder *r = recorder_open(path, err, sizeof(err));
+    ck_assert_msg(r != NULL, "%s", err);
+    struct rlimit old, small;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small = old;
+    small.rlim_cur = limit;
+    signal(SIGXFSZ, SIG_IGN);            /* then write(2) fails with EFBIG */
+    if (limit)
+        ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    unsigned seed = 7;
+    for (int f = 0; f < SHORT_FRAMES; f++) {
+        s->nevents = 4;
+        for (int e = 0; e < 4; e++) {
+            s->events[e] = (struct board_event_snap){ .seq = (uint64_t)(4 * f + e + 1),
+                                                      .kind = EV_ACCEPT };
+            for (int i = 0; i < 60; i++)
+                s->events[e].text[i] = (char)('!' + rand_r(&seed) % 90);
+        }
+        res.rcs[f] = recorder_frame(r, (uint64_t)f * 1000, &pane, 1);
+        res.ends[f] = recorder_bytes(r);
+    }
+    res.whole = recorder_frames(r);
+    res.bytes = recorder_bytes(r);
+    res.close_rc = recorder_close(r);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+    free(s);
+    return res;
+}
+
 START_TEST(a_full_disk_leaves_a_recording_that_plays)
 {
     make_dir();
@@ -285,48 +332,27 @@ START_TEST(a_full_disk_leaves_a_recording_that_plays)
     ck_assert_ptr_null(recorder_open("/nonexistent/dir/x.tlr", err, sizeof(err)));
     ck_assert_msg(strstr(err, "No such file"), "%s", err);
 
-    /* A file size limit stands in for a disk that fills up mid-run. */
-    free_kept(record_run(SHORT_FRAMES));
-    uint64_t limit = frame_end[3] + (frame_end[4] - frame_end[3]) / 2;
-    struct board *b = board_create("bio", "a disk fills up");
-    ck_assert_ptr_nonnull(b);
-    struct pane pane = { .pid = getpid(), .now = calloc(1, sizeof(struct board_snapshot)) };
-    ck_assert_int_eq(board_read(board_path(b), pane.now, err, sizeof(err)), 0);
-    struct recorder *r = recorder_open(path, err, sizeof(err));
-    ck_assert_ptr_nonnull(r);
-    struct rlimit old, small;
-    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
-    small = old;
-    small.rlim_cur = limit;
-    signal(SIGXFSZ, SIG_IGN);            /* then write(2) fails with EFBIG */
-    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
-    int rcs[SHORT_FRAMES];
-    for (int f = 0; f < SHORT_FRAMES; f++) {
-        board_event(b, EV_ACCEPT, "frame %d: a line of text that differs %d", f, f * 7919);
-        board_read(board_path(b), pane.now, err, sizeof(err));
-        rcs[f] = recorder_frame(r, (uint64_t)f * 1000, &pane, 1);
-    }
-    uint32_t whole = recorder_frames(r);
-    uint64_t bytes = recorder_bytes(r);
-    int close_rc = recorder_close(r);
-    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
-    ck_assert_msg(whole >= 1 && whole < SHORT_FRAMES, "%u whole frames", whole);
-    ck_assert_int_eq(rcs[whole], -EFBIG);
-    for (int f = (int)whole + 1; f < SHORT_FRAMES; f++)   /* it stays failed */
-        ck_assert_int_eq(rcs[f], -EFBIG);
-    ck_assert_int_eq(close_rc, -EFBIG);
-    ck_assert_int_le(bytes, limit);
+    /* A file size limit in the middle of frame 5 stands in for a disk that
+     * fills up mid-run. */
+    struct recorder_result free_run = record_limited(0);
+    ck_assert_int_eq(free_run.whole, SHORT_FRAMES);
+    uint64_t limit = free_run.ends[3] + (free_run.ends[4] - free_run.ends[3]) / 2;
+    ck_assert_uint_gt(free_run.ends[4] - free_run.ends[3], 2 * 12);
+    struct recorder_result res = record_limited(limit);
+    ck_assert_int_eq(res.whole, 4);
+    for (int f = 0; f < SHORT_FRAMES; f++)          /* then it stays failed */
+        ck_assert_int_eq(res.rcs[f], f < 4 ? 0 : -EFBIG);
+    ck_assert_int_eq(res.close_rc, -EFBIG);
+    ck_assert_uint_eq(res.bytes, free_run.ends[3]);
     /* The half-written frame was cut away, so the end mark (12 bytes, which
      * fit under the limit) follows the last whole frame: a whole file. */
     size_t size;
     free(slurp(path, &size));
-    ck_assert_uint_eq(size, bytes + 12);
+    ck_assert_uint_eq(size, res.bytes + 12);
     struct recording *rec = load_ok(path, "a recording whose disk filled up");
-    ck_assert_int_eq(recording_frames(rec), (int)whole);
+    ck_assert_int_eq(recording_frames(rec), 4);
     ck_assert_ptr_null(recording_cut(rec));
     recording_free(rec);
-    free(pane.now);
-    board_close(b);
     remove_dir();
 }
 END_TEST
