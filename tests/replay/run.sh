@@ -70,6 +70,41 @@ printf 'not a recording' >"$tmp/junk.tlr"
 "$BIN" replay "$tmp/nonexistent.tlr" >"$tmp/out" 2>&1; st=$?
 [ "$st" = 1 ] && grep -q "No such file" "$tmp/out" && ok || bad "a missing file: exit $st"
 
+# Every stop signal finishes the recording (top --plain --record): it
+# replays whole. A kill -9 cannot finish it: it replays cut short, saying so.
+start_server sig bio
+# frames_in FILE: the whole frames a (maybe unfinished) recording holds now.
+frames_in() { "$BIN" replay "$1" --plain 2>/dev/null | grep -c '^--- frame'; }
+for sig in INT TERM HUP KILL; do
+  "$BIN" top --plain --interval 100 --record "$tmp/$sig.tlr" "$server_pid" \
+      >/dev/null 2>"$tmp/$sig.err" &
+  tpid=$!
+  for _ in $(seq 100); do [ "$(frames_in "$tmp/$sig.tlr")" -ge 3 ] && break; sleep 0.1; done
+  kill -"$sig" "$tpid"
+  if timeout 10 sh -c "while kill -0 $tpid 2>/dev/null; do sleep 0.05; done"; then
+    wait "$tpid"; st=$?
+  else
+    st=hung; kill -9 "$tpid"; wait "$tpid"
+  fi
+  "$BIN" replay "$tmp/$sig.tlr" --plain >"$tmp/$sig.out" 2>"$tmp/$sig.rerr"; rst=$?
+  n=$(grep -c '^--- frame' "$tmp/$sig.out")
+  if [ "$sig" = KILL ]; then
+    [ "$rst" = 0 ] && [ "$n" -ge 3 ] && grep -q "cut short at byte" "$tmp/KILL.rerr" && ok \
+      || { bad "after kill -9: replay exit $rst, $n frames"; cat "$tmp/KILL.rerr"; }
+  else
+    [ "$st" = 0 ] && grep -q "recorded $tmp/$sig.tlr ([0-9]* frames" "$tmp/$sig.err" && ok \
+      || { bad "top --record stopped by SIG$sig: exit $st"; cat "$tmp/$sig.err"; }
+    [ "$rst" = 0 ] && [ "$n" -ge 3 ] && [ ! -s "$tmp/$sig.rerr" ] && ok \
+      || { bad "SIG$sig: the recording is not whole (replay exit $rst, $n frames)"; cat "$tmp/$sig.rerr"; }
+  fi
+done
+kill -INT "$server_pid"; wait "$server_pid"; server_pid=""
+
+# A path that cannot be written is refused before anything is watched.
+"$BIN" top --plain --count 1 --record /dev/full >"$tmp/out" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "No space left on device" "$tmp/out" && ok \
+  || { bad "top --record /dev/full: exit $st"; cat "$tmp/out"; }
+
 # sim --viz --record, replayed.
 "$BIN" sim reactor --conns 2 --duration 0.0005 --viz --speed 0.001 --record "$tmp/sim.tlr" \
     >/dev/null 2>&1
