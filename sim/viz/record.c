@@ -28,10 +28,11 @@ struct buf {
     bool failed;                        /* out of memory */
 };
 
-static void put(struct buf *b, const void *p, size_t n)
+/* Room for n more bytes; false (and failed) when there is no memory. */
+static bool reserve(struct buf *b, size_t n)
 {
-    if (b->failed || n == 0)
-        return;                          /* (an empty buffer's data is NULL) */
+    if (b->failed)
+        return false;
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n)
@@ -39,11 +40,18 @@ static void put(struct buf *b, const void *p, size_t n)
         uint8_t *d = realloc(b->data, cap);
         if (!d) {
             b->failed = true;
-            return;
+            return false;
         }
         b->data = d;
         b->cap = cap;
     }
+    return true;
+}
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+    if (n == 0 || !reserve(b, n))
+        return;                          /* (an empty buffer's data is NULL) */
     memcpy(b->data + b->len, p, n);
     b->len += n;
 }
@@ -303,6 +311,8 @@ static bool delta_apply(const struct buf *prev, struct in *in, struct buf *cur)
     if (in->bad || n > MAX_PAYLOAD)
         return false;
     cur->len = 0;
+    if (n > 0 && !reserve(cur, (size_t)n))
+        return false;
     uint64_t i = 0;
     while (i < n) {
         uint64_t zeros = get_varint(in), lit = get_varint(in);
@@ -311,12 +321,12 @@ static bool delta_apply(const struct buf *prev, struct in *in, struct buf *cur)
         for (uint64_t k = 0; k < zeros + lit; k++) {
             size_t at = (size_t)(i + k);
             uint8_t base = at < prev->len ? prev->data[at] : 0;
-            uint8_t byte = k < zeros ? base : (uint8_t)(base ^ get_u8(in));
-            put(cur, &byte, 1);
+            cur->data[at] = k < zeros ? base : (uint8_t)(base ^ get_u8(in));
         }
         i += zeros + lit;
     }
-    return !in->bad && !cur->failed;
+    cur->len = (size_t)n;
+    return !in->bad;
 }
 
 static void put_event(struct buf *b, const struct board_event_snap *e)
@@ -588,6 +598,7 @@ struct recording {
     int pids[VIEW_MAX_PANES];
     struct buf state[VIEW_MAX_PANES];
     char cut[400];                       /* where and why the file was cut short, or "" */
+    struct board_snapshot *scratch;      /* loading: each pane is decoded into it */
 };
 
 /* Apply frame i's payload to states; events are appended when collect. */
@@ -676,6 +687,7 @@ void recording_free(struct recording *rec)
         free(rec->state[p].data);
     }
     free(rec->keys);
+    free(rec->scratch);
     free(rec->frames);
     free(rec->data);
     free(rec->raw.data);
@@ -851,11 +863,11 @@ static bool load_frame(struct recording *rec, const struct part *pt, const uint8
         return false;
     }
     size_t raw_at = rec->raw.len;
-    uint8_t zero = 0;
-    for (uint32_t k = 0; k < pt->payload_len; k++)
-        put(&rec->raw, &zero, 1);
+    bool room = reserve(&rec->raw, pt->payload_len);
+    if (room)
+        rec->raw.len += pt->payload_len;
     uLongf got = pt->payload_len;
-    if (rec->raw.failed || uncompress(rec->raw.data + raw_at, &got, stored,
+    if (!room || uncompress(rec->raw.data + raw_at, &got, stored,
                                       pt->stored_len) != Z_OK || got != pt->payload_len) {
         snprintf(err, err_len, "frame %d does not inflate", i + 1);
         return false;
@@ -876,16 +888,20 @@ static bool load_frame(struct recording *rec, const struct part *pt, const uint8
         snprintf(err, err_len, "frame %d does not decode", i + 1);
         return false;
     }
-    struct board_snapshot *s = malloc(sizeof(*s));
-    bool ok = s != NULL;
-    for (int p = 0; ok && p < rec->frames[i].npanes; p++)
-        if (rec->state[p].len > 0 && !deserialize(rec->state[p].data, rec->state[p].len, s)) {
+    /* One scratch snapshot for the whole load: it is large (every thread
+     * slot), and allocating it per frame cost more than the decoding. */
+    if (!rec->scratch && !(rec->scratch = malloc(sizeof(*rec->scratch)))) {
+        snprintf(err, err_len, "out of memory");
+        return false;
+    }
+    for (int p = 0; p < rec->frames[i].npanes; p++)
+        if (rec->state[p].len > 0 &&
+            !deserialize(rec->state[p].data, rec->state[p].len, rec->scratch)) {
             snprintf(err, err_len, "frame %d, pane %d is not a snapshot", i + 1, p + 1);
-            free(s);
             return false;
         }
-    free(s);
-    if (ok && i % KEYFRAME_EVERY == 0)
+    bool ok = true;
+    if (i % KEYFRAME_EVERY == 0)
         ok = add_keyframe(rec, i, pids);
     if (!ok)
         snprintf(err, err_len, "out of memory");
@@ -898,15 +914,12 @@ static struct recording *refuse(struct recording *rec)
     return NULL;
 }
 
-struct recording *recording_load(const char *path, char *err, size_t err_len)
+/* Check the file's bytes (rec->data) part by part and load its frames. */
+static struct recording *parse(struct recording *rec, const char *path, char *err,
+                               size_t err_len)
 {
-    struct recording *rec = calloc(1, sizeof(*rec));
     char why[200];
-    if (!rec) {
-        snprintf(err, err_len, "out of memory");
-        return NULL;
-    }
-    if (!read_file(rec, path, err, err_len) || !check_header(rec, path, err, err_len))
+    if (!check_header(rec, path, err, err_len))
         return refuse(rec);
     int pids[VIEW_MAX_PANES] = { 0 };
     size_t at = HEADER_BYTES;
@@ -950,6 +963,33 @@ struct recording *recording_load(const char *path, char *err, size_t err_len)
     rec->at = rec->nframes - 1;
     memcpy(rec->pids, pids, sizeof(pids));
     return rec;
+}
+
+struct recording *recording_load(const char *path, char *err, size_t err_len)
+{
+    struct recording *rec = calloc(1, sizeof(*rec));
+    if (!rec) {
+        snprintf(err, err_len, "out of memory");
+        return NULL;
+    }
+    if (!read_file(rec, path, err, err_len))
+        return refuse(rec);
+    return parse(rec, path, err, err_len);
+}
+
+struct recording *recording_parse(const void *bytes, size_t len, const char *name,
+                                  char *err, size_t err_len)
+{
+    struct recording *rec = calloc(1, sizeof(*rec));
+    if (!rec || (len > 0 && !(rec->data = malloc(len)))) {
+        snprintf(err, err_len, "out of memory");
+        free(rec);
+        return NULL;
+    }
+    if (len > 0)
+        memcpy(rec->data, bytes, len);
+    rec->len = len;
+    return parse(rec, name, err, err_len);
 }
 
 const char *recording_cut(const struct recording *rec)

@@ -69,6 +69,11 @@ struct recording;
 struct recording *recording_load(const char *path, char *err, size_t err_len);
 void recording_free(struct recording *rec);
 
+/* The same for a recording's bytes (copied), named name in messages (the
+ * core of recording_load; tests feed it cut and changed bytes directly). */
+struct recording *recording_parse(const void *bytes, size_t len, const char *name,
+                                  char *err, size_t err_len);
+
 /* NULL for a whole recording; for one cut short, a sentence saying where
  * (the byte, the last whole frame) and what it means. */
 const char *recording_cut(const struct recording *rec);

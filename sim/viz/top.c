@@ -382,7 +382,6 @@ int top_run(const struct top_opts *o)
     int rc = 1;
     recording.r = o->recorder;
     recording.failed = 0;
-    recording.start_ns = board_now_ns();
     if (!v)
         goto out;
     view_init(v, o->big);
@@ -406,6 +405,7 @@ int top_run(const struct top_opts *o)
             goto out;
         }
     }
+    recording.start_ns = board_now_ns();  /* frame 1 is at t=0, whoever opened the file */
     stop_signals_catch();
     rc = run(v, o, auto_attach);
     stop_signals_restore();
