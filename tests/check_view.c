@@ -328,10 +328,12 @@ START_TEST(a_server_killed_with_sigkill_is_gone_at_the_next_refresh)
     pane_refresh(&p);
     ck_assert_msg(!p.gone && p.now->pid == pid, "a live server: %s", p.error);
     ck_assert(pane_process_alive(pid));
-    /* Killed, not yet reaped: a zombie, which kill(pid, 0) still finds. */
+    /* Killed, not yet reaped: a zombie, which kill(pid, 0) still finds.
+     * WNOWAIT waits for the death and leaves the zombie in place. */
     kill(pid, SIGKILL);
-    for (int i = 0; i < 2000 && pane_process_alive(pid); i++)
-        usleep(1000);                    /* (the kernel's work, not ours: bounded) */
+    siginfo_t info;
+    ck_assert_int_eq(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT), 0);
+    ck_assert_int_eq(kill(pid, 0), 0);
     ck_assert(!pane_process_alive(pid));
     ck_assert_int_eq(access(path, F_OK), 0);   /* its board stays behind, readable */
     pane_refresh(&p);

@@ -79,7 +79,7 @@ for sig in INT TERM HUP KILL; do
   "$BIN" top --plain --interval 100 --record "$tmp/$sig.tlr" "$server_pid" \
       >/dev/null 2>"$tmp/$sig.err" &
   tpid=$!
-  for _ in $(seq 100); do [ "$(frames_in "$tmp/$sig.tlr")" -ge 3 ] && break; sleep 0.1; done
+  for _ in $(seq 300); do [ "$(frames_in "$tmp/$sig.tlr")" -ge 3 ] && break; sleep 0.1; done
   kill -"$sig" "$tpid"
   if timeout 10 sh -c "while kill -0 $tpid 2>/dev/null; do sleep 0.05; done"; then
     wait "$tpid"; st=$?
