@@ -1,10 +1,15 @@
 /* check_record.c -- recordings: what is replayed is what was recorded,
- * forward and backward; stepping back then on returns the same frame;
- * broken files of every kind are refused, never crash. */
+ * forward and backward; stepping back then on returns the same frame; a
+ * file cut short at any byte plays its whole frames and says where it was
+ * cut; a changed byte anywhere, and broken files of every kind, are
+ * refused, never crash. */
 #include <check.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "probe/board.h"
@@ -12,7 +17,10 @@
 #include "viz/record.h"
 #include "viz/view.h"
 
-enum { FRAMES = 150 };
+enum { FRAMES = 150, SHORT_FRAMES = 8 };
+
+/* Where each frame of the last record_run ended in the file. */
+static uint64_t frame_end[FRAMES];
 
 static char dir[64], path[128];
 
@@ -31,38 +39,43 @@ static void remove_dir(void)
     ck_assert_int_eq(system(cmd), 0);
 }
 
+/* ck_assert, quiet when it holds: Check sends a message through a pipe for
+ * every passing ck_assert (the last place reached), and these run millions
+ * of times (every cut, every flip). */
+#define CHECK(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)
+#define SAME(x) CHECK(x, "frame %d: %s differs in the replay", frame, #x)
+
 /* The fields a pane shows, compared one by one (a snapshot's spare array
  * slots are not part of it). */
 static void assert_same(const struct board_snapshot *a, const struct board_snapshot *b,
                         int frame)
 {
-    ck_assert_msg(a->pid == b->pid, "frame %d: pid", frame);
-    ck_assert_str_eq(a->model, b->model);
-    ck_assert_str_eq(a->options, b->options);
-    ck_assert(memcmp(a->counters, b->counters, sizeof(a->counters)) == 0);
-    ck_assert(memcmp(a->hist, b->hist, sizeof(a->hist)) == 0);
-    ck_assert(memcmp(a->threads_by_state, b->threads_by_state,
-                     sizeof(a->threads_by_state)) == 0);
-    ck_assert_int_eq(a->nthreads, b->nthreads);
+    SAME(a->pid == b->pid);
+    SAME(!strcmp(a->model, b->model));
+    SAME(!strcmp(a->options, b->options));
+    SAME(!memcmp(a->counters, b->counters, sizeof(a->counters)));
+    SAME(!memcmp(a->hist, b->hist, sizeof(a->hist)));
+    SAME(!memcmp(a->threads_by_state, b->threads_by_state, sizeof(a->threads_by_state)));
+    SAME(a->nthreads == b->nthreads);
     for (int i = 0; i < a->nthreads; i++) {
-        ck_assert_str_eq(a->threads[i].name, b->threads[i].name);
-        ck_assert_int_eq(a->threads[i].state, b->threads[i].state);
-        ck_assert_uint_eq(a->threads[i].since_ns, b->threads[i].since_ns);
-        ck_assert_uint_eq(a->threads[i].lines, b->threads[i].lines);
+        SAME(!strcmp(a->threads[i].name, b->threads[i].name));
+        SAME(a->threads[i].state == b->threads[i].state);
+        SAME(a->threads[i].since_ns == b->threads[i].since_ns);
+        SAME(a->threads[i].lines == b->threads[i].lines);
     }
-    ck_assert_int_eq(a->nloops, b->nloops);
+    SAME(a->nloops == b->nloops);
     for (int i = 0; i < a->nloops; i++) {
-        ck_assert_str_eq(a->loops[i].name, b->loops[i].name);
-        ck_assert_uint_eq(a->loops[i].channels, b->loops[i].channels);
-        ck_assert_uint_eq(a->loops[i].blocked_since_ns, b->loops[i].blocked_since_ns);
+        SAME(!strcmp(a->loops[i].name, b->loops[i].name));
+        SAME(a->loops[i].channels == b->loops[i].channels);
+        SAME(a->loops[i].blocked_since_ns == b->loops[i].blocked_since_ns);
     }
-    ck_assert_int_eq(a->nqueues, b->nqueues);
-    ck_assert_msg(a->nevents == b->nevents, "frame %d: %d events recorded, %d replayed",
-                  frame, a->nevents, b->nevents);
+    SAME(a->nqueues == b->nqueues);
+    CHECK(a->nevents == b->nevents, "frame %d: %d events recorded, %d replayed", frame,
+          a->nevents, b->nevents);
     for (int i = 0; i < a->nevents; i++) {
-        ck_assert_uint_eq(a->events[i].seq, b->events[i].seq);
-        ck_assert_int_eq(a->events[i].kind, b->events[i].kind);
-        ck_assert_str_eq(a->events[i].text, b->events[i].text);
+        SAME(a->events[i].seq == b->events[i].seq);
+        SAME(a->events[i].kind == b->events[i].kind);
+        SAME(!strcmp(a->events[i].text, b->events[i].text));
     }
 }
 
@@ -70,7 +83,7 @@ static void assert_same(const struct board_snapshot *a, const struct board_snaps
  * threads come and go and change state, lines are counted, a loop blocks,
  * events are written (more than the ring holds, over the run). Each frame
  * is recorded and its snapshot kept, to compare with the replay. */
-static struct board_snapshot **record_run(void)
+static struct board_snapshot **record_run(int frames)
 {
     struct board *b = board_create("reactor", "recorded in a test");
     ck_assert_ptr_nonnull(b);
@@ -85,9 +98,10 @@ static struct board_snapshot **record_run(void)
     struct recorder *r = recorder_open(path, err, sizeof(err));
     ck_assert_msg(r != NULL, "%s", err);
     struct board_snapshot **kept = calloc(FRAMES, sizeof(*kept));
+    ck_assert_int_le(frames, FRAMES);
     struct pane pane = { .pid = getpid() };
     snprintf(pane.path, sizeof(pane.path), "%s", board_path(b));
-    for (int f = 0; f < FRAMES; f++) {
+    for (int f = 0; f < frames; f++) {
         for (int i = 0; i < 40; i++)
             if ((i + f) % 3 == 0)
                 board_thread_state(b, &refs[i], (enum board_state)((i + f) % 5));
@@ -101,6 +115,7 @@ static struct board_snapshot **record_run(void)
         ck_assert_int_eq(board_read(pane.path, kept[f], err, sizeof(err)), 0);
         pane.now = kept[f];
         ck_assert_int_eq(recorder_frame(r, (uint64_t)f * 500000000u, &pane, 1), 0);
+        frame_end[f] = recorder_bytes(r);
     }
     ck_assert_int_eq(recorder_close(r), 0);
     board_close(b);
@@ -117,11 +132,12 @@ static void free_kept(struct board_snapshot **kept)
 START_TEST(replayed_frames_are_the_recorded_ones_forward_and_backward)
 {
     make_dir();
-    struct board_snapshot **kept = record_run();
+    struct board_snapshot **kept = record_run(FRAMES);
     char err[256];
     struct recording *rec = recording_load(path, err, sizeof(err));
     ck_assert_msg(rec != NULL, "%s", err);
     ck_assert_int_eq(recording_frames(rec), FRAMES);
+    ck_assert_ptr_null(recording_cut(rec));                /* a whole file */
     struct pane panes[VIEW_MAX_PANES] = { 0 };
     for (int f = 0; f < FRAMES; f++) {                     /* forward */
         ck_assert_int_eq(recording_show(rec, f, panes), 1);
@@ -173,63 +189,242 @@ static void spill(const char *p, const char *d, size_t len)
     fclose(f);
 }
 
-/* Refused, with a reason: never a crash, never a half-loaded recording. */
-static void assert_refused(const char *p, const char *why)
+/* A loaded recording: its frames, where it says it was cut (or NULL). */
+static struct recording *load_ok(const char *p, const char *why)
 {
     char err[512] = "";
     struct recording *rec = recording_load(p, err, sizeof(err));
-    ck_assert_msg(rec == NULL, "%s was loaded", why);
-    ck_assert_msg(err[0] != '\0', "%s: no reason given", why);
+    ck_assert_msg(rec != NULL, "%s was refused: %s", why, err);
+    return rec;
 }
+
+/* The same for bytes in memory (thousands of variants: no file each). */
+static struct recording *parse_ok(const char *bytes, size_t len, const char *why)
+{
+    char err[512] = "";
+    struct recording *rec = recording_parse(bytes, len, "mem.tlr", err, sizeof(err));
+    CHECK(rec != NULL, "%s was refused: %s", why, err);
+    return rec;
+}
+
+/* Refused, with a reason: never a crash, never a half-loaded recording. */
+static void assert_bytes_refused(const char *bytes, size_t len, const char *why)
+{
+    char err[512] = "";
+    struct recording *rec = recording_parse(bytes, len, "mem.tlr", err, sizeof(err));
+    CHECK(rec == NULL, "%s was loaded", why);
+    CHECK(err[0] != '\0', "%s: no reason given", why);
+}
+
+START_TEST(a_recording_cut_at_any_byte_plays_its_whole_frames)
+{
+    make_dir();
+    struct board_snapshot **kept = record_run(SHORT_FRAMES);
+    size_t len;
+    char *good = slurp(path, &len);
+    char err[512], want[64];
+    struct pane panes[VIEW_MAX_PANES] = { 0 };
+    /* Every cut a dying recorder can leave: any length short of the end. */
+    for (size_t cut = 0; cut < len; cut++) {
+        int whole = 0;
+        while (whole < SHORT_FRAMES && frame_end[whole] <= cut)
+            whole++;
+        if (whole == 0) {                  /* nothing to play: refused, saying why */
+            err[0] = '\0';
+            CHECK(!recording_parse(good, cut, "mem.tlr", err, sizeof(err)),
+                  "cut at %zu: loaded with no whole frame", cut);
+            CHECK(strstr(err, "cut short") || cut == 0, "cut at %zu: %s", cut, err);
+            continue;
+        }
+        struct recording *rec = parse_ok(good, cut, "a cut file");
+        CHECK(recording_frames(rec) == whole, "cut at %zu: %d frames, %d whole", cut,
+              recording_frames(rec), whole);
+        const char *where = recording_cut(rec);
+        CHECK(where != NULL, "cut at %zu: not said to be cut", cut);
+        snprintf(want, sizeof(want), " of %zu, after frame %d ", cut, whole);
+        CHECK(strstr(where, want), "cut at %zu: '%s' lacks '%s'", cut, where, want);
+        /* The last whole frame is the recorded one. */
+        CHECK(recording_show(rec, whole - 1, panes) == 1, "cut at %zu: no pane", cut);
+        assert_same(kept[whole - 1], panes[0].now, whole - 1);
+        recording_free(rec);              /* (the panes' buffers serve the next) */
+    }
+    recording_release_panes(panes);
+    /* A power loss can leave zeros where the last writes should be. */
+    char *zeros = calloc(1, len);
+    memcpy(zeros, good, (size_t)frame_end[4]);
+    struct recording *rec = parse_ok(zeros, len, "a file ending in zeros");
+    ck_assert_int_eq(recording_frames(rec), 5);
+    ck_assert_ptr_nonnull(strstr(recording_cut(rec), "zeros"));
+    recording_free(rec);
+    free(zeros);
+    free(good);
+    free_kept(kept);
+    remove_dir();
+}
+END_TEST
+
+START_TEST(a_changed_byte_anywhere_is_refused)
+{
+    make_dir();
+    free_kept(record_run(SHORT_FRAMES));
+    size_t len;
+    char *good = slurp(path, &len);
+    char *copy = malloc(len);
+    /* Every byte, header and end mark included; the low bit of the even
+     * ones, the high bit of the odd ones. */
+    for (size_t at = 0; at < len; at++) {
+        memcpy(copy, good, len);
+        copy[at] ^= (char)(at % 2 ? 0x80 : 0x01);
+        assert_bytes_refused(copy, len, "a flipped byte");
+    }
+    free(copy);
+    free(good);
+    remove_dir();
+}
+END_TEST
+
+/* Record SHORT_FRAMES frames of a made-up snapshot whose events are
+ * pseudo-random text (so that deflate cannot shrink them away), with the
+ * file size limited to limit bytes (0: none). The same bytes every time
+ * but the header's start time, so a first run tells where frames end. */
+static struct recorder_result {
+    int rcs[SHORT_FRAMES];
+    uint64_t ends[SHORT_FRAMES];
+    uint32_t whole;
+    uint64_t bytes;
+    int close_rc;
+} record_limited(uint64_t limit)
+{
+    struct recorder_result res = { 0 };
+    struct board_snapshot *s = calloc(1, sizeof(*s));
+    s->pid = getpid();
+    snprintf(s->model, sizeof(s->model), "bio");
+    struct pane pane = { .pid = s->pid, .now = s };
+    char err[256];
+    struct recorder *r = recorder_open(path, err, sizeof(err));
+    ck_assert_msg(r != NULL, "%s", err);
+    struct rlimit old, small;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small = old;
+    small.rlim_cur = limit;
+    signal(SIGXFSZ, SIG_IGN);            /* then write(2) fails with EFBIG */
+    if (limit)
+        ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    unsigned seed = 7;
+    for (int f = 0; f < SHORT_FRAMES; f++) {
+        s->nevents = 4;
+        for (int e = 0; e < 4; e++) {
+            s->events[e] = (struct board_event_snap){ .seq = (uint64_t)(4 * f + e + 1),
+                                                      .kind = EV_ACCEPT };
+            for (int i = 0; i < 60; i++)
+                s->events[e].text[i] = (char)('!' + rand_r(&seed) % 90);
+        }
+        res.rcs[f] = recorder_frame(r, (uint64_t)f * 1000, &pane, 1);
+        res.ends[f] = recorder_bytes(r);
+    }
+    res.whole = recorder_frames(r);
+    res.bytes = recorder_bytes(r);
+    res.close_rc = recorder_close(r);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+    free(s);
+    return res;
+}
+
+START_TEST(a_full_disk_leaves_a_recording_that_plays)
+{
+    make_dir();
+    char err[256];
+    /* /dev/full: refused at open, before anything is recorded. */
+    ck_assert_ptr_null(recorder_open("/dev/full", err, sizeof(err)));
+    ck_assert_msg(strstr(err, "No space left"), "%s", err);
+    ck_assert_ptr_null(recorder_open("/nonexistent/dir/x.tlr", err, sizeof(err)));
+    ck_assert_msg(strstr(err, "No such file"), "%s", err);
+
+    /* A file size limit in the middle of frame 5 stands in for a disk that
+     * fills up mid-run. */
+    struct recorder_result free_run = record_limited(0);
+    ck_assert_int_eq(free_run.whole, SHORT_FRAMES);
+    uint64_t limit = free_run.ends[3] + (free_run.ends[4] - free_run.ends[3]) / 2;
+    ck_assert_uint_gt(free_run.ends[4] - free_run.ends[3], 2 * 12);
+    struct recorder_result res = record_limited(limit);
+    ck_assert_int_eq(res.whole, 4);
+    for (int f = 0; f < SHORT_FRAMES; f++)          /* then it stays failed */
+        ck_assert_int_eq(res.rcs[f], f < 4 ? 0 : -EFBIG);
+    ck_assert_int_eq(res.close_rc, -EFBIG);
+    ck_assert_uint_eq(res.bytes, free_run.ends[3]);
+    /* The half-written frame was cut away, so the end mark (12 bytes, which
+     * fit under the limit) follows the last whole frame: a whole file. */
+    size_t size;
+    free(slurp(path, &size));
+    ck_assert_uint_eq(size, res.bytes + 12);
+    struct recording *rec = load_ok(path, "a recording whose disk filled up");
+    ck_assert_int_eq(recording_frames(rec), 4);
+    ck_assert_ptr_null(recording_cut(rec));
+    recording_free(rec);
+    remove_dir();
+}
+END_TEST
 
 START_TEST(broken_recordings_are_refused)
 {
     make_dir();
-    free_kept(record_run());
+    free_kept(record_run(FRAMES));
     size_t len;
     char *good = slurp(path, &len);
     char bad[160];
     snprintf(bad, sizeof(bad), "%s/bad.tlr", dir);
     char err[512];
 
-    /* Cut at every length: a truncated recording is refused. */
-    for (size_t cut = 0; cut < len; cut += 1 + cut / 50) {
-        spill(bad, good, cut);
-        assert_refused(bad, "a truncated file");
-    }
-    spill(bad, good, len / 2);
+    /* Cut inside the header: nothing to play, and it says so. */
+    spill(bad, good, 20);
     recording_load(bad, err, sizeof(err));
-    ck_assert_msg(strstr(err, "truncated") || strstr(err, "corrupt"), "%s", err);
+    ck_assert_msg(strstr(err, "cut short at byte 20, inside its header"), "%s", err);
 
     /* Another version. */
     char *copy = malloc(len);
     memcpy(copy, good, len);
-    copy[8] = 2;
+    copy[8] = 1;
     spill(bad, copy, len);
     recording_load(bad, err, sizeof(err));
-    ck_assert_ptr_nonnull(strstr(err, "version 2"));
+    ck_assert_msg(strstr(err, "version 1; this threadlab reads version 2"), "%s", err);
 
-    /* Not a recording at all. */
+    /* Not a recording at all; nothing at all. */
     spill(bad, "hello, world\n", 13);
     recording_load(bad, err, sizeof(err));
     ck_assert_ptr_nonnull(strstr(err, "not a threadlab recording"));
+    spill(bad, "", 0);
+    recording_load(bad, err, sizeof(err));
+    ck_assert_ptr_nonnull(strstr(err, "not a threadlab recording"));
 
-    /* Any single byte changed: refused (a checksum, a mark, a length). */
+    /* Bytes after the end mark. */
+    char *longer = malloc(len + 1);
+    memcpy(longer, good, len);
+    longer[len] = 'x';
+    spill(bad, longer, len + 1);
+    recording_load(bad, err, sizeof(err));
+    ck_assert_msg(strstr(err, "bytes follow its end mark"), "%s", err);
+    free(longer);
+
+    /* Any single byte of a long recording changed, to any other value:
+     * refused (every byte of a short one is in the test above). */
     unsigned seed = 1;
-    for (int k = 0; k < 400; k++) {
+    for (int k = 0; k < 100; k++) {
         memcpy(copy, good, len);
         size_t at = 24 + (size_t)rand_r(&seed) % (len - 24);
         copy[at] ^= (char)(1 + rand_r(&seed) % 255);
-        spill(bad, copy, len);
-        assert_refused(bad, "a flipped byte");
+        assert_bytes_refused(copy, len, "a flipped byte");
     }
+    memcpy(copy, good, len);
+    copy[len / 2] ^= 0x10;
+    spill(bad, copy, len);
+    recording_load(bad, err, sizeof(err));
+    ck_assert_msg(strstr(err, "corrupt: ") && strstr(err, "checksum (byte "), "%s", err);
     /* Random garbage after a good header. */
     for (int k = 0; k < 100; k++) {
         memcpy(copy, good, len);
         for (size_t i = 24; i < len; i++)
             copy[i] = (char)rand_r(&seed);
-        spill(bad, copy, len);
-        assert_refused(bad, "garbage");
+        assert_bytes_refused(copy, len, "garbage");
     }
     free(copy);
     free(good);
@@ -243,6 +438,9 @@ int main(void)
     TCase *tc = tcase_create("record");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, replayed_frames_are_the_recorded_ones_forward_and_backward);
+    tcase_add_test(tc, a_recording_cut_at_any_byte_plays_its_whole_frames);
+    tcase_add_test(tc, a_changed_byte_anywhere_is_refused);
+    tcase_add_test(tc, a_full_disk_leaves_a_recording_that_plays);
     tcase_add_test(tc, broken_recordings_are_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -1,11 +1,19 @@
 /* check_view.c -- what `threadlab top` shows for given snapshots, read from
- * the screen model without a terminal. */
+ * the screen model without a terminal; and its panes: a killed server is
+ * gone at the next refresh, out of memory leaves a pane as it was. */
 #include <check.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "model_suite.h"
+#include "probe/board.h"
+#include "viz/pane.h"
 #include "viz/view.h"
 
 #define SEC 1000000000ull
@@ -269,6 +277,128 @@ START_TEST(hostile_text_is_made_printable)
 }
 END_TEST
 
+/* A child process that publishes a board and waits to be killed; its pid,
+ * and the board's path in path. */
+static pid_t board_child(char *path, size_t len)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        struct board *b = board_create("bio", "killed in a test");
+        const char *at = b ? board_path(b) : "";
+        ssize_t w = write(fds[1], at, strlen(at) + 1);
+        (void)w;
+        for (;;)
+            pause();
+    }
+    close(fds[1]);
+    ssize_t n = read(fds[0], path, len - 1);
+    close(fds[0]);
+    ck_assert_int_gt(n, 1);
+    path[n] = '\0';
+    return pid;
+}
+
+static char board_tmp[64];
+
+static void use_temporary_board_dir(void)
+{
+    snprintf(board_tmp, sizeof(board_tmp), "/tmp/threadlab-pane-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(board_tmp));
+    setenv("THREADLAB_BOARD_DIR", board_tmp, 1);
+}
+
+static void remove_board_dir(void)
+{
+    char cmd[100];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", board_tmp);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(a_server_killed_with_sigkill_is_gone_at_the_next_refresh)
+{
+    use_temporary_board_dir();
+    char path[256];
+    pid_t pid = board_child(path, sizeof(path));
+    struct pane p = { 0 };
+    ck_assert_int_eq(pane_attach(&p, path, pid), 0);
+    pane_refresh(&p);
+    ck_assert_msg(!p.gone && p.now->pid == pid, "a live server: %s", p.error);
+    ck_assert(pane_process_alive(pid));
+    /* Killed, not yet reaped: a zombie, which kill(pid, 0) still finds.
+     * WNOWAIT waits for the death and leaves the zombie in place. */
+    kill(pid, SIGKILL);
+    siginfo_t info;
+    ck_assert_int_eq(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT), 0);
+    ck_assert_int_eq(kill(pid, 0), 0);
+    ck_assert(!pane_process_alive(pid));
+    ck_assert_int_eq(access(path, F_OK), 0);   /* its board stays behind, readable */
+    pane_refresh(&p);
+    ck_assert_msg(p.gone, "a SIGKILLed server's pane is not gone");
+    ck_assert_ptr_nonnull(strstr(p.error, "the server exited"));
+    ck_assert_int_eq(p.now->pid, pid);          /* its last picture is kept */
+    /* Reaped: no process at all. */
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+    struct pane q = { 0 };
+    ck_assert_int_eq(pane_attach(&q, path, pid), 0);
+    pane_refresh(&q);
+    ck_assert(q.gone);
+    pane_detach(&p);
+    pane_detach(&q);
+    unlink(path);                        /* what a killed server leaves, we clean */
+    remove_board_dir();
+}
+END_TEST
+
+/* Address-space limits break the sanitizers' shadow memory: plain builds only. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
+START_TEST(out_of_memory_leaves_a_pane_as_it_was)
+{
+    if (SANITIZED)
+        return;
+    use_temporary_board_dir();
+    char path[256];
+    pid_t pid = board_child(path, sizeof(path));
+    struct pane p = { 0 };
+    ck_assert_int_eq(pane_attach(&p, path, pid), 0);
+    pane_refresh(&p);
+    struct board_snapshot *now = p.now, *before = p.before;
+    p.gone = true;                           /* the pane a new server would take */
+    /* No room for a snapshot: the address space capped just above its size now. */
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fscanf(f, "%ld", &pages), 1);
+    fclose(f);
+    struct rlimit old, cap;
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+    cap = old;
+    cap.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + sizeof(struct board_snapshot) / 2;
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &cap), 0);
+    int rc = pane_attach(&p, "/elsewhere/1.board", 1);
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
+    ck_assert_int_eq(rc, -ENOMEM);
+    ck_assert_str_eq(p.path, path);
+    ck_assert_int_eq(p.pid, pid);
+    ck_assert(p.gone);
+    ck_assert(p.now == now && p.before == before);   /* still ours, still valid */
+    ck_assert_int_eq(p.now->pid, pid);
+    pane_detach(&p);                                  /* freed once */
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    unlink(path);
+    remove_board_dir();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("view");
@@ -280,6 +410,8 @@ int main(void)
     tcase_add_test(tc, two_panes_side_by_side_or_stacked);
     tcase_add_test(tc, keys_and_empty_view);
     tcase_add_test(tc, hostile_text_is_made_printable);
+    tcase_add_test(tc, a_server_killed_with_sigkill_is_gone_at_the_next_refresh);
+    tcase_add_test(tc, out_of_memory_leaves_a_pane_as_it_was);
     suite_add_tcase(s, tc);
     return ts_run(s);
 }

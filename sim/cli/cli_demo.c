@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "cli_fleet.h"
 #include "net/net.h"
+#include "viz/record.h"
 #include "viz/top.h"
 #include "viz/view.h"
 
@@ -41,7 +42,8 @@ static void demo_usage(FILE *out)
             "  --interval MS    refresh every MS milliseconds (default 500; 2000\n"
             "                   with --plain)\n"
             "  --record FILE    also record what the panes show, to play later with\n"
-            "                   threadlab replay FILE (no server needed)\n"
+            "                   threadlab replay FILE (no server needed); a FILE that\n"
+            "                   cannot be written is refused before any server starts\n"
             "  -h, --help       this help\n"
             "\n");
     plan_usage_scenarios(out);
@@ -79,6 +81,16 @@ static bool demo_tick(void *arg)
     if (plan_interrupted() || net_now_ns() / 1000000 > d->give_up_ms)
         return false;
     return fleet_loads_running(&d->fleet);
+}
+
+/* Close and remove a recording that never got its first frame. */
+static void discard_recording(struct top_opts *view)
+{
+    if (!view->recorder)
+        return;
+    recorder_close(view->recorder);
+    view->recorder = NULL;
+    unlink(view->record_path);
 }
 
 int cli_demo(int argc, char **argv)
@@ -134,11 +146,19 @@ int cli_demo(int argc, char **argv)
      * stop. */
     plan_catch_stop_signals();
 
-    struct demo *d = calloc(1, sizeof(*d));
     char err[512];
+    /* A recording that cannot be written is refused before any server
+     * starts, not found out after the show. */
+    if (view.record_path &&
+        !(view.recorder = recorder_open(view.record_path, err, sizeof(err)))) {
+        fprintf(stderr, "threadlab demo: --record: %s\n", err);
+        return CLI_EXIT_FAILED;
+    }
+    struct demo *d = calloc(1, sizeof(*d));
     if (!d || fleet_init(&d->fleet, err, sizeof(err)) < 0) {
         fprintf(stderr, "threadlab demo: %s\n", d ? err : "out of memory");
         free(d);
+        discard_recording(&view);
         return CLI_EXIT_FAILED;
     }
     int rc = CLI_EXIT_OK;
@@ -175,11 +195,13 @@ int cli_demo(int argc, char **argv)
         if (view.plain)
             printf("%s\n", footer);
         uint64_t started_ms = net_now_ns() / 1000000;
-        top_run(&view);
+        top_run(&view);              /* (it finishes the recording) */
         /* q, Ctrl-C or a stop signal before the loads ended: say so under
          * the table, so nobody reads a 3 s run as a 30 s one. */
         if (fleet_loads_running(&d->fleet))
             cut_short_s = (double)(net_now_ns() / 1000000 - started_ms) / 1000.0;
+    } else {
+        discard_recording(&view);    /* no server to show: no show to keep */
     }
 
     /* Stop the loads (they report what they did), then the servers; read

@@ -33,8 +33,11 @@ static void replay_usage(FILE *out)
             "  --big            projector mode\n"
             "  -h, --help       this help\n"
             "\n"
-            "A file that is not a recording, of another version, truncated or\n"
-            "corrupt is refused with the reason (exit status 1).\n");
+            "A recording cut short (the recorder was killed, the disk filled up)\n"
+            "plays its whole frames; where it was cut is said on stderr and under\n"
+            "the panes. A file that is not a recording, of another version, with\n"
+            "any byte changed, or cut before its first whole frame is refused\n"
+            "with the reason (exit status 1).\n");
 }
 
 enum { OPT_SPEED = 256, OPT_AT, OPT_PLAIN, OPT_FRAME, OPT_BACKWARD, OPT_SIZE, OPT_BIG };

@@ -23,7 +23,9 @@ static void top_usage(FILE *out)
             "                   snapshot: counters, threads by state, p50/p99\n"
             "  --count N        with --plain or --json, stop after N snapshots\n"
             "  --record FILE    also write every refresh to FILE, to play later with\n"
-            "                   threadlab replay FILE\n"
+            "                   threadlab replay FILE; q, Ctrl-C, SIGTERM and SIGHUP\n"
+            "                   finish the file; one cut short (kill -9, a full disk)\n"
+            "                   still plays its whole frames\n"
             "  --size WxH       with --plain, the snapshot size (default 120x40)\n"
             "  --interval MS    refresh every MS milliseconds (default %d; %d with --big)\n"
             "  --big            projector mode: bigger cells, bold, slower refresh\n"
@@ -33,7 +35,9 @@ static void top_usage(FILE *out)
             "      + / - refresh faster / slower, ? help\n"
             "\n"
             "Colours follow the thread states; NO_COLOR=1 turns them off (the state\n"
-            "letters remain). Boards live in $XDG_RUNTIME_DIR/threadlab or\n"
+            "letters remain). A terminal that cannot draw a full screen (TERM=dumb)\n"
+            "gets text snapshots, as with --plain. A server that exits, or is killed,\n"
+            "is marked GONE within one refresh. Boards live in $XDG_RUNTIME_DIR/threadlab or\n"
             "/tmp/threadlab-$UID (THREADLAB_BOARD_DIR overrides). See docs/visualizer.md.\n",
             VIEW_REFRESH_MS_DEFAULT, VIEW_REFRESH_MS_BIG);
 }

@@ -3,17 +3,20 @@
 #include "record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define HEADER_MAGIC "THRDLREC"
-#define FRAME_MAGIC 0x314d5246u         /* "FRM1" */
-#define END_MAGIC 0x31444e45u           /* "END1": a recording closed properly */
+#define FRAME_MARK "FRM1"
+#define END_MARK "END1"                 /* a recording finished properly */
+#define END_BYTES 12
 #define HEADER_BYTES 24
-#define FRAME_HEAD_BYTES 24
+#define FRAME_HEAD_BYTES 28
 #define KEYFRAME_EVERY 64               /* a full copy of the state this often */
 #define MAX_PAYLOAD (64u << 20)
 
@@ -25,10 +28,11 @@ struct buf {
     bool failed;                        /* out of memory */
 };
 
-static void put(struct buf *b, const void *p, size_t n)
+/* Room for n more bytes; false (and failed) when there is no memory. */
+static bool reserve(struct buf *b, size_t n)
 {
-    if (b->failed || n == 0)
-        return;                          /* (an empty buffer's data is NULL) */
+    if (b->failed)
+        return false;
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n)
@@ -36,11 +40,18 @@ static void put(struct buf *b, const void *p, size_t n)
         uint8_t *d = realloc(b->data, cap);
         if (!d) {
             b->failed = true;
-            return;
+            return false;
         }
         b->data = d;
         b->cap = cap;
     }
+    return true;
+}
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+    if (n == 0 || !reserve(b, n))
+        return;                          /* (an empty buffer's data is NULL) */
     memcpy(b->data + b->len, p, n);
     b->len += n;
 }
@@ -117,17 +128,18 @@ static uint64_t get_varint(struct in *in)
     return 0;
 }
 
-/* zlib's CRC-32 of a frame: its stored bytes, then its payload length and
- * time (little-endian), so that no byte of a frame goes unchecked. */
-static uint32_t checksum(const uint8_t *p, size_t n, uint32_t raw_len, uint64_t t_ns)
+/* zlib's CRC-32. Every part of a recording ends with the CRC of its bytes
+ * (a frame's head also carries the CRC of its stored payload), so that no
+ * byte goes unchecked, and a length is trusted only once its CRC is good. */
+static uint32_t crc_of(const uint8_t *p, size_t n)
 {
-    uint8_t tail[12];
-    for (int i = 0; i < 4; i++)
-        tail[i] = (uint8_t)(raw_len >> (8 * i));
-    for (int i = 0; i < 8; i++)
-        tail[4 + i] = (uint8_t)(t_ns >> (8 * i));
-    uLong c = crc32(0L, p, (uInt)n);
-    return (uint32_t)crc32(c, tail, sizeof(tail));
+    return (uint32_t)crc32(0L, p, (uInt)n);
+}
+
+static void put_crc(struct buf *b)
+{
+    if (!b->failed)
+        put_u32(b, crc_of(b->data, b->len));
 }
 
 /* ---- a snapshot, field by field (events apart) ----------------------------- */
@@ -299,6 +311,8 @@ static bool delta_apply(const struct buf *prev, struct in *in, struct buf *cur)
     if (in->bad || n > MAX_PAYLOAD)
         return false;
     cur->len = 0;
+    if (n > 0 && !reserve(cur, (size_t)n))
+        return false;
     uint64_t i = 0;
     while (i < n) {
         uint64_t zeros = get_varint(in), lit = get_varint(in);
@@ -307,12 +321,12 @@ static bool delta_apply(const struct buf *prev, struct in *in, struct buf *cur)
         for (uint64_t k = 0; k < zeros + lit; k++) {
             size_t at = (size_t)(i + k);
             uint8_t base = at < prev->len ? prev->data[at] : 0;
-            uint8_t byte = k < zeros ? base : (uint8_t)(base ^ get_u8(in));
-            put(cur, &byte, 1);
+            cur->data[at] = k < zeros ? base : (uint8_t)(base ^ get_u8(in));
         }
         i += zeros + lit;
     }
-    return !in->bad && !cur->failed;
+    cur->len = (size_t)n;
+    return !in->bad;
 }
 
 static void put_event(struct buf *b, const struct board_event_snap *e)
@@ -352,103 +366,163 @@ struct rec_pane {
 };
 
 struct recorder {
-    FILE *f;
-    uint64_t bytes;
+    int fd;
+    uint64_t bytes;                      /* the file's length after the last whole frame */
     uint32_t frames;
+    int failed;                          /* 0, or the -errno that ended the recording */
     struct rec_pane panes[VIEW_MAX_PANES];
     struct buf payload, cur, packed;
 };
 
+/* All of it, or -errno. EINTR is retried: a stop signal (caught without
+ * SA_RESTART, so that it interrupts a wait) must not cut a frame. */
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        if (w == 0)
+            return -EIO;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Write one part of the file in one write(2), so that a recorder killed
+ * between two parts leaves whole parts behind; if it fails, cut the file
+ * back to its last whole part (a full disk leaves a readable recording). */
+static int append(struct recorder *r, const struct buf *part)
+{
+    if (part->failed)
+        return -ENOMEM;
+    int rc = write_all(r->fd, part->data, part->len);
+    if (rc < 0) {
+        if (ftruncate(r->fd, (off_t)r->bytes) == 0)
+            (void)lseek(r->fd, (off_t)r->bytes, SEEK_SET);
+        return rc;
+    }
+    r->bytes += part->len;
+    return 0;
+}
+
 struct recorder *recorder_open(const char *path, char *err, size_t err_len)
 {
     struct recorder *r = calloc(1, sizeof(*r));
-    if (!r || !(r->f = fopen(path, "wb"))) {
-        snprintf(err, err_len, "%s: %s", path, strerror(r ? errno : ENOMEM));
+    if (!r) {
+        snprintf(err, err_len, "%s: %s", path, strerror(ENOMEM));
+        return NULL;
+    }
+    r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (r->fd < 0) {
+        snprintf(err, err_len, "%s: %s", path, strerror(errno));
         free(r);
         return NULL;
     }
     struct buf h = { 0 };
     put(&h, HEADER_MAGIC, 8);
     put_u32(&h, RECORD_VERSION);
-    put_u32(&h, 0);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     put_u64(&h, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-    bool ok = !h.failed && fwrite(h.data, 1, h.len, r->f) == h.len;
-    r->bytes = h.len;
+    put_crc(&h);
+    /* Written now, not with the first frame: a path that cannot be written
+     * (a full disk, /dev/full) is refused before anything starts. */
+    int rc = append(r, &h);
     free(h.data);
-    if (!ok) {
-        snprintf(err, err_len, "%s: cannot write", path);
-        fclose(r->f);
+    if (rc < 0) {
+        snprintf(err, err_len, "%s: cannot write: %s", path, strerror(-rc));
+        close(r->fd);
         free(r);
         return NULL;
     }
     return r;
 }
 
+/* Pane i of a frame: its pid, whether it exited, its snapshot as a delta
+ * against its previous one, and the events that are new since then. */
+static void payload_add_pane(struct recorder *r, struct rec_pane *rp, const struct pane *pane)
+{
+    const struct board_snapshot *s = pane->now;
+    bool have = s && s->pid > 0;
+    if (!have || s->pid != rp->pid) {       /* a new server here: start over */
+        rp->last.len = 0;
+        rp->last_seq = 0;
+        rp->pid = have ? s->pid : 0;
+    }
+    put_u32(&r->payload, have ? (uint32_t)s->pid : 0);
+    put_u8(&r->payload, pane->gone);
+    r->cur.len = 0;
+    if (have)
+        serialize(s, &r->cur);
+    struct buf delta = { 0 };
+    delta_encode(&rp->last, &r->cur, &delta);
+    put_u32(&r->payload, (uint32_t)delta.len);
+    put(&r->payload, delta.data, delta.len);
+    r->payload.failed |= delta.failed;
+    free(delta.data);
+    struct buf tmp = rp->last;              /* cur becomes last */
+    rp->last = r->cur;
+    r->cur = tmp;
+    uint32_t fresh = 0;
+    for (int e = 0; have && e < s->nevents; e++)
+        fresh += s->events[e].seq > rp->last_seq;
+    put_u32(&r->payload, fresh);
+    for (int e = 0; have && e < s->nevents; e++)
+        if (s->events[e].seq > rp->last_seq)
+            put_event(&r->payload, &s->events[e]);
+    if (have && s->nevents > 0 && s->events[s->nevents - 1].seq > rp->last_seq)
+        rp->last_seq = s->events[s->nevents - 1].seq;
+}
+
 int recorder_frame(struct recorder *r, uint64_t t_ns, const struct pane *panes, int npanes)
 {
+    if (r->failed)
+        return r->failed;
     if (npanes > VIEW_MAX_PANES)
         npanes = VIEW_MAX_PANES;
     r->payload.len = 0;
+    r->payload.failed = false;
     put_u8(&r->payload, (uint8_t)npanes);
-    for (int i = 0; i < npanes; i++) {
-        struct rec_pane *rp = &r->panes[i];
-        const struct board_snapshot *s = panes[i].now;
-        bool have = s && s->pid > 0;
-        if (!have || s->pid != rp->pid) {       /* a new server here: start over */
-            rp->last.len = 0;
-            rp->last_seq = 0;
-            rp->pid = have ? s->pid : 0;
-        }
-        put_u32(&r->payload, have ? (uint32_t)s->pid : 0);
-        put_u8(&r->payload, panes[i].gone);
-        r->cur.len = 0;
-        if (have)
-            serialize(s, &r->cur);
-        struct buf delta = { 0 };
-        delta_encode(&rp->last, &r->cur, &delta);
-        put_u32(&r->payload, (uint32_t)delta.len);
-        put(&r->payload, delta.data, delta.len);
-        free(delta.data);
-        struct buf tmp = rp->last;              /* cur becomes last */
-        rp->last = r->cur;
-        r->cur = tmp;
-        uint32_t fresh = 0;
-        for (int e = 0; have && e < s->nevents; e++)
-            fresh += s->events[e].seq > rp->last_seq;
-        put_u32(&r->payload, fresh);
-        for (int e = 0; have && e < s->nevents; e++)
-            if (s->events[e].seq > rp->last_seq)
-                put_event(&r->payload, &s->events[e]);
-        if (have && s->nevents > 0 && s->events[s->nevents - 1].seq > rp->last_seq)
-            rp->last_seq = s->events[s->nevents - 1].seq;
-    }
+    for (int i = 0; i < npanes; i++)
+        payload_add_pane(r, &r->panes[i], &panes[i]);
     if (r->payload.failed)
-        return -ENOMEM;
+        return r->failed = -ENOMEM;
     /* Deflated: event texts and thread names repeat from frame to frame. */
     uLongf stored = compressBound(r->payload.len);
-    if (r->packed.cap < stored) {
-        uint8_t *d = realloc(r->packed.data, stored);
+    if (r->packed.cap < FRAME_HEAD_BYTES + stored) {
+        uint8_t *d = realloc(r->packed.data, FRAME_HEAD_BYTES + stored);
         if (!d)
-            return -ENOMEM;
+            return r->failed = -ENOMEM;
         r->packed.data = d;
-        r->packed.cap = stored;
+        r->packed.cap = FRAME_HEAD_BYTES + stored;
     }
-    if (compress2(r->packed.data, &stored, r->payload.data, r->payload.len, 6) != Z_OK)
-        return -ENOMEM;
+    /* The head and the payload go out in one write: packed is the frame. */
+    uint8_t *body = r->packed.data + FRAME_HEAD_BYTES;
+    if (compress2(body, &stored, r->payload.data, r->payload.len, 6) != Z_OK)
+        return r->failed = -ENOMEM;
     struct buf head = { 0 };
-    put_u32(&head, FRAME_MAGIC);
+    put(&head, FRAME_MARK, 4);
     put_u32(&head, (uint32_t)stored);
     put_u32(&head, (uint32_t)r->payload.len);
-    put_u32(&head, checksum(r->packed.data, stored, (uint32_t)r->payload.len, t_ns));
     put_u64(&head, t_ns);
-    bool ok = !head.failed && fwrite(head.data, 1, head.len, r->f) == head.len &&
-              fwrite(r->packed.data, 1, stored, r->f) == stored && fflush(r->f) == 0;
-    r->bytes += head.len + stored;
-    r->frames++;
+    put_u32(&head, crc_of(body, stored));
+    put_crc(&head);
+    if (head.failed) {
+        free(head.data);
+        return r->failed = -ENOMEM;
+    }
+    memcpy(r->packed.data, head.data, FRAME_HEAD_BYTES);
     free(head.data);
-    return ok ? 0 : -errno;
+    r->packed.len = FRAME_HEAD_BYTES + stored;
+    int rc = append(r, &r->packed);
+    if (rc < 0)
+        return r->failed = rc;
+    r->frames++;
+    return 0;
 }
 
 uint64_t recorder_bytes(const struct recorder *r)
@@ -456,17 +530,27 @@ uint64_t recorder_bytes(const struct recorder *r)
     return r->bytes;
 }
 
+uint32_t recorder_frames(const struct recorder *r)
+{
+    return r->frames;
+}
+
 int recorder_close(struct recorder *r)
 {
     if (!r)
         return 0;
+    /* The end mark says the file is whole, even after a failed frame: the
+     * file was cut back to its last whole frame, which is all it holds. */
     struct buf end = { 0 };
-    put_u32(&end, END_MAGIC);
+    put(&end, END_MARK, 4);
     put_u32(&end, r->frames);
-    put_u32(&end, (uint32_t)crc32(0L, end.data, 8));
-    bool ok = !end.failed && fwrite(end.data, 1, end.len, r->f) == end.len;
+    put_crc(&end);
+    int rc = append(r, &end);
     free(end.data);
-    int rc = fclose(r->f) == 0 && ok ? 0 : -EIO;
+    if (close(r->fd) < 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0)
+        rc = r->failed;
     for (int i = 0; i < VIEW_MAX_PANES; i++)
         free(r->panes[i].last.data);
     free(r->payload.data);
@@ -502,9 +586,9 @@ struct keyframe {
 struct recording {
     uint8_t *data;                       /* the file */
     size_t len;
-    uint8_t *raw;                        /* every frame's payload, inflated */
+    struct buf raw;                      /* every frame's payload, inflated */
     struct rec_frame *frames;
-    int nframes;
+    int nframes, cap;
     struct keyframe *keys;               /* keys[k]: the state after frame k * KEYFRAME_EVERY */
     int nkeys;
     struct rec_event *events[VIEW_MAX_PANES];
@@ -513,6 +597,8 @@ struct recording {
     int at;
     int pids[VIEW_MAX_PANES];
     struct buf state[VIEW_MAX_PANES];
+    char cut[400];                       /* where and why the file was cut short, or "" */
+    struct board_snapshot *scratch;      /* loading: each pane is decoded into it */
 };
 
 /* Apply frame i's payload to states; events are appended when collect. */
@@ -520,7 +606,7 @@ static bool apply_frame(struct recording *rec, int i, int *pids, struct buf *sta
                         bool collect)
 {
     struct rec_frame *f = &rec->frames[i];
-    struct in in = { rec->raw + f->offset, f->len, false };
+    struct in in = { rec->raw.data + f->offset, f->len, false };
     int npanes = get_u8(&in);
     if (npanes > VIEW_MAX_PANES)
         return false;
@@ -601,133 +687,314 @@ void recording_free(struct recording *rec)
         free(rec->state[p].data);
     }
     free(rec->keys);
+    free(rec->scratch);
     free(rec->frames);
     free(rec->data);
-    free(rec->raw);
+    free(rec->raw.data);
     free(rec);
 }
 
-#define REFUSE(...) do { snprintf(err, err_len, __VA_ARGS__); rec->raw = raw.data; \
-                         recording_free(rec); return NULL; } while (0)
+/* ---- loading: every part checked before it is believed ------------------------ */
 
-struct recording *recording_load(const char *path, char *err, size_t err_len)
+/* What the bytes at one place in a recording are. */
+enum part_kind {
+    PART_FRAME,                          /* a whole frame, head and payload checked */
+    PART_END,                            /* the end mark, checked: the file is whole */
+    PART_CUT,                            /* the bytes end here or inside this part */
+    PART_CORRUPT,                        /* bytes that no recorder wrote */
+};
+
+struct part {
+    enum part_kind kind;
+    uint32_t stored_len, payload_len;    /* PART_FRAME */
+    uint64_t t_ns;                       /* PART_FRAME */
+    uint32_t frames;                     /* PART_END: the count it carries */
+    const char *why;                     /* PART_CUT, PART_CORRUPT: in words */
+};
+
+static bool all_zero(const uint8_t *p, size_t n)
 {
-    struct buf raw = { 0 };                  /* the inflated payloads */
-    struct recording *rec = calloc(1, sizeof(*rec));
-    if (!rec) {
-        snprintf(err, err_len, "out of memory");
-        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* The n first bytes of p are the first bytes of mark. */
+static bool starts_like(const uint8_t *p, size_t n, const char *mark)
+{
+    return memcmp(p, mark, n < 4 ? n : 4) == 0;
+}
+
+/* Classify the `left` bytes at p. A cut is told from damage by the
+ * checksums: the recorder writes each part whole, so bytes that end early
+ * were cut, while whole bytes that fail a CRC were changed. */
+static void classify(const uint8_t *p, size_t left, struct part *pt)
+{
+    memset(pt, 0, sizeof(*pt));
+    pt->kind = PART_CUT;
+    if (left == 0) {
+        pt->why = "it ends after a whole frame, with no end mark";
+        return;
     }
+    if (all_zero(p, left)) {             /* the length reached the disk, the data did not */
+        pt->why = "the rest of it is zeros, writes that never reached the disk";
+        return;
+    }
+    bool end = starts_like(p, left, END_MARK);
+    if (left < 4 && (end || starts_like(p, left, FRAME_MARK))) {
+        pt->why = "it ends inside the next part's mark";
+        return;
+    }
+    struct in in = { p + 4, left - 4, false };
+    if (end) {
+        pt->frames = get_u32(&in);
+        uint32_t crc = get_u32(&in);
+        if (in.bad)
+            pt->why = "it ends inside the end mark";
+        else if (crc != crc_of(p, END_BYTES - 4))
+            *pt = (struct part){ .kind = PART_CORRUPT, .why = "its end mark fails its checksum" };
+        else if (left > END_BYTES)
+            *pt = (struct part){ .kind = PART_CORRUPT, .why = "bytes follow its end mark" };
+        else
+            pt->kind = PART_END;
+        return;
+    }
+    if (!starts_like(p, left, FRAME_MARK)) {
+        *pt = (struct part){ .kind = PART_CORRUPT, .why = "a frame has no frame mark" };
+        return;
+    }
+    pt->stored_len = get_u32(&in);
+    pt->payload_len = get_u32(&in);
+    pt->t_ns = get_u64(&in);
+    uint32_t stored_crc = get_u32(&in), head_crc = get_u32(&in);
+    if (in.bad)
+        pt->why = "it ends inside a frame's head";
+    else if (head_crc != crc_of(p, FRAME_HEAD_BYTES - 4))
+        *pt = (struct part){ .kind = PART_CORRUPT, .why = "a frame's head fails its checksum" };
+    else if (pt->stored_len > in.left)   /* the head is good: the length is true */
+        pt->why = "it ends inside a frame";
+    else if (stored_crc != crc_of(in.p, pt->stored_len))
+        *pt = (struct part){ .kind = PART_CORRUPT, .why = "a frame fails its checksum" };
+    else if (pt->payload_len > MAX_PAYLOAD)
+        *pt = (struct part){ .kind = PART_CORRUPT, .why = "a frame claims too many bytes" };
+    else
+        pt->kind = PART_FRAME;
+}
+
+/* The header; false (err set) for a file that is not a whole header of
+ * our version. A header cut short holds no frame: nothing to play. */
+static bool check_header(const struct recording *rec, const char *path, char *err,
+                         size_t err_len)
+{
+    size_t n = rec->len;
+    if (n == 0 || memcmp(rec->data, HEADER_MAGIC, n < 8 ? n : 8) != 0) {
+        snprintf(err, err_len, "%s: not a threadlab recording", path);
+        return false;
+    }
+    struct in in = { rec->data + 8, n > 8 ? n - 8 : 0, false };
+    uint32_t version = get_u32(&in);
+    if (!in.bad && version != RECORD_VERSION) {
+        snprintf(err, err_len, "%s: a recording of version %u; this threadlab reads "
+                 "version %d", path, version, RECORD_VERSION);
+        return false;
+    }
+    if (n < HEADER_BYTES) {
+        snprintf(err, err_len, "%s: cut short at byte %zu, inside its header: no frame "
+                 "to play", path, n);
+        return false;
+    }
+    if (crc_of(rec->data, HEADER_BYTES - 4) !=
+        (uint32_t)(rec->data[20] | rec->data[21] << 8 | rec->data[22] << 16 |
+                   (uint32_t)rec->data[23] << 24)) {
+        snprintf(err, err_len, "%s: corrupt: its header fails its checksum", path);
+        return false;
+    }
+    return true;
+}
+
+static bool read_file(struct recording *rec, const char *path, char *err, size_t err_len)
+{
     FILE *f = fopen(path, "rb");
-    if (!f)
-        REFUSE("%s: %s", path, strerror(errno));
+    if (!f) {
+        snprintf(err, err_len, "%s: %s", path, strerror(errno));
+        return false;
+    }
     struct buf all = { 0 };
     uint8_t chunk[65536];
     size_t n;
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
         put(&all, chunk, n);
+    bool failed = ferror(f);
     fclose(f);
     rec->data = all.data;
     rec->len = all.len;
-    if (all.failed)
-        REFUSE("%s: out of memory", path);
-    if (rec->len < HEADER_BYTES || memcmp(rec->data, HEADER_MAGIC, 8) != 0)
-        REFUSE("%s: not a threadlab recording", path);
-    struct in in = { rec->data + 8, rec->len - 8, false };
-    uint32_t version = get_u32(&in);
-    if (version != RECORD_VERSION)
-        REFUSE("%s: a recording of version %u; this threadlab reads version %d", path,
-               version, RECORD_VERSION);
-    (void)get_u32(&in);
-    (void)get_u64(&in);
-    int cap = 0;
+    if (all.failed || failed)
+        snprintf(err, err_len, "%s: %s", path, all.failed ? "out of memory" : "read error");
+    return !all.failed && !failed;
+}
+
+/* Keep the state after frame i as a keyframe. */
+static bool add_keyframe(struct recording *rec, int i, const int *pids)
+{
+    struct keyframe *g = realloc(rec->keys, (size_t)(rec->nkeys + 1) * sizeof(*g));
+    if (!g)
+        return false;
+    rec->keys = g;
+    struct keyframe *k = &rec->keys[rec->nkeys++];
+    memset(k, 0, sizeof(*k));
+    k->npanes = rec->frames[i].npanes;
+    for (int p = 0; p < VIEW_MAX_PANES; p++) {
+        k->pids[p] = pids[p];
+        if (!copy_buf(&k->state[p], &rec->state[p]))
+            return false;
+    }
+    return true;
+}
+
+/* Inflate a checked frame, decode it onto the running state, and check that
+ * every pane is a snapshot we can show. False with err set. */
+static bool load_frame(struct recording *rec, const struct part *pt, const uint8_t *stored,
+                       int *pids, char *err, size_t err_len)
+{
+    int i = rec->nframes;
+    if (i > 0 && pt->t_ns < rec->frames[i - 1].t_ns) {
+        snprintf(err, err_len, "frame %d goes back in time", i + 1);
+        return false;
+    }
+    size_t raw_at = rec->raw.len;
+    bool room = reserve(&rec->raw, pt->payload_len);
+    if (room)
+        rec->raw.len += pt->payload_len;
+    uLongf got = pt->payload_len;
+    if (!room || uncompress(rec->raw.data + raw_at, &got, stored,
+                                      pt->stored_len) != Z_OK || got != pt->payload_len) {
+        snprintf(err, err_len, "frame %d does not inflate", i + 1);
+        return false;
+    }
+    if (i == rec->cap) {
+        rec->cap = rec->cap ? 2 * rec->cap : 256;
+        struct rec_frame *g = realloc(rec->frames, (size_t)rec->cap * sizeof(*g));
+        if (!g) {
+            snprintf(err, err_len, "out of memory");
+            return false;
+        }
+        rec->frames = g;
+    }
+    rec->frames[i] = (struct rec_frame){ .offset = raw_at, .len = pt->payload_len,
+                                         .t_ns = pt->t_ns };
+    rec->nframes++;
+    if (!apply_frame(rec, i, pids, rec->state, true)) {
+        snprintf(err, err_len, "frame %d does not decode", i + 1);
+        return false;
+    }
+    /* One scratch snapshot for the whole load: it is large (every thread
+     * slot), and allocating it per frame cost more than the decoding. */
+    if (!rec->scratch && !(rec->scratch = malloc(sizeof(*rec->scratch)))) {
+        snprintf(err, err_len, "out of memory");
+        return false;
+    }
+    for (int p = 0; p < rec->frames[i].npanes; p++)
+        if (rec->state[p].len > 0 &&
+            !deserialize(rec->state[p].data, rec->state[p].len, rec->scratch)) {
+            snprintf(err, err_len, "frame %d, pane %d is not a snapshot", i + 1, p + 1);
+            return false;
+        }
+    bool ok = true;
+    if (i % KEYFRAME_EVERY == 0)
+        ok = add_keyframe(rec, i, pids);
+    if (!ok)
+        snprintf(err, err_len, "out of memory");
+    return ok;
+}
+
+static struct recording *refuse(struct recording *rec)
+{
+    recording_free(rec);
+    return NULL;
+}
+
+/* Check the file's bytes (rec->data) part by part and load its frames. */
+static struct recording *parse(struct recording *rec, const char *path, char *err,
+                               size_t err_len)
+{
+    char why[200];
+    if (!check_header(rec, path, err, err_len))
+        return refuse(rec);
     int pids[VIEW_MAX_PANES] = { 0 };
-    bool ended = false;
-    while (in.left > 0 && !ended) {
-        size_t at = rec->len - in.left;
-        if (in.left >= 12 && in.p[0] == 'E' && in.p[1] == 'N' && in.p[2] == 'D') {
-            uint32_t c = (uint32_t)crc32(0L, in.p, 8);
-            (void)get_u32(&in);
-            uint32_t count = get_u32(&in), crc = get_u32(&in);
-            if (crc != c || count != (uint32_t)rec->nframes || in.left != 0)
-                REFUSE("%s: corrupt end mark (byte %zu)", path, at);
-            ended = true;
-            continue;
-        }
-        if (in.left < FRAME_HEAD_BYTES)
-            REFUSE("%s: truncated after frame %d (byte %zu): the recording was cut "
-                   "short", path, rec->nframes, at);
-        uint32_t magic = get_u32(&in), len = get_u32(&in), raw_len = get_u32(&in);
-        uint32_t crc = get_u32(&in);
-        uint64_t t = get_u64(&in);
-        if (magic != FRAME_MAGIC)
-            REFUSE("%s: corrupt at byte %zu (frame %d has no frame mark)", path, at,
-                   rec->nframes);
-        if (len > in.left)
-            REFUSE("%s: truncated in frame %d (byte %zu): the recording was cut short",
-                   path, rec->nframes, at);
-        if (checksum(in.p, len, raw_len, t) != crc)
-            REFUSE("%s: corrupt: frame %d (byte %zu) fails its checksum", path,
-                   rec->nframes, at);
-        if (raw_len > MAX_PAYLOAD)
-            REFUSE("%s: corrupt: frame %d claims %u bytes", path, rec->nframes, raw_len);
-        size_t raw_at = raw.len;
-        uint8_t zero = 0;
-        for (uint32_t k = 0; k < raw_len; k++)
-            put(&raw, &zero, 1);
-        uLongf got = raw_len;
-        if (raw.failed || uncompress(raw.data + raw_at, &got, in.p, len) != Z_OK ||
-            got != raw_len)
-            REFUSE("%s: corrupt: frame %d does not inflate", path, rec->nframes);
-        if (rec->nframes > 0 && t < rec->frames[rec->nframes - 1].t_ns)
-            REFUSE("%s: corrupt: frame %d goes back in time", path, rec->nframes);
-        if (rec->nframes == cap) {
-            cap = cap ? 2 * cap : 256;
-            struct rec_frame *g = realloc(rec->frames, (size_t)cap * sizeof(*g));
-            if (!g)
-                REFUSE("%s: out of memory", path);
-            rec->frames = g;
-        }
-        rec->frames[rec->nframes] = (struct rec_frame){ .offset = raw_at, .len = raw_len,
-                                                         .t_ns = t };
-        rec->raw = raw.data;                 /* (it may have moved) */
-        in.p += len;
-        in.left -= len;
-        int i = rec->nframes++;
-        if (!apply_frame(rec, i, pids, rec->state, true))
-            REFUSE("%s: corrupt: frame %d does not decode", path, i);
-        /* Every pane of every frame must be a snapshot we can show. */
-        struct board_snapshot *s = malloc(sizeof(*s));
-        for (int p = 0; s && p < rec->frames[i].npanes; p++)
-            if (rec->state[p].len > 0 &&
-                !deserialize(rec->state[p].data, rec->state[p].len, s)) {
-                free(s);
-                REFUSE("%s: corrupt: frame %d, pane %d is not a snapshot", path, i, p + 1);
+    size_t at = HEADER_BYTES;
+    for (;;) {
+        struct part pt;
+        classify(rec->data + at, rec->len - at, &pt);
+        if (pt.kind == PART_FRAME) {
+            if (!load_frame(rec, &pt, rec->data + at + FRAME_HEAD_BYTES, pids, why,
+                            sizeof(why))) {
+                snprintf(err, err_len, "%s: corrupt: %s (byte %zu)", path, why, at);
+                return refuse(rec);
             }
-        free(s);
-        if (i % KEYFRAME_EVERY == 0) {
-            struct keyframe *g = realloc(rec->keys, (size_t)(rec->nkeys + 1) * sizeof(*g));
-            if (!g)
-                REFUSE("%s: out of memory", path);
-            rec->keys = g;
-            struct keyframe *k = &rec->keys[rec->nkeys++];
-            memset(k, 0, sizeof(*k));
-            k->npanes = rec->frames[i].npanes;
-            for (int p = 0; p < VIEW_MAX_PANES; p++) {
-                k->pids[p] = pids[p];
-                if (!copy_buf(&k->state[p], &rec->state[p]))
-                    REFUSE("%s: out of memory", path);
+            at += FRAME_HEAD_BYTES + pt.stored_len;
+        } else if (pt.kind == PART_END) {
+            if (pt.frames != (uint32_t)rec->nframes) {
+                snprintf(err, err_len, "%s: corrupt: its end mark counts %u frames, the "
+                         "file holds %d", path, pt.frames, rec->nframes);
+                return refuse(rec);
             }
+            break;
+        } else if (pt.kind == PART_CORRUPT) {
+            snprintf(err, err_len, "%s: corrupt: %s (byte %zu, after frame %d)", path,
+                     pt.why, at, rec->nframes);
+            return refuse(rec);
+        } else {
+            snprintf(rec->cut, sizeof(rec->cut), "%s: cut short at byte %zu of %zu, after "
+                     "frame %d (%s): the recorder did not finish the file (killed, a full "
+                     "disk, a power loss?); its %d whole frames play", path, at, rec->len,
+                     rec->nframes, pt.why, rec->nframes);
+            break;
         }
     }
-    if (!ended)
-        REFUSE("%s: truncated after frame %d: the recording was cut short (no end "
-               "mark: was the recorder killed?)", path, rec->nframes);
-    if (rec->nframes == 0)
-        REFUSE("%s: a recording with no frames", path);
+    if (rec->nframes == 0) {
+        if (rec->cut[0])
+            snprintf(err, err_len, "%s: cut short at byte %zu, before its first whole "
+                     "frame: nothing to play", path, rec->len);
+        else
+            snprintf(err, err_len, "%s: a recording with no frames", path);
+        return refuse(rec);
+    }
     rec->at = rec->nframes - 1;
     memcpy(rec->pids, pids, sizeof(pids));
     return rec;
+}
+
+struct recording *recording_load(const char *path, char *err, size_t err_len)
+{
+    struct recording *rec = calloc(1, sizeof(*rec));
+    if (!rec) {
+        snprintf(err, err_len, "out of memory");
+        return NULL;
+    }
+    if (!read_file(rec, path, err, err_len))
+        return refuse(rec);
+    return parse(rec, path, err, err_len);
+}
+
+struct recording *recording_parse(const void *bytes, size_t len, const char *name,
+                                  char *err, size_t err_len)
+{
+    struct recording *rec = calloc(1, sizeof(*rec));
+    if (!rec || (len > 0 && !(rec->data = malloc(len)))) {
+        snprintf(err, err_len, "out of memory");
+        free(rec);
+        return NULL;
+    }
+    if (len > 0)
+        memcpy(rec->data, bytes, len);
+    rec->len = len;
+    return parse(rec, name, err, err_len);
+}
+
+const char *recording_cut(const struct recording *rec)
+{
+    return rec->cut[0] ? rec->cut : NULL;
 }
 
 int recording_frames(const struct recording *rec) { return rec->nframes; }

@@ -6,16 +6,23 @@
  * "Record and replay"), all little-endian:
  *
  *   file    = header frame* end
- *   end     = u32 "END1" u32 frames u32 crc32(the 8 bytes before)
- *   header  = "THRDLREC" u32 version(1) u32 reserved u64 start_unix_ns
- *   frame   = u32 "FRM1" u32 stored_len u32 payload_len u32 crc u64 t_ns
- *             stored (the payload, zlib-deflated; crc = CRC-32 of stored,
- *             then payload_len and t_ns)
+ *   header  = "THRDLREC" u32 version(2) u64 start_unix_ns u32 crc
+ *   frame   = "FRM1" u32 stored_len u32 payload_len u64 t_ns u32 stored_crc u32 crc
+ *             stored (the payload, zlib-deflated)
+ *   end     = "END1" u32 frames u32 crc
+ *   crc     = CRC-32 of the part's bytes before it; stored_crc that of stored
  *   payload = u8 npanes (u32 pid u8 gone u32 delta_len delta u32 nevents event*)*
  *   delta   = the pane's snapshot, serialized field by field, XOR the
  *             previous frame's serialization of the same pane, as runs of
  *             (varint zeros, varint literal_len, literal bytes)
  *   event   = u64 seq u64 time_ns u32 kind u8 len char text[len]  (only new ones)
+ *
+ * The recorder writes each part with one write(2), so a recorder that dies
+ * leaves whole parts and at most one part cut short. A reader trusts a
+ * length only once the CRC of the head holding it is good; so bytes that
+ * end early (no end mark, a part cut short, trailing zeros) are a cut, and
+ * whole bytes that fail a CRC are damage. A cut recording plays its whole
+ * frames; a damaged one is refused.
  *
  * A snapshot's serialization holds everything but the event ring: the
  * events are written once, when they first appear, and the ring is
@@ -30,31 +37,46 @@
 
 #include "view.h"
 
-#define RECORD_VERSION 1
+#define RECORD_VERSION 2   /* 2: every part ends with a CRC (1 had none on heads) */
 
 struct recorder;
 
-/* Create FILE (replacing it). NULL with a message when it cannot. */
+/* Create FILE (replacing it) and write its header, so that a path that
+ * cannot be written is refused here. NULL with a message when it cannot. */
 struct recorder *recorder_open(const char *path, char *err, size_t err_len);
 
 /* Append what the panes show now (panes without a snapshot are written as
- * empty). Returns 0, or -errno (the disk is full...). */
+ * empty). Returns 0, or -errno (the disk is full...): then the file is cut
+ * back to its last whole frame, and every later call returns that error. */
 int recorder_frame(struct recorder *r, uint64_t t_ns, const struct pane *panes,
                    int npanes);
 
-/* Bytes written so far. */
+/* Bytes and whole frames written so far. */
 uint64_t recorder_bytes(const struct recorder *r);
+uint32_t recorder_frames(const struct recorder *r);
 
-/* Flush and close. Returns 0 or -errno. NULL is ignored. */
+/* Write the end mark and close. Returns 0, or -errno (also the error that
+ * ended the recording early, if one did). NULL is ignored. */
 int recorder_close(struct recorder *r);
 
 struct recording;
 
 /* Read and check a whole recording: every frame's length, checksum and
  * contents. NULL with a message for a file that is not a recording, of
- * another version, truncated or corrupt. */
+ * another version, corrupt (a byte changed), or cut before its first
+ * whole frame. A recording cut short later loads its whole frames:
+ * recording_cut says where it was cut. */
 struct recording *recording_load(const char *path, char *err, size_t err_len);
 void recording_free(struct recording *rec);
+
+/* The same for a recording's bytes (copied), named name in messages (the
+ * core of recording_load; tests feed it cut and changed bytes directly). */
+struct recording *recording_parse(const void *bytes, size_t len, const char *name,
+                                  char *err, size_t err_len);
+
+/* NULL for a whole recording; for one cut short, a sentence saying where
+ * (the byte, the last whole frame) and what it means. */
+const char *recording_cut(const struct recording *rec);
 
 int recording_frames(const struct recording *rec);
 uint64_t recording_time_ns(const struct recording *rec, int frame);

@@ -7,6 +7,7 @@
  */
 #include "replay.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include "probe/board.h"
 #include "record.h"
+#include "stop.h"
 #include "term.h"
 #include "view.h"
 
@@ -44,11 +46,12 @@ static void show(struct player *p, struct view *v)
     double t = recording_time_ns(p->rec, p->frame) / 1e9;
     double end = recording_time_ns(p->rec, p->nframes - 1) / 1e9;
     snprintf(v->footer, sizeof(v->footer),
-             "[replay] frame %d/%d  t=%.1fs/%.1fs  speed %gx  %s  %s"
+             "[replay] frame %d/%d  t=%.1fs/%.1fs  speed %gx  %s  %s%s"
              "(space play, <- -> frame, , . event, w W warning, 0-9 seek, +/- speed)",
              p->frame + 1, p->nframes, t, end, p->speed,
              p->paused ? "PAUSED" : "playing",
-             recording_has_warning(p->rec, p->frame) ? "WARNING here  " : "");
+             recording_has_warning(p->rec, p->frame) ? "WARNING here  " : "",
+             recording_cut(p->rec) ? "CUT SHORT after the last frame  " : "");
 }
 
 /* The next (dir +1) or previous (-1) frame from `from` that matches. */
@@ -140,10 +143,9 @@ static int run_terminal(struct player *p, struct view *v)
 {
     struct screen scr;
     int w, h;
-    if (term_open(v->big) < 0) {
-        fprintf(stderr, "threadlab replay: cannot use this terminal; try --plain\n");
-        return 1;
-    }
+    int rc = term_open(v->big);
+    if (rc < 0)
+        return rc;
     term_size(&w, &h);
     if (screen_init(&scr, w, h) < 0) {
         term_close();
@@ -151,7 +153,7 @@ static int run_terminal(struct player *p, struct view *v)
     }
     uint64_t wall0 = board_now_ns(), rec0 = recording_time_ns(p->rec, p->frame);
     bool running = true;
-    while (running && !term_interrupted()) {
+    while (running && !stop_signal()) {
         if (!p->paused) {                             /* follow the recorded pace */
             uint64_t due = rec0 + (uint64_t)((double)(board_now_ns() - wall0) * p->speed);
             while (p->frame + 1 < p->nframes && recording_time_ns(p->rec, p->frame + 1) <= due)
@@ -200,6 +202,8 @@ int replay_run(const struct replay_opts *o)
         free(v);
         return 1;
     }
+    if (recording_cut(p->rec))                 /* it plays, and says what is missing */
+        fprintf(stderr, "threadlab replay: %s\n", recording_cut(p->rec));
     p->nframes = recording_frames(p->rec);
     p->speed = o->speed > 0 ? o->speed : 1;
     p->path = o->path;
@@ -217,7 +221,19 @@ int replay_run(const struct replay_opts *o)
         rc = run_plain(p, v, o);
     } else {
         p->paused = o->at_s > 0;               /* --at: show that moment first */
+        stop_signals_catch();
         rc = run_terminal(p, v);
+        stop_signals_restore();
+        if (rc == -EINVAL) {                   /* TERM=dumb or unknown: text instead */
+            const char *term = getenv("TERM");
+            fprintf(stderr, "threadlab replay: TERM=%s cannot draw a full screen; "
+                    "printing the frames as text instead (as --plain does)\n",
+                    term ? term : "(unset)");
+            p->paused = true;
+            rc = run_plain(p, v, o);
+        } else if (rc < 0) {
+            rc = 1;
+        }
     }
     recording_release_panes(p->own);
     recording_free(p->rec);

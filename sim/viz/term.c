@@ -3,31 +3,54 @@
 #include "term.h"
 
 #include <curses.h>
+#include <errno.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
-static bool term_active;
+static volatile sig_atomic_t term_active;
 static bool term_bold_all;
-static volatile sig_atomic_t interrupted;
 static attr_t style_attr[ST_COUNT];
 
-static void on_stop_signal(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
+/* What a crash handler needs to give the terminal back, prepared while it
+ * is safe to prepare it: the modes before ncurses changed them, and the
+ * bytes that leave the full screen (rmcup), show the cursor (cnorm) and
+ * reset the colours (sgr0). */
+static struct termios saved_modes;
+static char leave_bytes[128];
+static size_t leave_len;
 
-/* A crash must not leave the terminal in raw mode: restore it, then die
- * of the same signal so the exit status tells the truth. */
+/* A crash (or Ctrl-\) must not leave the terminal in raw mode. endwin()
+ * is not async-signal-safe (it takes ncurses' locks and writes through
+ * stdio, which the crash may have broken), so the handler uses only
+ * write(2) and tcsetattr(3), which are; then it dies of the same signal,
+ * so that the exit status (and a core dump) tell the truth. */
 static void on_crash_signal(int sig)
 {
-    if (term_active)
-        endwin();
-    signal(sig, SIG_DFL);
-    raise(sig);
+    if (term_active) {
+        ssize_t ignored = write(STDOUT_FILENO, leave_bytes, leave_len);
+        (void)ignored;
+        tcsetattr(STDOUT_FILENO, TCSANOW, &saved_modes);
+    }
+    struct sigaction dfl = { .sa_handler = SIG_DFL };
+    sigaction(sig, &dfl, NULL);
+    raise(sig);               /* delivered when the handler returns */
+}
+
+/* Append terminfo capability cap to the crash handler's bytes. */
+static void add_leave_bytes(const char *cap)
+{
+    const char *s = tigetstr(cap);
+    if (!s || s == (const char *)-1)
+        return;
+    size_t n = strlen(s);
+    if (leave_len + n <= sizeof(leave_bytes)) {
+        memcpy(leave_bytes + leave_len, s, n);
+        leave_len += n;
+    }
 }
 
 static void setup_styles(bool color)
@@ -68,12 +91,32 @@ static void setup_styles(bool color)
 int term_open(bool big)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-        return -1;
+        return -ENOTTY;
     setlocale(LC_ALL, "");
-    if (!initscr())
-        return -1;
+    if (tcgetattr(STDOUT_FILENO, &saved_modes) < 0)
+        return -ENOTTY;
+    /* newterm, not initscr: initscr exits the process on an unknown TERM. */
+    SCREEN *scr = newterm(NULL, stdout, stdin);
+    if (!scr)
+        return -EINVAL;
+    /* A terminal that cannot move its cursor (TERM=dumb) would get every
+     * row printed after the last: the caller prints text instead. */
+    const char *cup = tigetstr("cup");
+    if (!cup || cup == (const char *)-1) {
+        endwin();
+        delscreen(scr);
+        tcsetattr(STDOUT_FILENO, TCSANOW, &saved_modes);
+        return -EINVAL;
+    }
+    leave_len = 0;
+    add_leave_bytes("sgr0");
+    add_leave_bytes("cnorm");
+    add_leave_bytes("rmcup");
     term_active = true;
-    atexit(term_close);
+    static bool close_at_exit;
+    if (!close_at_exit)
+        atexit(term_close);
+    close_at_exit = true;
     cbreak();
     noecho();
     keypad(stdscr, TRUE);
@@ -82,13 +125,13 @@ int term_open(bool big)
     setup_styles(has_colors() && !(no_color && *no_color));
     term_bold_all = big;
 
-    struct sigaction stop = { .sa_handler = on_stop_signal };
-    sigaction(SIGINT, &stop, NULL);
-    sigaction(SIGTERM, &stop, NULL);
-    sigaction(SIGHUP, &stop, NULL);
-    int crash[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+    /* Stop signals (Ctrl-C, SIGTERM, SIGHUP) are the caller's (stop.h):
+     * they end its loop, which calls term_close. These end the process. */
+    int crash[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGQUIT };
+    struct sigaction crash_action = { .sa_handler = on_crash_signal };
+    sigemptyset(&crash_action.sa_mask);
     for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
-        signal(crash[i], on_crash_signal);
+        sigaction(crash[i], &crash_action, NULL);
     return 0;
 }
 
@@ -139,7 +182,3 @@ int term_key(int timeout_ms)
     return c == ERR ? TERM_KEY_NONE : c;
 }
 
-bool term_interrupted(void)
-{
-    return interrupted != 0;
-}

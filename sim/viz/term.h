@@ -13,7 +13,11 @@
 
 /* Take over the terminal. Colour unless NO_COLOR is set or the terminal
  * has none; big makes everything bold (projector mode). The terminal is
- * restored by term_close, at exit, and on crash signals. Returns 0 or -1. */
+ * restored by term_close, at exit, and on crash signals (SIGSEGV, SIGABRT,
+ * SIGQUIT...: its saved modes, with tcsetattr, then the signal kills).
+ * Returns 0, -ENOTTY when stdin or stdout is not a terminal, -EINVAL for a
+ * terminal that cannot draw a full screen (TERM unknown, or dumb: no
+ * cursor addressing), which is left as it was. Main thread. */
 int term_open(bool big);
 void term_close(void);
 
@@ -25,8 +29,5 @@ void term_paint(const struct screen *s);
 
 /* Wait up to timeout_ms for a key. */
 int term_key(int timeout_ms);
-
-/* True once SIGINT, SIGTERM or SIGHUP arrived. */
-bool term_interrupted(void);
 
 #endif

@@ -16,59 +16,13 @@
 
 #include "probe/board.h"
 #include "probe/board_read.h"
+#include "pane.h"
 #include "record.h"
+#include "stop.h"
 #include "term.h"
 #include "view.h"
 
 /* ---- panes ------------------------------------------------------------------ */
-
-static bool pane_attach(struct pane *p, const char *path, int pid)
-{
-    memset(p, 0, sizeof(*p));
-    snprintf(p->path, sizeof(p->path), "%s", path);
-    p->pid = pid;
-    p->now = malloc(sizeof(*p->now));
-    p->before = malloc(sizeof(*p->before));
-    if (!p->now || !p->before) {
-        free(p->now);
-        free(p->before);
-        return false;
-    }
-    /* A pane starts with no snapshots; now/before hold buffers, marked
-     * empty by pid 0 until filled. */
-    p->now->pid = p->before->pid = 0;
-    return true;
-}
-
-static void pane_detach(struct pane *p)
-{
-    free(p->now);
-    free(p->before);
-    memset(p, 0, sizeof(*p));
-}
-
-/* Read a new snapshot into the older buffer, then swap. */
-static void pane_refresh(struct pane *p)
-{
-    char err[256];
-    if (p->gone)
-        return;
-    int rc = board_read(p->path, p->before, err, sizeof(err));
-    if (rc == 0) {
-        struct board_snapshot *t = p->now;
-        p->now = p->before;
-        p->before = t;
-        p->error[0] = '\0';
-        return;
-    }
-    if (rc == -ENOENT || (kill(p->pid, 0) < 0 && errno == ESRCH)) {
-        p->gone = true;        /* the server exited; keep its last picture */
-        snprintf(p->error, sizeof(p->error), "pid %d: the server exited", p->pid);
-    } else {
-        snprintf(p->error, sizeof(p->error), "%s", err);
-    }
-    p->before->pid = 0;        /* its contents are no longer a snapshot */
-}
 
 /* The view reads NULL for "no snapshot yet". */
 static void pane_expose(const struct pane *p, struct pane *out)
@@ -128,9 +82,13 @@ static bool attach_targets(struct view *v, const struct top_opts *o)
                 : !strcmp(model_of(entries[i].path, model, sizeof(model)),
                           o->targets[t]);
             if (match && !watching(v, entries[i].path)) {
-                found = pane_attach(&v->panes[v->npanes], entries[i].path,
-                                    entries[i].pid);
-                v->npanes += found;
+                if (pane_attach(&v->panes[v->npanes], entries[i].path,
+                                entries[i].pid) < 0) {
+                    fprintf(stderr, "threadlab top: out of memory\n");
+                    return false;
+                }
+                found = true;
+                v->npanes++;
             }
         }
         if (!found) {
@@ -158,9 +116,8 @@ static void attach_every_live_board(struct view *v)
                 slot = k;
         if (slot < 0)
             break;
-        if (slot < v->npanes)
-            pane_detach(&v->panes[slot]);
-        if (pane_attach(&v->panes[slot], entries[i].path, entries[i].pid) &&
+        /* Out of memory, the gone pane stays; the next refresh tries again. */
+        if (pane_attach(&v->panes[slot], entries[i].path, entries[i].pid) == 0 &&
             slot == v->npanes)
             v->npanes++;
     }
@@ -184,9 +141,12 @@ static bool all_gone(const struct view *v)
     return v->npanes > 0;
 }
 
-/* --record: the file every refresh is appended to, and when it began. */
-static struct recorder *recording;
-static uint64_t recording_start_ns;
+/* --record: the file every refresh is appended to. */
+static struct {
+    struct recorder *r;
+    uint64_t start_ns;                 /* when it began */
+    int failed;                        /* the -errno that ended it early, or 0 */
+} recording;
 
 static void refresh_all(struct view *v, bool auto_attach)
 {
@@ -194,11 +154,31 @@ static void refresh_all(struct view *v, bool auto_attach)
         attach_every_live_board(v);
     for (int i = 0; i < v->npanes; i++)
         pane_refresh(&v->panes[i]);
-    if (recording && recorder_frame(recording, board_now_ns() - recording_start_ns,
-                                    v->panes, v->npanes) < 0) {
-        recorder_close(recording);         /* a full disk ends it, not top */
-        recording = NULL;
-    }
+    /* A failed frame (the disk is full) ends the recording, not top: the
+     * recorder has cut the file back to its last whole frame. Said at the
+     * end, not now, when it would scribble on the full screen. */
+    if (recording.r && !recording.failed)
+        recording.failed = recorder_frame(recording.r, board_now_ns() - recording.start_ns,
+                                          v->panes, v->npanes);
+}
+
+/* Finish the recording (its end mark) and say how it went. */
+static void finish_recording(const char *path)
+{
+    uint64_t bytes = recorder_bytes(recording.r);
+    uint32_t frames = recorder_frames(recording.r);
+    int rc = recorder_close(recording.r);
+    recording.r = NULL;
+    if (recording.failed)
+        fprintf(stderr, "threadlab: --record: writing %s failed (%s): it holds the "
+                "first %u frames (%.1f KiB)\n", path, strerror(-recording.failed), frames,
+                bytes / 1024.0);
+    else if (rc < 0)
+        fprintf(stderr, "threadlab: --record: finishing %s failed (%s): it plays as "
+                "cut short after %u frames\n", path, strerror(-rc), frames);
+    else
+        fprintf(stderr, "threadlab: recorded %s (%u frame%s, %.1f KiB)\n", path, frames,
+                frames == 1 ? "" : "s", bytes / 1024.0);
 }
 
 static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
@@ -207,12 +187,18 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
     int w = o->width > 0 ? o->width : 120, h = o->height > 0 ? o->height : 40;
     if (screen_init(&scr, w, h) < 0)
         return 1;
-    signal(SIGPIPE, SIG_DFL);
+    /* A reader that goes away (top --plain | head) ends top as q would, not
+     * SIGPIPE, which would kill it before a recording is finished. */
+    struct sigaction ignore = { .sa_handler = SIG_IGN }, old_pipe;
+    sigaction(SIGPIPE, &ignore, &old_pipe);
     refresh_all(v, auto_attach);
-    for (int shot = 1; o->count == 0 || shot <= o->count; shot++) {
+    for (int shot = 1; (o->count == 0 || shot <= o->count) && !stop_signal(); shot++) {
         struct timespec tick = { v->refresh_ms / 1000,
                                  (long)(v->refresh_ms % 1000) * 1000000L };
-        nanosleep(&tick, NULL);
+        /* A stop signal cuts the sleep short (EINTR); one that comes just
+         * before it costs at most this one refresh. */
+        if (nanosleep(&tick, NULL) < 0 && stop_signal())
+            break;
         refresh_all(v, auto_attach);
         if (o->tick && !o->tick(o->tick_arg))
             break;
@@ -220,7 +206,8 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
             for (int i = 0; i < v->npanes; i++)
                 if (v->panes[i].now->pid != 0 && !v->panes[i].gone)
                     board_snapshot_json(v->panes[i].now, stdout);
-            fflush(stdout);
+            if (fflush(stdout) != 0)
+                break;
             if (!auto_attach && all_gone(v))
                 break;
             continue;
@@ -243,10 +230,12 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
             screen_row_text(&scr, y, row, sizeof(row));
             printf("%s\n", row);
         }
-        fflush(stdout);
+        if (fflush(stdout) != 0)     /* the reader went away, or a signal cut the write */
+            break;
         if (!auto_attach && all_gone(v))
             break;
     }
+    sigaction(SIGPIPE, &old_pipe, NULL);
     screen_free(&scr);
     return 0;
 }
@@ -255,10 +244,9 @@ static int run_terminal(struct view *v, const struct top_opts *o, bool auto_atta
 {
     struct screen scr;
     int w, h;
-    if (term_open(v->big) < 0) {
-        fprintf(stderr, "threadlab top: cannot use this terminal; try --plain\n");
-        return 1;
-    }
+    int rc = term_open(v->big);
+    if (rc < 0)
+        return rc;
     term_size(&w, &h);
     if (screen_init(&scr, w, h) < 0) {
         term_close();
@@ -267,7 +255,7 @@ static int run_terminal(struct view *v, const struct top_opts *o, bool auto_atta
     refresh_all(v, auto_attach);
     uint64_t next_ms = 0;
     bool running = true;
-    while (running && !term_interrupted()) {
+    while (running && !stop_signal()) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         uint64_t now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
@@ -297,12 +285,31 @@ static int run_terminal(struct view *v, const struct top_opts *o, bool auto_atta
     return 0;
 }
 
+/* Run the terminal screen, or text where there is no terminal that can
+ * draw one. Returns an exit status. */
+static int run(struct view *v, const struct top_opts *o, bool auto_attach)
+{
+    bool plain = o->plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
+    int rc = plain ? 0 : run_terminal(v, o, auto_attach);
+    if (rc == -EINVAL) {             /* TERM=dumb or unknown: text, not a broken screen */
+        const char *term = getenv("TERM");
+        fprintf(stderr, "threadlab top: TERM=%s cannot draw a full screen; printing "
+                "text snapshots instead (as --plain does)\n", term ? term : "(unset)");
+        plain = true;
+    }
+    if (plain)
+        return run_plain(v, o, auto_attach);
+    return rc < 0 ? 1 : rc;
+}
+
 int top_run(const struct top_opts *o)
 {
     struct view *v = malloc(sizeof(*v));
-    int rc;
+    int rc = 1;
+    recording.r = o->recorder;
+    recording.failed = 0;
     if (!v)
-        return 1;
+        goto out;
     view_init(v, o->big);
     if (o->refresh_ms > 0)
         v->refresh_ms = o->refresh_ms;
@@ -311,37 +318,27 @@ int top_run(const struct top_opts *o)
     if (board_dir(v->board_dir, sizeof(v->board_dir)) < 0) {
         fprintf(stderr, "threadlab top: the board directory %s is not usable "
                 "(not ours, not private, or a symlink)\n", v->board_dir);
-        free(v);
-        return 1;
-    }
-    bool auto_attach = o->ntargets == 0;
-    if (!auto_attach && !attach_targets(v, o)) {
-        rc = 1;
         goto out;
     }
-    bool plain = o->plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
-    if (o->record_path) {
+    bool auto_attach = o->ntargets == 0;
+    if (!auto_attach && !attach_targets(v, o))
+        goto out;
+    if (!recording.r && o->record_path) {
         char err[300];
-        recording = recorder_open(o->record_path, err, sizeof(err));
-        if (!recording) {
+        recording.r = recorder_open(o->record_path, err, sizeof(err));
+        if (!recording.r) {
             fprintf(stderr, "threadlab: --record: %s\n", err);
-            rc = 1;
             goto out;
         }
-        recording_start_ns = board_now_ns();
     }
-    rc = plain ? run_plain(v, o, auto_attach) : run_terminal(v, o, auto_attach);
-    if (recording) {
-        uint64_t bytes = recorder_bytes(recording);
-        if (recorder_close(recording) < 0)
-            fprintf(stderr, "threadlab: --record: writing %s failed\n", o->record_path);
-        else
-            fprintf(stderr, "threadlab: recorded %s (%.1f KiB)\n", o->record_path,
-                    bytes / 1024.0);
-        recording = NULL;
-    }
+    recording.start_ns = board_now_ns();  /* frame 1 is at t=0, whoever opened the file */
+    stop_signals_catch();
+    rc = run(v, o, auto_attach);
+    stop_signals_restore();
 out:
-    for (int i = 0; i < v->npanes; i++)
+    if (recording.r)                 /* every way out finishes the file */
+        finish_recording(o->record_path);
+    for (int i = 0; v && i < v->npanes; i++)
         pane_detach(&v->panes[i]);
     free(v);
     return rc;

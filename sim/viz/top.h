@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct recorder;
+
 struct top_opts {
     char **targets;        /* PIDs or model names; none: every live board */
     int ntargets;
@@ -16,6 +18,9 @@ struct top_opts {
     int width, height;     /* --plain: the size of each snapshot */
     const char *footer;    /* a line under the panes (the demo's narrator) */
     const char *record_path; /* --record: append every refresh to this file */
+    struct recorder *recorder; /* that file, opened by the caller (record.h) so
+                                  that a bad path fails before anything starts;
+                                  top_run closes it. NULL: top_run opens it */
     /* Called at every refresh (the demo samples /proc and watches its
      * children here); returning false ends top_run as q would. */
     bool (*tick)(void *arg);
@@ -26,8 +31,11 @@ struct top_opts {
     bool (*key)(void *arg, int key);
 };
 
-/* Run until q, a signal, or (plain) the count or every server gone.
- * Returns an exit status: 0, 1 when a named target has no board. */
+/* Run until q, a stop signal (SIGINT, SIGTERM, SIGHUP: stop.h), or (plain)
+ * the count, a reader that went away, or every named server gone. A
+ * recording is finished (its end mark written) on every way out. Returns an
+ * exit status: 0, 1 when a named target has no board or --record cannot be
+ * written. Main thread. */
 int top_run(const struct top_opts *o);
 
 #endif

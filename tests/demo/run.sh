@@ -99,10 +99,15 @@ grep -Eq "the reactor server (killed: Segmentation fault|exit [0-9]+); its last 
   "$tmp/plain" && ok || bad "the crashed reactor is not reported"
 leftovers "after a crash"
 
-# 3. Ctrl-C (SIGINT to the demo alone): children stopped, table printed.
-"$BIN" demo --models pool,multireactor --duration 30 >"$tmp/int" 2>&1 &
+# 3. Ctrl-C (SIGINT to the demo alone): children stopped, table printed,
+#    and the recording finished: it replays whole.
+"$BIN" demo --models pool,multireactor --duration 30 --interval 300 --record "$tmp/int.tlr" \
+    >"$tmp/int" 2>&1 &
 dpid=$!
-sleep 3
+for _ in $(seq 100); do
+  "$BIN" replay "$tmp/int.tlr" --plain 2>/dev/null | grep -q '^--- frame 2 ' && break
+  sleep 0.1
+done
 kill -INT "$dpid"
 if timeout 20 sh -c "while kill -0 $dpid 2>/dev/null; do sleep 0.1; done"; then
   wait "$dpid"; ok
@@ -112,6 +117,9 @@ fi
 grep -Eq "^multireactor +[0-9]+ " "$tmp/int" && ok || bad "no table after SIGINT"
 grep -Eq "^\(cut short: stopped after [0-9.]+ s of the 30 s planned" "$tmp/int" && ok \
   || bad "the table after SIGINT does not say the run was cut short"
+"$BIN" replay "$tmp/int.tlr" --plain >"$tmp/int.replay" 2>"$tmp/int.rerr"; st=$?
+[ "$st" = 0 ] && [ ! -s "$tmp/int.rerr" ] && grep -q '^--- frame 2 ' "$tmp/int.replay" && ok \
+  || { bad "the demo's recording after SIGINT does not replay whole (exit $st)"; cat "$tmp/int.rerr"; }
 leftovers "after SIGINT"
 
 # 4. compare: four rows, lines/s above zero, no errors; the CSV parses.
@@ -154,6 +162,14 @@ sh -c 'ulimit -n 256 && exec "$0" demo --plain --models reactor --scenario many-
 grep -q '^\[many-idle\] TOO FEW FILES: .*hold only 256 .*ulimit -n 464' "$tmp/fds" && ok \
   || { bad "demo under a hard fd limit of 256 did not say so on screen"; tail -5 "$tmp/fds"; }
 leftovers "after the fd-limit demos"
+
+# A recording that cannot be written: refused before any server starts.
+"$BIN" demo --duration 2 --record "$tmp/no/such/dir/d.tlr" >"$tmp/bad" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "threadlab demo: --record: .*No such file or directory" "$tmp/bad" && \
+  ! grep -q "starting" "$tmp/bad" && ok || { bad "demo --record to a bad path: exit $st"; cat "$tmp/bad"; }
+"$BIN" demo --duration 2 --record /dev/full >"$tmp/bad" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "No space left on device" "$tmp/bad" && ok || bad "demo --record /dev/full: exit $st"
+leftovers "after a bad --record"
 
 # Bad input: clear errors, status 2.
 "$BIN" demo --models bio,nosuch >"$tmp/bad" 2>&1; st=$?

@@ -47,16 +47,63 @@ awk '/^--- frame 3 /{p=1} /^--- frame 4 /{p=0} p' "$tmp/fwd" | cmp -s - "$tmp/f3
 awk '/^--- frame/{n++} {print n "\t" $0}' "$tmp/fwd" | sort -s -k1,1nr | cut -f2- >"$tmp/fwd.rev"
 cmp -s "$tmp/fwd.rev" "$tmp/bwd" && ok || bad "backward is not forward reversed"
 
-# Broken recordings: refused with the reason, exit 1.
+# A recording cut short plays its whole frames and says where it was cut;
+# a changed byte is refused with the reason, exit 1.
 size=$(wc -c <"$tmp/real.tlr")
 head -c $((size / 2)) "$tmp/real.tlr" >"$tmp/cut.tlr"
-"$BIN" replay "$tmp/cut.tlr" --plain >"$tmp/out" 2>&1; st=$?
-[ "$st" = 1 ] && grep -Eq "truncated|corrupt" "$tmp/out" && ok || bad "a cut recording: exit $st"
+"$BIN" replay "$tmp/cut.tlr" --plain >"$tmp/out" 2>"$tmp/err"; st=$?
+n=$(grep -c '^--- frame' "$tmp/out")
+[ "$st" = 0 ] && [ "$n" -ge 1 ] && [ "$n" -lt "$frames" ] && ok \
+  || bad "a cut recording: exit $st, $n of $frames frames"
+grep -q "cut short at byte [0-9]* of $((size / 2)), after frame $n " "$tmp/err" && ok \
+  || { bad "a cut recording does not say where it was cut"; cat "$tmp/err"; }
+cp "$tmp/real.tlr" "$tmp/flip.tlr"
+byte=$(od -An -tu1 -j $((size / 2)) -N1 "$tmp/real.tlr")      # changed, whatever it was
+printf "\\$(printf %o $(((byte + 1) % 256)))" | dd of="$tmp/flip.tlr" bs=1 seek=$((size / 2)) \
+    conv=notrunc 2>/dev/null
+cmp -s "$tmp/real.tlr" "$tmp/flip.tlr" && bad "the test did not change a byte"
+"$BIN" replay "$tmp/flip.tlr" --plain >"$tmp/out" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "corrupt" "$tmp/out" && ok || bad "a changed byte: exit $st"
 printf 'not a recording' >"$tmp/junk.tlr"
 "$BIN" replay "$tmp/junk.tlr" >"$tmp/out" 2>&1; st=$?
 [ "$st" = 1 ] && grep -q "not a threadlab recording" "$tmp/out" && ok || bad "junk: exit $st"
 "$BIN" replay "$tmp/nonexistent.tlr" >"$tmp/out" 2>&1; st=$?
 [ "$st" = 1 ] && grep -q "No such file" "$tmp/out" && ok || bad "a missing file: exit $st"
+
+# Every stop signal finishes the recording (top --plain --record): it
+# replays whole. A kill -9 cannot finish it: it replays cut short, saying so.
+start_server sig bio
+# frames_in FILE: the whole frames a (maybe unfinished) recording holds now.
+frames_in() { "$BIN" replay "$1" --plain 2>/dev/null | grep -c '^--- frame'; }
+for sig in INT TERM HUP KILL; do
+  "$BIN" top --plain --interval 100 --record "$tmp/$sig.tlr" "$server_pid" \
+      >/dev/null 2>"$tmp/$sig.err" &
+  tpid=$!
+  for _ in $(seq 300); do [ "$(frames_in "$tmp/$sig.tlr")" -ge 3 ] && break; sleep 0.1; done
+  kill -"$sig" "$tpid"
+  if timeout 10 sh -c "while kill -0 $tpid 2>/dev/null; do sleep 0.05; done"; then
+    wait "$tpid"; st=$?
+  else
+    st=hung; kill -9 "$tpid"; wait "$tpid"
+  fi
+  "$BIN" replay "$tmp/$sig.tlr" --plain >"$tmp/$sig.out" 2>"$tmp/$sig.rerr"; rst=$?
+  n=$(grep -c '^--- frame' "$tmp/$sig.out")
+  if [ "$sig" = KILL ]; then
+    [ "$rst" = 0 ] && [ "$n" -ge 3 ] && grep -q "cut short at byte" "$tmp/KILL.rerr" && ok \
+      || { bad "after kill -9: replay exit $rst, $n frames"; cat "$tmp/KILL.rerr"; }
+  else
+    [ "$st" = 0 ] && grep -q "recorded $tmp/$sig.tlr ([0-9]* frames" "$tmp/$sig.err" && ok \
+      || { bad "top --record stopped by SIG$sig: exit $st"; cat "$tmp/$sig.err"; }
+    [ "$rst" = 0 ] && [ "$n" -ge 3 ] && [ ! -s "$tmp/$sig.rerr" ] && ok \
+      || { bad "SIG$sig: the recording is not whole (replay exit $rst, $n frames)"; cat "$tmp/$sig.rerr"; }
+  fi
+done
+kill -INT "$server_pid"; wait "$server_pid"; server_pid=""
+
+# A path that cannot be written is refused before anything is watched.
+"$BIN" top --plain --count 1 --record /dev/full >"$tmp/out" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "No space left on device" "$tmp/out" && ok \
+  || { bad "top --record /dev/full: exit $st"; cat "$tmp/out"; }
 
 # sim --viz --record, replayed.
 "$BIN" sim reactor --conns 2 --duration 0.0005 --viz --speed 0.001 --record "$tmp/sim.tlr" \

@@ -94,6 +94,73 @@ for _ in $(seq 30); do
 done
 [ -n "$gone" ] && ok || { bad "a server that exits is not shown as gone"; screen | head -5; }
 
+# A server killed with SIGKILL leaves its board behind, readable and still:
+# top asks for the pid at every refresh, so it shows GONE within one.
+start_server killed bio
+kpid=$server_pid
+tmux -S "$sock" respawn-pane -k -t top \
+  "env TERM=xterm THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR NO_COLOR=1 $BIN top --interval 500 $kpid; sleep 30"
+for _ in $(seq 50); do screen | grep -q "bio  pid $kpid" && break; sleep 0.1; done
+kill -9 "$kpid"; wait "$kpid" 2>/dev/null
+[ -e "$THREADLAB_BOARD_DIR/$kpid.board" ] && ok || bad "the killed server's board is not left behind"
+gone=""
+for _ in $(seq 200); do       # one refresh is 0.5 s; 20 s for a loaded machine
+  sleep 0.1
+  if screen | grep -q "GONE: the server exited"; then gone=yes; break; fi
+done
+[ -n "$gone" ] && ok || { bad "a server killed with SIGKILL is not shown as gone"; screen | head -5; }
+# The same in text: the snapshot after the kill says GONE, and top, whose
+# one target is gone, ends by itself.
+start_server killed bio
+kpid=$server_pid
+"$BIN" top --plain --interval 200 "$kpid" >"$tmp/killed.out" 2>&1 &
+tpid=$!
+for _ in $(seq 50); do grep -q "bio  pid $kpid" "$tmp/killed.out" && break; sleep 0.1; done
+before=$(grep -c '^--- threadlab top' "$tmp/killed.out")
+kill -9 "$kpid"; wait "$kpid" 2>/dev/null
+if timeout 30 sh -c "while kill -0 $tpid 2>/dev/null; do sleep 0.05; done"; then
+  wait "$tpid"; ok
+else
+  bad "top --plain still watches a server 30 s after its SIGKILL"; kill "$tpid"; wait "$tpid"
+fi
+after=$(grep -c '^--- threadlab top' "$tmp/killed.out")
+# Counted in snapshots, not seconds: at most one read before the kill and
+# printed after the count, one read while the kernel was still killing,
+# then the one that says GONE (before the fix: one every 0.2 s, forever).
+[ $((after - before)) -le 3 ] && tail -n +2 "$tmp/killed.out" | grep -q "GONE" && ok \
+  || bad "after the SIGKILL: $((after - before)) more snapshots, GONE $(grep -c GONE "$tmp/killed.out") times"
+rm -f "$THREADLAB_BOARD_DIR"/*.board    # the killed servers' (no one else cleans them here)
+
+# Ctrl-\ (SIGQUIT) kills top, and the terminal is not left raw: the crash
+# handler restores the saved modes with tcsetattr (endwin is not safe there).
+rm -f "$tmp/after"
+tmux -S "$sock" respawn-pane -k -t top \
+  "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top; \
+   st=\$?; stty -a > $tmp/stty; echo \"exit=\$st\" >> $tmp/stty; mv $tmp/stty $tmp/after; sleep 30"
+sleep 1
+tmux -S "$sock" send-keys -t top 'C-\'
+for _ in $(seq 40); do [ -s "$tmp/after" ] && break; sleep 0.1; done
+if [ -s "$tmp/after" ]; then
+  grep -q "^exit=131" "$tmp/after" && ok || bad "top after Ctrl-\\: $(grep exit= "$tmp/after"), wanted 131 (SIGQUIT)"
+  grep -q " icanon" "$tmp/after" && grep -q " echo" "$tmp/after" && ok \
+    || { bad "Ctrl-\\ left the terminal raw (icanon/echo off)"; cat "$tmp/after"; }
+else
+  bad "Ctrl-\\ did not end top"
+fi
+
+# TERM=dumb cannot draw a full screen: top says so and prints text.
+start_server dumb bio
+dpid=$server_pid
+tmux -S "$sock" respawn-pane -k -t top \
+  "env TERM=dumb THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top --count 2 --interval 200 $dpid; \
+   echo \"exit=\$?\"; sleep 30"
+for _ in $(seq 50); do screen | grep -q "^exit=" && break; sleep 0.1; done
+screen >"$tmp/dumb"
+grep -q "^exit=0" "$tmp/dumb" && grep -q "TERM=dumb cannot draw a full screen" "$tmp/dumb" && \
+  [ "$(grep -c '^--- threadlab top' "$tmp/dumb")" = 2 ] && ok \
+  || { bad "TERM=dumb: no fallback to text"; sed 's/^/    /' "$tmp/dumb" | head -20; }
+kill -INT "$dpid"; wait "$dpid"
+
 # A reactor whose loop a !sleep blocks: the loop's row says BLOCKED.
 start_server reactor reactor --blocked-warn-ms 500
 rpid=$server_pid rport=$port

@@ -1,0 +1,86 @@
+/* pane.c -- one watched server's pane: its board, its two snapshots, and
+ * whether its process still lives. See pane.h. */
+#include "pane.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe/board_read.h"
+
+void pane_detach(struct pane *p)
+{
+    free(p->now);
+    free(p->before);
+    memset(p, 0, sizeof(*p));
+}
+
+/* Attach p (empty, or showing a server that is gone) to a board. Its
+ * buffers are allocated before p is touched: out of memory, p stays as it
+ * was, every pointer in it valid. Returns 0 or -ENOMEM. */
+int pane_attach(struct pane *p, const char *path, int pid)
+{
+    struct board_snapshot *now = malloc(sizeof(*now));
+    struct board_snapshot *before = malloc(sizeof(*before));
+    if (!now || !before) {
+        free(now);
+        free(before);
+        return -ENOMEM;
+    }
+    pane_detach(p);
+    snprintf(p->path, sizeof(p->path), "%s", path);
+    p->pid = pid;
+    /* A pane starts with no snapshots; now/before hold buffers, marked
+     * empty by pid 0 until filled. */
+    p->now = now;
+    p->before = before;
+    p->now->pid = p->before->pid = 0;
+    return 0;
+}
+
+/* Whether the process that owns a board can still write to it. A zombie
+ * (dead, not yet reaped by its parent) cannot, though kill() finds it. */
+bool pane_process_alive(int pid)
+{
+    if (kill(pid, 0) < 0 && errno == ESRCH)
+        return false;
+    char path[64], stat[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;                 /* no /proc: kill's word is all we have */
+    size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *paren = strrchr(stat, ')');   /* "pid (name) S ...": the name may hold ')' */
+    return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
+}
+
+/* Read a new snapshot into the older buffer, then swap. The pid is asked
+ * every time, not only when a read fails: a server killed with SIGKILL
+ * leaves its board behind, readable and still, forever. */
+void pane_refresh(struct pane *p)
+{
+    char err[256];
+    if (p->gone)
+        return;
+    bool alive = pane_process_alive(p->pid);
+    int rc = board_read(p->path, p->before, err, sizeof(err));
+    if (rc == 0) {                   /* (a dead server's last words included) */
+        struct board_snapshot *t = p->now;
+        p->now = p->before;
+        p->before = t;
+        p->error[0] = '\0';
+        if (alive)
+            return;
+    }
+    if (!alive || rc == -ENOENT) {
+        p->gone = true;              /* the server exited; keep its last picture */
+        snprintf(p->error, sizeof(p->error), "pid %d: the server exited", p->pid);
+    } else {
+        snprintf(p->error, sizeof(p->error), "%s", err);
+    }
+    p->before->pid = 0;              /* its contents are no longer a snapshot */
+}
