@@ -58,7 +58,7 @@ static void drop_task(void *arg)
 {
     struct conn *c = arg;
     struct pool_server *s = c->owner;
-    conn_registry_remove(&s->conns, c);
+    conn_registry_remove(&s->conns);
     board_sub(s->board, CTR_ACTIVE, 1);
     conn_reject_busy(s->board, c->fd, c->id, "dropped from a full queue "
                      "(discard-oldest)");
@@ -78,14 +78,14 @@ static void on_accept(void *owner, int fd, uint64_t id)
     c->fd = fd;
     c->id = id;
     c->owner = s;
-    conn_registry_add(&s->conns, c);
+    conn_registry_add(&s->conns);
     board_add(s->board, CTR_ACTIVE, 1);
     int rc = pool_submit(s->pool, serve_task, c, id);
     if (rc < 0) {
         char why[80];
         snprintf(why, sizeof(why), "queue full (%d), reject policy abort",
                  s->opts.pool.queue_capacity);
-        conn_registry_remove(&s->conns, c);
+        conn_registry_remove(&s->conns);
         board_sub(s->board, CTR_ACTIVE, 1);
         conn_reject_busy(s->board, fd, id, rc == -EAGAIN ? why : "stopping");
         free(c);
@@ -100,14 +100,20 @@ struct pool_server *pool_server_start(const struct server_opts *opts)
     if (!s)
         return NULL;
     s->opts = *opts;
-    conn_registry_init(&s->conns);
+    rc = conn_registry_init(&s->conns);
+    if (rc < 0) {
+        free(s);
+        errno = -rc;
+        return NULL;
+    }
     net_ignore_sigpipe();
 
     rc = acceptor_open(&s->acceptor, &opts->listen);
     if (rc < 0)
         goto out_free;
     s->board = server_board_create("pool", opts);
-    s->serving = (struct conn_server){ "pool", &s->opts, s->board };
+    s->serving = (struct conn_server){ "pool", &s->opts, s->board,
+                                       s->conns.stop_fd };
 
     struct pool_opts po = opts->pool;
     po.thread_prefix = "task";
@@ -154,9 +160,9 @@ void pool_server_stop(struct pool_server *s)
     board_mark_closing(s->board);
     acceptor_stop(&s->acceptor);
 
-    /* 2. End every connection's input, served or still queued: each will
-     *    answer the lines it has received, then see EOF. */
-    conn_registry_shutdown_reads(&s->conns);
+    /* 2. Tell every connection, served or still queued: each will answer
+     *    the lines the kernel holds for it, then linger and close. */
+    conn_registry_stop_input(&s->conns);
 
     /* 3. Drain the pool: queued connections are served (briefly) too. */
     pool_shutdown(s->pool, true);

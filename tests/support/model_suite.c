@@ -1237,6 +1237,8 @@ struct streamer {
     _Atomic bool done;
     _Atomic uint64_t lines_back;  /* the main thread watches it grow */
     ssize_t end;            /* 0: EOF; < 0: -errno */
+    int send_errno;         /* why the writer stopped: EPIPE once we said FIN */
+    int late_errno;         /* SO_ERROR at the end: a reset nobody read */
     bool changed, cut_mid_line;
     char tail[16];          /* what came after the last whole line */
 };
@@ -1251,8 +1253,10 @@ static void *stream_lines(void *arg)
             len += (size_t)sprintf(batch + len, "s%02d %08u\n", s->id, seq + k);
         for (size_t off = 0; off < len;) {
             ssize_t n = send(s->fd, batch + off, len - off, MSG_NOSIGNAL);
-            if (n <= 0 && errno != EINTR)
-                return NULL;          /* the server is gone: fine */
+            if (n <= 0 && errno != EINTR) {
+                s->send_errno = errno;  /* we said FIN (EPIPE): fine */
+                return NULL;
+            }
             if (n > 0)
                 off += (size_t)n;
         }
@@ -1297,7 +1301,11 @@ static void *check_stream(void *arg)
 
 /* SIGTERM while 50 clients stream pipelined lines: each gets back exactly
  * what it sent, up to a line boundary, then EOF (not a reset); the server
- * exits 0 well within its stop deadline (10 s). */
+ * exits 0 well within its stop deadline (10 s). A reset may reach either
+ * of a client's threads (whichever calls first takes the error) or come
+ * after both are done, so the writer's error and the socket's pending
+ * error are checked too: once the server's kernel resets a connection, the
+ * replies still in its send queue are gone. */
 START_TEST(sigterm_while_fifty_clients_stream)
 {
     struct cli_server cs;
@@ -1322,6 +1330,8 @@ START_TEST(sigterm_while_fifty_clients_stream)
     for (int i = 0; i < STREAMERS; i++) {
         pthread_join(readers[i], NULL);
         pthread_join(writers[i], NULL);
+        socklen_t len = sizeof(s[i].late_errno);
+        getsockopt(s[i].fd, SOL_SOCKET, SO_ERROR, &s[i].late_errno, &len);
         close(s[i].fd);
         total += s[i].lines_back;
     }
@@ -1338,6 +1348,11 @@ START_TEST(sigterm_while_fifty_clients_stream)
                       strerror((int)-s[i].end));
         ck_assert_msg(!s[i].cut_mid_line, "client %d got half a line after %llu whole "
                       "ones: '%s'", i, (unsigned long long)s[i].lines_back, s[i].tail);
+        ck_assert_msg(s[i].send_errno != ECONNRESET && s[i].late_errno != ECONNRESET,
+                      "client %d was reset (seen by its %s) after %llu lines back: "
+                      "replies not yet sent were thrown away", i,
+                      s[i].send_errno == ECONNRESET ? "writer" : "socket, later",
+                      (unsigned long long)s[i].lines_back);
     }
     ck_assert_msg(took_ms >= 0, "the server did not exit within 15 s of SIGTERM");
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
