@@ -111,18 +111,18 @@ static void on_accept(void *owner, int fd, uint64_t id)
     struct bio_server *s = owner;
     char why[64];
 
-    if (conn_refuse_over_limit(&s->opts, &s->conns, s->board, fd, id))
+    if (conn_refuse_over_limit(&s->opts, &s->conns, &s->acceptor, fd, id))
         return;
     if (s->opts.max_threads > 0 &&
         conn_registry_count(&s->conns) >= (uint64_t)s->opts.max_threads) {
         snprintf(why, sizeof(why), "%d of %d threads busy (--max-threads)",
                  s->opts.max_threads, s->opts.max_threads);
-        conn_reject_busy(s->board, fd, id, why);
+        acceptor_refuse(&s->acceptor, fd, id, why);
         return;
     }
     struct bio_conn *c = calloc(1, sizeof(*c));
     if (!c) {
-        conn_reject_busy(s->board, fd, id, "out of memory");
+        acceptor_refuse(&s->acceptor, fd, id, "out of memory");
         return;
     }
     c->server = s;
@@ -150,7 +150,7 @@ static void on_accept(void *owner, int fd, uint64_t id)
         conn_registry_remove(&s->conns);
         board_sub(s->board, CTR_ACTIVE, 1);
         free(c);
-        conn_reject_busy(s->board, fd, id, "pthread_create failed: no thread to spare");
+        acceptor_refuse(&s->acceptor, fd, id, "pthread_create failed: no thread to spare");
         return;
     }
     pthread_setname_np(c->thread, c->name);

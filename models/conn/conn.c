@@ -287,24 +287,13 @@ void conn_finish(const struct conn_server *srv, struct conn_registry *r,
 }
 
 bool conn_refuse_over_limit(const struct server_opts *o, struct conn_registry *r,
-                            struct board *board, int fd, uint64_t id)
+                            struct acceptor *a, int fd, uint64_t id)
 {
     if (o->max_conns <= 0 || conn_registry_count(r) < (uint64_t)o->max_conns)
         return false;
     char why[64];
     snprintf(why, sizeof(why), "%d of %d connections open (--max-conns)",
              o->max_conns, o->max_conns);
-    conn_reject_busy(board, fd, id, why);
+    acceptor_refuse(a, fd, id, why);
     return true;
-}
-
-void conn_reject_busy(struct board *board, int fd, uint64_t id, const char *why)
-{
-    board_add(board, CTR_REJECTED, 1);
-    board_event(board, EV_REJECT, "conn %llu: %s", (unsigned long long)id, why);
-    /* Said on a fresh socket: the send buffer is empty, so this never
-     * blocks. The short linger keeps the reply from being lost to a reset
-     * without letting one silent client hold up the acceptor for long. */
-    (void)net_write_all(fd, ECHO_ERR_BUSY, sizeof(ECHO_ERR_BUSY) - 1);
-    net_lingering_close(fd, CONN_REJECT_LINGER_MS);
 }

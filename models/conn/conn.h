@@ -30,11 +30,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "acceptor.h"
 #include "echo/session.h"
 #include "probe/board.h"
 #include "server.h"
-
-#define CONN_REJECT_LINGER_MS 100   /* a refused client gets this long to read */
 
 /* One client connection of a blocking model. */
 struct conn {
@@ -92,13 +91,9 @@ void conn_finish(const struct conn_server *srv, struct conn_registry *r,
                  struct conn *c, enum echo_end end, uint64_t lines,
                  bool stopping);
 
-/* --max-conns: if r already holds that many connections, refuse fd (as
- * conn_reject_busy) and return true. Acceptor thread. */
+/* --max-conns: if r already holds that many connections, refuse fd
+ * (acceptor_refuse) and return true. Acceptor thread. */
 bool conn_refuse_over_limit(const struct server_opts *o, struct conn_registry *r,
-                            struct board *board, int fd, uint64_t id);
-
-/* Refuse a new connection: "!err busy", a short lingering close, counted
- * and logged with why. */
-void conn_reject_busy(struct board *board, int fd, uint64_t id, const char *why);
+                            struct acceptor *a, int fd, uint64_t id);
 
 #endif

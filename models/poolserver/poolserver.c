@@ -53,26 +53,29 @@ static void serve_task(void *arg, struct pool_thread *self)
     free(c);
 }
 
-/* A queued connection that will never be served (discard-oldest). */
+/* A queued connection that will never be served (discard-oldest). On the
+ * acceptor thread: pool_submit drops the oldest as the acceptor submits
+ * the newest. (The other drop, pool_shutdown without drain, never finds a
+ * connection queued: the pool server drains.) */
 static void drop_task(void *arg)
 {
     struct conn *c = arg;
     struct pool_server *s = c->owner;
     conn_registry_remove(&s->conns);
     board_sub(s->board, CTR_ACTIVE, 1);
-    conn_reject_busy(s->board, c->fd, c->id, "dropped from a full queue "
-                     "(discard-oldest)");
+    acceptor_refuse(&s->acceptor, c->fd, c->id, "dropped from a full queue "
+                    "(discard-oldest)");
     free(c);
 }
 
 static void on_accept(void *owner, int fd, uint64_t id)
 {
     struct pool_server *s = owner;
-    if (conn_refuse_over_limit(&s->opts, &s->conns, s->board, fd, id))
+    if (conn_refuse_over_limit(&s->opts, &s->conns, &s->acceptor, fd, id))
         return;
     struct conn *c = calloc(1, sizeof(*c));
     if (!c) {
-        conn_reject_busy(s->board, fd, id, "out of memory");
+        acceptor_refuse(&s->acceptor, fd, id, "out of memory");
         return;
     }
     c->fd = fd;
@@ -87,7 +90,7 @@ static void on_accept(void *owner, int fd, uint64_t id)
                  s->opts.pool.queue_capacity);
         conn_registry_remove(&s->conns);
         board_sub(s->board, CTR_ACTIVE, 1);
-        conn_reject_busy(s->board, fd, id, rc == -EAGAIN ? why : "stopping");
+        acceptor_refuse(&s->acceptor, fd, id, rc == -EAGAIN ? why : "stopping");
         free(c);
     }
 }
