@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1279,12 +1280,22 @@ static void cli_server_cleanup(struct cli_server *cs)
     rmdir(cs->dir);
 }
 
-enum { STREAMERS = 50 };
+/* 50 clients, each at most 256 KiB ahead of its echoes: enough that the
+ * server always holds unanswered lines when the stop comes, few enough
+ * that answering them takes well under the 10 s bound on a loaded machine
+ * (unpaced, each filled a 6 MB receive buffer, and a stop under ASan took
+ * 13 s to answer 300 MB). Every line is STREAM_LINE_BYTES long. Waits
+ * that only the scheduler decides (every stream under way, no silence on
+ * a reader) are allowed 30 s: on a machine shared by a load average of 50,
+ * a client thread once sat 10 s before its first send. */
+enum { STREAMERS = 50, STREAM_LINE_BYTES = 13, STREAM_AHEAD_BYTES = 256 * 1024,
+       STREAM_PATIENCE_S = 30 };
 
 struct streamer {
     int fd, id;
     _Atomic bool done;
     _Atomic uint64_t lines_back;  /* the main thread watches it grow */
+    _Atomic uint64_t bytes_sent;
     ssize_t end;            /* 0: EOF; < 0: -errno */
     int send_errno;         /* why the writer stopped: EPIPE once we said FIN */
     int late_errno;         /* SO_ERROR at the end: a reset nobody read */
@@ -1297,6 +1308,9 @@ static void *stream_lines(void *arg)
     struct streamer *s = arg;
     char batch[64 * 16];
     for (uint32_t seq = 0; !atomic_load(&s->done); seq += 64) {
+        while (atomic_load(&s->bytes_sent) - atomic_load(&s->lines_back) *
+               STREAM_LINE_BYTES > STREAM_AHEAD_BYTES && !atomic_load(&s->done))
+            usleep(200);
         size_t len = 0;
         for (uint32_t k = 0; k < 64; k++)
             len += (size_t)sprintf(batch + len, "s%02d %08u\n", s->id, seq + k);
@@ -1306,8 +1320,10 @@ static void *stream_lines(void *arg)
                 s->send_errno = errno;  /* we said FIN (EPIPE): fine */
                 return NULL;
             }
-            if (n > 0)
+            if (n > 0) {
                 off += (size_t)n;
+                atomic_fetch_add(&s->bytes_sent, (uint64_t)n);
+            }
         }
     }
     return NULL;
@@ -1365,10 +1381,12 @@ START_TEST(sigterm_while_fifty_clients_stream)
     for (int i = 0; i < STREAMERS; i++) {
         s[i].fd = tn_connect(cs.port);
         s[i].id = i;
-        pthread_create(&readers[i], NULL, check_stream, &s[i]);
-        pthread_create(&writers[i], NULL, stream_lines, &s[i]);
+        struct timeval patience = { .tv_sec = STREAM_PATIENCE_S };
+        setsockopt(s[i].fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof(patience));
+        ck_assert_int_eq(pthread_create(&readers[i], NULL, check_stream, &s[i]), 0);
+        ck_assert_int_eq(pthread_create(&writers[i], NULL, stream_lines, &s[i]), 0);
     }
-    uint64_t deadline = tn_now_ms() + 10000;
+    uint64_t deadline = tn_now_ms() + STREAM_PATIENCE_S * 1000;
     for (int i = 0; i < STREAMERS; i++)
         while (atomic_load(&s[i].lines_back) < 100 && tn_now_ms() < deadline)
             usleep(5000);
@@ -1389,9 +1407,11 @@ START_TEST(sigterm_while_fifty_clients_stream)
            (unsigned long long)total);
     for (int i = 0; i < STREAMERS; i++) {
         ck_assert_msg(s[i].lines_back >= 100, "client %d got %llu lines before the stop "
-                      "(%llu in all), then %s", i, (unsigned long long)s[i].lines_back,
-                      (unsigned long long)total,
-                      s[i].end == 0 ? "EOF" : strerror((int)-s[i].end));
+                      "(%llu in all), then %s; it sent %llu bytes, then %s", i,
+                      (unsigned long long)s[i].lines_back, (unsigned long long)total,
+                      s[i].end == 0 ? "EOF" : strerror((int)-s[i].end),
+                      (unsigned long long)s[i].bytes_sent,
+                      s[i].send_errno ? strerror(s[i].send_errno) : "no error");
         ck_assert_msg(!s[i].changed, "client %d got a line it did not send", i);
         ck_assert_msg(s[i].end == 0, "client %d ended with %s, not EOF", i,
                       strerror((int)-s[i].end));
