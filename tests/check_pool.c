@@ -5,7 +5,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "model_suite.h"
@@ -31,6 +33,14 @@ static void gated_task(void *arg, struct pool_thread *self)
     while (!gate_open)
         pthread_cond_wait(&gate_cond, &gate_lock);
     pthread_mutex_unlock(&gate_lock);
+    atomic_fetch_add(&runs[i], 1);
+}
+
+static void ungated_task(void *arg, struct pool_thread *self)
+{
+    int i = (int)(intptr_t)arg;
+    (void)self;
+    ran_on[i] = pthread_self();
     atomic_fetch_add(&runs[i], 1);
 }
 
@@ -205,13 +215,16 @@ END_TEST
 START_TEST(reject_caller_runs_on_the_caller)
 {
     struct pool *p = full_pool(POOL_REJECT_CALLER_RUNS);
-    open_gate();                        /* or the caller would wait forever */
-    ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)3, 0), 0);
+    /* The gate stays shut, so the queue stays full; the caller's own task
+     * must not wait behind it. (Opening it first let the pool make room
+     * before the submit, now and then.) */
+    ck_assert_int_eq(pool_submit(p, ungated_task, (void *)(intptr_t)3, 0), 0);
     ck_assert_int_eq(atomic_load(&runs[3]), 1);       /* ran before returning */
     ck_assert(pthread_equal(ran_on[3], pthread_self()));
     struct pool_stats st;
     pool_stats(p, &st);
     ck_assert_uint_eq(st.caller_ran, 1);
+    open_gate();
     pool_shutdown(p, true);
 }
 END_TEST
@@ -293,6 +306,132 @@ START_TEST(shutdown_drains_or_drops)
     ck_assert_int_eq(atomic_load(&runs[1]) + atomic_load(&runs[2]), 0);
     ck_assert_int_eq(tn_thread_count("t-"), 0);
     ck_assert_int_eq(tn_thread_count("watchdog"), 0);
+}
+END_TEST
+
+static atomic_int left_with_shutdown;
+
+static void *blocked_submitter(void *arg)
+{
+    if (pool_submit(arg, gated_task, (void *)(intptr_t)10, 10) == -ESHUTDOWN)
+        atomic_fetch_add(&left_with_shutdown, 1);
+    return NULL;
+}
+
+/* The pool being shut down, and how many submitters were still inside
+ * pool_submit when the shutdown dropped the queue. */
+static struct pool *shutting_pool;
+static atomic_int blocked_at_drop = -1;
+
+/* Runs in pool_shutdown, outside the pool lock, just before the shutdown
+ * goes on to free the pool: no submitter may still be inside. Then it
+ * opens the gate, so that the running task ends at once and the free
+ * comes as soon as it can. */
+static void drop_opens_gate(void *arg)
+{
+    struct pool_stats st;
+    pool_stats(shutting_pool, &st);
+    atomic_store(&blocked_at_drop, st.blocked_submitters);
+    drop_cb(arg);
+    open_gate();
+}
+
+/* Under block, eight submitters wait for room when pool_shutdown begins:
+ * each leaves with -ESHUTDOWN, and the shutdown waits until all have left
+ * pool_submit before it drops the queue and frees the pool. It used to go
+ * straight on, and a woken submitter could relock the freed pool. */
+START_TEST(shutdown_waits_for_blocked_submitters)
+{
+    enum { SUBMITTERS = 8 };
+    struct pool_opts o = small_opts(1, 1, 2);
+    o.reject = POOL_REJECT_BLOCK;
+    o.on_drop = drop_opens_gate;
+    struct pool *p = shutting_pool = pool_create(&o);
+    ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)0, 0), 0);
+    wait_stats(p, 1, 0);
+    for (int i = 1; i < 3; i++)
+        ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)i, 0), 0);
+    wait_stats(p, 1, 2);
+    pthread_t th[SUBMITTERS];
+    for (int i = 0; i < SUBMITTERS; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, blocked_submitter, p), 0);
+    struct pool_stats st;
+    uint64_t deadline = tn_now_ms() + 5000;
+    do {
+        pool_stats(p, &st);
+    } while (st.blocked_submitters < SUBMITTERS && tn_now_ms() < deadline &&
+             !usleep(1000));
+    ck_assert_int_eq(st.blocked_submitters, SUBMITTERS);
+    pool_shutdown(p, false);
+    for (int i = 0; i < SUBMITTERS; i++)
+        pthread_join(th[i], NULL);
+    ck_assert_int_eq(atomic_load(&left_with_shutdown), SUBMITTERS);
+    ck_assert_msg(atomic_load(&blocked_at_drop) == 0, "%d submitters were still in "
+                  "pool_submit when the shutdown went on", atomic_load(&blocked_at_drop));
+    ck_assert_int_eq(atomic_load(&runs[0]), 1);
+    ck_assert_int_eq(atomic_load(&dropped[1]) + atomic_load(&dropped[2]), 2);
+    ck_assert_int_eq(atomic_load(&runs[10]), 0);
+}
+END_TEST
+
+static atomic_int drops_counted;
+
+static void count_drop(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&drops_counted, 1);
+}
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+/* This process's address space in bytes (VmSize), from /proc. */
+static unsigned long long vm_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char row[128];
+    unsigned long long kb = 0;
+    while (f && fgets(row, sizeof(row), f))
+        if (sscanf(row, "VmSize: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb * 1024;
+}
+#endif
+
+/* Without drain, every queued task reaches on_drop even when memory is
+ * short. The shutdown used to malloc a list of them and, when that
+ * failed, dropped them unseen: the pool server's connections, fds and all,
+ * leaked. Here the address space is capped just above what the process
+ * uses, so a 3 MB list cannot be had. Not under the sanitizers: they
+ * reserve terabytes of shadow memory, and a cap would break them. */
+START_TEST(shutdown_drops_every_task_when_memory_is_short)
+{
+    enum { QUEUED = 100000 };
+    struct pool_opts o = small_opts(1, 1, QUEUED);
+    o.on_drop = count_drop;
+    struct pool *p = pool_create(&o);
+    ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)0, 0), 0);
+    wait_stats(p, 1, 0);
+    for (int i = 0; i < QUEUED; i++)
+        ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)1, 0), 0);
+    wait_stats(p, 1, QUEUED);
+    pthread_t th;                        /* a thread's stack needs memory: first */
+    ck_assert_int_eq(pthread_create(&th, NULL, open_gate_when_queue_empty, p), 0);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    struct rlimit was, tight;
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &was), 0);
+    tight = (struct rlimit){ vm_bytes() + (1u << 20), was.rlim_max };
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &tight), 0);
+#endif
+    pool_shutdown(p, false);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    setrlimit(RLIMIT_AS, &was);
+#endif
+    pthread_join(th, NULL);
+    int drops = atomic_load(&drops_counted);
+    ck_assert_msg(drops == QUEUED, "on_drop saw %d of %d queued tasks", drops, QUEUED);
+    ck_assert_int_eq(atomic_load(&runs[0]), 1);
+    ck_assert_int_eq(atomic_load(&runs[1]), 0);
 }
 END_TEST
 
@@ -411,6 +550,8 @@ int main(void)
     tcase_add_test(lib, reject_discard_oldest_drops_the_oldest);
     tcase_add_test(lib, reject_block_waits_for_room);
     tcase_add_test(lib, shutdown_drains_or_drops);
+    tcase_add_test(lib, shutdown_waits_for_blocked_submitters);
+    tcase_add_test(lib, shutdown_drops_every_task_when_memory_is_short);
     tcase_add_test(lib, many_submitters_under_tsan);
     suite_add_tcase(s, lib);
     TCase *srv = tcase_create("pool server");

@@ -111,18 +111,18 @@ static void on_accept(void *owner, int fd, uint64_t id)
     struct bio_server *s = owner;
     char why[64];
 
-    if (conn_refuse_over_limit(&s->opts, &s->conns, s->board, fd, id))
+    if (conn_refuse_over_limit(&s->opts, &s->conns, &s->acceptor, fd, id))
         return;
     if (s->opts.max_threads > 0 &&
         conn_registry_count(&s->conns) >= (uint64_t)s->opts.max_threads) {
         snprintf(why, sizeof(why), "%d of %d threads busy (--max-threads)",
                  s->opts.max_threads, s->opts.max_threads);
-        conn_reject_busy(s->board, fd, id, why);
+        acceptor_refuse(&s->acceptor, fd, id, why);
         return;
     }
     struct bio_conn *c = calloc(1, sizeof(*c));
     if (!c) {
-        conn_reject_busy(s->board, fd, id, "out of memory");
+        acceptor_refuse(&s->acceptor, fd, id, "out of memory");
         return;
     }
     c->server = s;
@@ -136,7 +136,7 @@ static void on_accept(void *owner, int fd, uint64_t id)
         pthread_attr_setstacksize(&attr, (size_t)s->opts.stack_kb * 1024);
     /* Register first: the thread may end (and unregister) before
      * pthread_create even returns. */
-    conn_registry_add(&s->conns, &c->conn);
+    conn_registry_add(&s->conns);
     board_add(s->board, CTR_ACTIVE, 1);
     pthread_mutex_lock(&s->ended_lock);
     s->unjoined++;
@@ -147,10 +147,10 @@ static void on_accept(void *owner, int fd, uint64_t id)
         pthread_mutex_lock(&s->ended_lock);
         s->unjoined--;
         pthread_mutex_unlock(&s->ended_lock);
-        conn_registry_remove(&s->conns, &c->conn);
+        conn_registry_remove(&s->conns);
         board_sub(s->board, CTR_ACTIVE, 1);
         free(c);
-        conn_reject_busy(s->board, fd, id, "pthread_create failed: no thread to spare");
+        acceptor_refuse(&s->acceptor, fd, id, "pthread_create failed: no thread to spare");
         return;
     }
     pthread_setname_np(c->thread, c->name);
@@ -170,7 +170,12 @@ struct bio_server *bio_start(const struct server_opts *opts)
     if (!s)
         return NULL;
     s->opts = *opts;
-    conn_registry_init(&s->conns);
+    rc = conn_registry_init(&s->conns);
+    if (rc < 0) {
+        free(s);
+        errno = -rc;
+        return NULL;
+    }
     pthread_mutex_init(&s->ended_lock, NULL);
     pthread_cond_init(&s->thread_ended, NULL);
     net_ignore_sigpipe();
@@ -179,7 +184,8 @@ struct bio_server *bio_start(const struct server_opts *opts)
     if (rc < 0)
         goto out_free;
     s->board = server_board_create("bio", opts);
-    s->serving = (struct conn_server){ "bio", &s->opts, s->board };
+    s->serving = (struct conn_server){ "bio", &s->opts, s->board,
+                                       s->conns.stop_fd };
     rc = acceptor_start(&s->acceptor, s->board, on_accept, join_ended, s);
     if (rc < 0)
         goto out_close;
@@ -221,9 +227,9 @@ void bio_stop(struct bio_server *s)
     board_mark_closing(s->board);
     acceptor_stop(&s->acceptor);
 
-    /* 2. End every connection's input: each thread answers the complete
-     *    lines it has, and those the kernel holds for it, then leaves. */
-    conn_registry_shutdown_reads(&s->conns);
+    /* 2. Tell every connection thread: each answers the complete lines it
+     *    has, and those the kernel holds for it, then lingers and leaves. */
+    conn_registry_stop_input(&s->conns);
     conn_registry_wait_empty(&s->conns);
 
     /* 3. Join every thread. A thread leaves the registry a little before

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include "echo/session.h"
 
 int acceptor_open(struct acceptor *a, const struct net_listen_opts *o)
 {
@@ -34,41 +37,139 @@ static void accept_failed(struct acceptor *a, int neg_errno)
         board_event(a->board, EV_ERROR, "accept failed: %s", strerror(-neg_errno));
 }
 
+/* ---- refusals: lingering closes on the acceptor's own poll ------------- */
+
+/* Close refusal i and close the gap, keeping the oldest first. */
+static void refusal_close(struct acceptor *a, int i)
+{
+    close(a->refusals[i].fd);
+    memmove(&a->refusals[i], &a->refusals[i + 1],
+            sizeof(a->refusals[0]) * (size_t)(a->nrefusals - i - 1));
+    a->nrefusals--;
+}
+
+/* Drop what a refused client sent, a bounded amount per wakeup (a client
+ * that floods must not keep the acceptor here). True once the client is
+ * done with us: its FIN, or a reset. */
+static bool refusal_drained(int fd)
+{
+    char sink[4096];
+    for (int reads = 0; reads < 16; reads++) {
+        ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+        if (n > 0 || (n < 0 && errno == EINTR))
+            continue;
+        return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+    }
+    return false;
+}
+
+/* Fill fds with one entry per refusal, in the set's order; returns how many. */
+static int refusals_watch(const struct acceptor *a, struct pollfd *fds)
+{
+    for (int i = 0; i < a->nrefusals; i++)
+        fds[i] = (struct pollfd){ .fd = a->refusals[i].fd, .events = POLLIN };
+    return a->nrefusals;
+}
+
+/* After a poll over refusals_watch's fds: drain those that spoke, close
+ * those that are done or due. From the newest down, so that closing one
+ * does not move those still to be looked at. */
+static void refusals_service(struct acceptor *a, const struct pollfd *fds)
+{
+    uint64_t now = net_now_ns();
+    for (int i = a->nrefusals - 1; i >= 0; i--) {
+        bool done = fds[i].revents && refusal_drained(a->refusals[i].fd);
+        if (done || now >= a->refusals[i].deadline_ns)
+            refusal_close(a, i);
+    }
+}
+
+/* How long poll may sleep: until the oldest refusal is due, at most a tick.
+ * Every refusal lingers equally long, so the oldest is due first. */
+static int poll_timeout_ms(const struct acceptor *a)
+{
+    if (a->nrefusals == 0)
+        return ACCEPTOR_TICK_MS;
+    uint64_t now = net_now_ns(), due = a->refusals[0].deadline_ns;
+    if (due <= now)
+        return 0;
+    uint64_t ms = (due - now + 999999) / 1000000;
+    return ms < ACCEPTOR_TICK_MS ? (int)ms : ACCEPTOR_TICK_MS;
+}
+
+void acceptor_refuse(struct acceptor *a, int fd, uint64_t id, const char *why)
+{
+    board_add(a->board, CTR_REJECTED, 1);
+    board_event(a->board, EV_REJECT, "conn %llu: %s", (unsigned long long)id, why);
+    /* Said on a fresh socket: the send buffer is empty, so this never
+     * blocks. Then our FIN; the set drops what the client sends until its
+     * own FIN, because closing with input unread would send a reset. */
+    (void)!send(fd, ECHO_ERR_BUSY, sizeof(ECHO_ERR_BUSY) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    shutdown(fd, SHUT_WR);
+    if (a->nrefusals == ACCEPTOR_REFUSALS_MAX) {
+        board_event(a->board, EV_REJECT, "conn %llu: %d refusals lingering, the "
+                    "oldest closed early", (unsigned long long)id, a->nrefusals);
+        refusal_close(a, 0);
+    }
+    uint64_t linger_ns = (uint64_t)ACCEPTOR_REFUSAL_LINGER_MS * 1000000u;
+    a->refusals[a->nrefusals++] = (struct acceptor_refusal){
+        .fd = fd, .deadline_ns = net_now_ns() + linger_ns };
+}
+
+/* ---- the acceptor thread ------------------------------------------------ */
+
+/* Accept one connection and hand it over, or count why not. Returns false
+ * on a fatal accept error. */
+static bool accept_one(struct acceptor *a)
+{
+    int fd = net_accept(&a->net);
+    if (fd < 0) {
+        if (fd != -EAGAIN)
+            accept_failed(a, fd);
+        if (net_accept_error_is_fatal(fd)) {
+            fprintf(stderr, "acceptor: accept: %s\n", strerror(-fd));
+            return false;
+        }
+        if (fd == -EMFILE || fd == -ENFILE)
+            poll(NULL, 0, 10);            /* let connections close first */
+        return true;
+    }
+    uint64_t id = ++a->next_conn_id;      /* refused ones get a number too */
+    board_add(a->board, CTR_ACCEPTED, 1);
+    board_event(a->board, EV_ACCEPT, "conn %llu", (unsigned long long)id);
+    a->on_accept(a->owner, fd, id);
+    return true;
+}
+
 static void *acceptor_main(void *arg)
 {
     struct acceptor *a = arg;
-    struct pollfd fds[2] = {
+    struct pollfd fds[2 + ACCEPTOR_REFUSALS_MAX] = {
         { .fd = a->net.listen_fd, .events = POLLIN },
         { .fd = a->wake_fd, .events = POLLIN },
     };
 
-    /* We poll before accept only so that acceptor_stop can wake us; a pure
-     * blocking server would sit in accept() itself. */
+    /* We poll before accept so that acceptor_stop can wake us and so that
+     * refused sockets linger on the same wait; a pure blocking server
+     * would sit in accept() itself. */
     board_thread_begin(a->board, &a->on_board, ROLE_ACCEPTOR, "acceptor", 0);
     while (!atomic_load(&a->stopping)) {
+        int n = 2 + refusals_watch(a, fds + 2);
         board_thread_state(a->board, &a->on_board, STATE_WAITING);
-        int rc = poll(fds, 2, ACCEPTOR_TICK_MS);
+        int rc = poll(fds, (nfds_t)n, poll_timeout_ms(a));
         board_thread_state(a->board, &a->on_board, STATE_RUNNING);
         if (a->on_tick)
             a->on_tick(a->owner);
-        if (rc <= 0 || !(fds[0].revents & POLLIN))
-            continue;
-        int fd = net_accept(&a->net);
-        if (fd < 0) {
-            if (fd != -EAGAIN)
-                accept_failed(a, fd);
-            if (net_accept_error_is_fatal(fd)) {
-                fprintf(stderr, "acceptor: accept: %s\n", strerror(-fd));
-                break;
-            }
-            if (fd == -EMFILE || fd == -ENFILE)
-                poll(NULL, 0, 10);        /* let connections close first */
-            continue;
-        }
-        uint64_t id = ++a->next_conn_id;  /* refused ones get a number too */
-        board_add(a->board, CTR_ACCEPTED, 1);
-        board_event(a->board, EV_ACCEPT, "conn %llu", (unsigned long long)id);
-        a->on_accept(a->owner, fd, id);
+        if (rc > 0 || a->nrefusals > 0)
+            refusals_service(a, fds + 2);
+        if (rc > 0 && (fds[0].revents & POLLIN) && !accept_one(a))
+            break;
+    }
+    /* Stopping: the refusals still lingering get the rest of their time. */
+    while (a->nrefusals > 0) {
+        int n = refusals_watch(a, fds);
+        poll(fds, (nfds_t)n, poll_timeout_ms(a));
+        refusals_service(a, fds);
     }
     board_thread_end(a->board, &a->on_board);
     return NULL;

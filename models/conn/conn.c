@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -12,42 +13,35 @@
 
 /* ---- the registry ------------------------------------------------------- */
 
-void conn_registry_init(struct conn_registry *r)
+int conn_registry_init(struct conn_registry *r)
 {
+    r->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (r->stop_fd < 0)
+        return -errno;
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->emptied, NULL);
-    r->head = NULL;
     r->count = 0;
+    return 0;
 }
 
 void conn_registry_destroy(struct conn_registry *r)
 {
     pthread_cond_destroy(&r->emptied);
     pthread_mutex_destroy(&r->lock);
+    close(r->stop_fd);
+    r->stop_fd = -1;
 }
 
-void conn_registry_add(struct conn_registry *r, struct conn *c)
+void conn_registry_add(struct conn_registry *r)
 {
     pthread_mutex_lock(&r->lock);
-    c->prev = NULL;
-    c->next = r->head;
-    if (r->head)
-        r->head->prev = c;
-    r->head = c;
     r->count++;
     pthread_mutex_unlock(&r->lock);
 }
 
-uint64_t conn_registry_remove(struct conn_registry *r, struct conn *c)
+uint64_t conn_registry_remove(struct conn_registry *r)
 {
     pthread_mutex_lock(&r->lock);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        r->head = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->prev = c->next = NULL;
     uint64_t left = --r->count;
     if (left == 0)
         pthread_cond_broadcast(&r->emptied);
@@ -63,16 +57,13 @@ uint64_t conn_registry_count(struct conn_registry *r)
     return n;
 }
 
-void conn_registry_shutdown_reads(struct conn_registry *r)
+void conn_registry_stop_input(struct conn_registry *r)
 {
-    /* Under the lock: a connection leaves the registry before its fd is
-     * closed, so no fd number here can have been reused by then. */
-    pthread_mutex_lock(&r->lock);
-    for (struct conn *c = r->head; c; c = c->next) {
-        atomic_store(&c->input_ended, true);
-        shutdown(c->fd, SHUT_RD);
-    }
-    pthread_mutex_unlock(&r->lock);
+    /* Nobody reads the eventfd, so it stays readable: every thread that
+     * polls it from now on, even one that starts serving later (a queued
+     * pool connection), sees the stop. */
+    uint64_t one = 1;
+    (void)!write(r->stop_fd, &one, sizeof(one));
 }
 
 void conn_registry_wait_empty(struct conn_registry *r)
@@ -85,22 +76,36 @@ void conn_registry_wait_empty(struct conn_registry *r)
 
 /* ---- serving (the heart of both blocking models) -------------------------- */
 
-/* Wait until fd is readable or deadline_ns passes (0: no deadline).
- * Returns false on the deadline. */
-static bool wait_readable(int fd, uint64_t deadline_ns)
+/* What a serving thread waits for before each read. */
+enum input_wait {
+    INPUT_READY,     /* the socket has bytes, or EOF, or an error to report */
+    INPUT_STOPPING,  /* a stop began (the registry's eventfd is readable) */
+    INPUT_TIMEOUT,   /* deadline_ns passed */
+};
+
+/* Wait until fd is readable, a stop began (stop_fd readable) or
+ * deadline_ns passes (0: no deadline). A stop wins over input: the thread
+ * must count what the kernel holds at once. One poll() per read is the
+ * price of a stop that leaves the socket open (see conn.h). */
+static enum input_wait wait_readable(int fd, int stop_fd, uint64_t deadline_ns)
 {
-    if (deadline_ns == 0)
-        return true;                  /* read() itself will block */
     for (;;) {
-        uint64_t now = net_now_ns();
-        if (now >= deadline_ns)
-            return false;
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        int rc = poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000));
+        int timeout_ms = -1;
+        if (deadline_ns) {
+            uint64_t now = net_now_ns();
+            if (now >= deadline_ns)
+                return INPUT_TIMEOUT;
+            timeout_ms = (int)((deadline_ns - now + 999999) / 1000000);
+        }
+        struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+                               { .fd = stop_fd, .events = POLLIN } };
+        int rc = poll(p, 2, timeout_ms);
+        if (rc > 0 && p[1].revents)
+            return INPUT_STOPPING;
         if (rc > 0)
-            return true;
+            return INPUT_READY;
         if (rc < 0 && errno != EINTR)
-            return true;              /* let read() report the error */
+            return INPUT_READY;       /* let read() report the error */
     }
 }
 
@@ -147,8 +152,9 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
      * net_write_all), and end on EOF, a reset, a failed write, !quit or
      * a line too long. Show the thread's state on the board as you go
      * (board_thread_state: blocked in I/O while it waits, running while
-     * it works) and count lines and bytes (board_add). A stop shuts the
-     * read side: after c->input_ended, answer only what the kernel held.
+     * it works) and count lines and bytes (board_add). When wait_readable
+     * says a stop began, answer only what the kernel holds then
+     * (net_bytes_held), and end.
      * STUB: (void)thread_name;
      * STUB: (void)me;
      * STUB: (void)board;
@@ -158,8 +164,8 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
      * STUB: end = ECHO_END_EOF;
      */
     uint64_t last_read_ns = net_now_ns(), partial_since_ns = 0;
-    /* After a stop's SHUT_RD the kernel still queues what a client sends:
-     * answer what it held when we noticed the stop, then no more. */
+    /* A stop leaves the socket open, and the client may go on sending:
+     * answer what the kernel held when we noticed the stop, then no more. */
     bool stop_seen = false;
     size_t stop_left = 0;
     for (;;) {
@@ -173,31 +179,35 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
             end = ECHO_END_EOF;           /* a stop ended input */
             break;
         }
+        /* Blocks until the client sends or leaves, a stop begins, or a
+         * timeout passes. After the stop, the bytes held are there to
+         * read: no more waiting. */
+        board_thread_state(board, me, STATE_BLOCKED_IO);
+        if (!stop_seen) {
+            enum echo_end timeout_end = ECHO_END_IDLE;
+            uint64_t deadline = input_deadline(srv->opts, last_read_ns,
+                                               partial_since_ns, &timeout_end);
+            enum input_wait w = wait_readable(c->fd, srv->stop_fd, deadline);
+            if (w == INPUT_TIMEOUT) {
+                end = timeout_end;
+                break;
+            }
+            if (w == INPUT_STOPPING) {
+                stop_seen = true;
+                stop_left = net_bytes_held(c->fd);
+                continue;
+            }
+        }
         if (stop_seen && stop_left < room)
             room = stop_left;
-        /* Blocks until the client sends, leaves, a stop shuts down our
-         * read side (then the kernel hands over what it already holds,
-         * and 0), or a timeout passes. */
-        board_thread_state(board, me, STATE_BLOCKED_IO);
-        enum echo_end timeout_end = ECHO_END_IDLE;
-        uint64_t deadline = input_deadline(srv->opts, last_read_ns, partial_since_ns,
-                                           &timeout_end);
-        if (!wait_readable(c->fd, deadline)) {
-            end = timeout_end;
-            break;
-        }
         ssize_t n = net_read(c->fd, buf, room);
         if (n <= 0) {
             end = n == 0 ? ECHO_END_EOF
                 : n == -ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR;
             break;
         }
-        if (stop_seen) {
+        if (stop_seen)
             stop_left -= (size_t)n;
-        } else if (atomic_load(&c->input_ended)) {
-            stop_seen = true;
-            stop_left = net_bytes_held(c->fd);
-        }
         uint64_t now_ns = net_now_ns();
         board_thread_state_at(board, me, STATE_RUNNING, now_ns);
         echo_session_commit(&session, (size_t)n);
@@ -265,7 +275,7 @@ void conn_finish(const struct conn_server *srv, struct conn_registry *r,
                  struct conn *c, enum echo_end end, uint64_t lines,
                  bool stopping)
 {
-    conn_registry_remove(r, c);
+    conn_registry_remove(r);
     /* After an error reply, or when a stop cut a client off mid-stream,
      * linger: the last replies are read, not lost to a reset. */
     if (echo_end_lingers(end) || stopping)
@@ -277,24 +287,13 @@ void conn_finish(const struct conn_server *srv, struct conn_registry *r,
 }
 
 bool conn_refuse_over_limit(const struct server_opts *o, struct conn_registry *r,
-                            struct board *board, int fd, uint64_t id)
+                            struct acceptor *a, int fd, uint64_t id)
 {
     if (o->max_conns <= 0 || conn_registry_count(r) < (uint64_t)o->max_conns)
         return false;
     char why[64];
     snprintf(why, sizeof(why), "%d of %d connections open (--max-conns)",
              o->max_conns, o->max_conns);
-    conn_reject_busy(board, fd, id, why);
+    acceptor_refuse(a, fd, id, why);
     return true;
-}
-
-void conn_reject_busy(struct board *board, int fd, uint64_t id, const char *why)
-{
-    board_add(board, CTR_REJECTED, 1);
-    board_event(board, EV_REJECT, "conn %llu: %s", (unsigned long long)id, why);
-    /* Said on a fresh socket: the send buffer is empty, so this never
-     * blocks. The short linger keeps the reply from being lost to a reset
-     * without letting one silent client hold up the acceptor for long. */
-    (void)net_write_all(fd, ECHO_ERR_BUSY, sizeof(ECHO_ERR_BUSY) - 1);
-    net_lingering_close(fd, CONN_REJECT_LINGER_MS);
 }

@@ -8,8 +8,19 @@
  *   conn_finish: unlink from the registry, close (lingering after an error
  *                reply), count and log why
  *
- * The registry lists the open connections so that a graceful stop can end
- * every connection's input (shutdown(SHUT_RD)) and wait for them to finish.
+ * The registry counts the open connections and holds the stop signal: an
+ * eventfd that every serving thread polls beside its socket. A graceful
+ * stop makes it readable, and each thread answers what the kernel holds
+ * for it, then closes with a linger, and the stop waits for the count to
+ * reach 0.
+ *
+ * Why not shutdown(SHUT_RD) to wake a thread blocked in read()? Once a
+ * socket is shut both ways (our read side, then the linger's SHUT_WR),
+ * Linux answers any byte the client still sends with a reset (RFC 1122's
+ * "MUST send a reset"; the TCPAbortOnData counter), and the reset throws
+ * away every reply still in our send queue: a client streaming lines got
+ * half a line and then EOF. So the read side stays open, and the linger
+ * drains it until the client's own FIN.
  */
 #ifndef THREADLAB_CONN_H
 #define THREADLAB_CONN_H
@@ -19,27 +30,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "acceptor.h"
 #include "echo/session.h"
 #include "probe/board.h"
 #include "server.h"
-
-#define CONN_REJECT_LINGER_MS 100   /* a refused client gets this long to read */
 
 /* One client connection of a blocking model. */
 struct conn {
     int fd;                   /* owned by whoever serves it */
     uint64_t id;              /* 1, 2, ... in accept order */
-    struct conn *prev, *next; /* in the registry */
     void *owner;              /* the server it belongs to */
-    _Atomic bool input_ended; /* a stop shut its read side */
 };
 
-/* The open connections. */
+/* The open connections, and the stop signal they all watch. */
 struct conn_registry {
-    pthread_mutex_t lock;     /* guards the list and count */
+    pthread_mutex_t lock;     /* guards count */
     pthread_cond_t emptied;   /* signalled when count drops to 0 */
-    struct conn *head;
     uint64_t count;
+    int stop_fd;              /* eventfd: readable once a stop began */
 };
 
 /* Who serves a connection, for !who and the board. */
@@ -47,19 +55,24 @@ struct conn_server {
     const char *model;                 /* "bio", "pool" */
     const struct server_opts *opts;    /* --max-line, linger */
     struct board *board;               /* may be NULL */
+    int stop_fd;                       /* the registry's: polled beside
+                                          each socket */
 };
 
 /* ---- the registry (any thread) ---- */
 
-void conn_registry_init(struct conn_registry *r);
+/* Returns 0 or -errno (no eventfd to spare). */
+int conn_registry_init(struct conn_registry *r);
 void conn_registry_destroy(struct conn_registry *r);
-void conn_registry_add(struct conn_registry *r, struct conn *c);
-/* Returns how many remain. */
-uint64_t conn_registry_remove(struct conn_registry *r, struct conn *c);
+/* One more connection, or one fewer (returns how many remain). */
+void conn_registry_add(struct conn_registry *r);
+uint64_t conn_registry_remove(struct conn_registry *r);
 uint64_t conn_registry_count(struct conn_registry *r);
-/* End every connection's input: a thread blocked in read() first gets what
- * the kernel already holds, then EOF. Call once the acceptor has stopped. */
-void conn_registry_shutdown_reads(struct conn_registry *r);
+/* Tell every connection, served or still queued, that a stop began: each
+ * answers the complete lines among the bytes the kernel holds for it when
+ * it notices, and ends. Their sockets are not touched. Call once the
+ * acceptor has stopped. */
+void conn_registry_stop_input(struct conn_registry *r);
 /* Block until no connection is left. */
 void conn_registry_wait_empty(struct conn_registry *r);
 
@@ -72,19 +85,15 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                          const char *thread_name,
                          struct board_thread_ref *on_board, uint64_t *lines);
 
-/* Remove c from r, close its fd (lingering after an error reply), count
+/* Take c off r's count, close its fd (lingering after an error reply), count
  * and log the close with its reason. c itself is not freed. */
 void conn_finish(const struct conn_server *srv, struct conn_registry *r,
                  struct conn *c, enum echo_end end, uint64_t lines,
                  bool stopping);
 
-/* --max-conns: if r already holds that many connections, refuse fd (as
- * conn_reject_busy) and return true. Acceptor thread. */
+/* --max-conns: if r already holds that many connections, refuse fd
+ * (acceptor_refuse) and return true. Acceptor thread. */
 bool conn_refuse_over_limit(const struct server_opts *o, struct conn_registry *r,
-                            struct board *board, int fd, uint64_t id);
-
-/* Refuse a new connection: "!err busy", a short lingering close, counted
- * and logged with why. */
-void conn_reject_busy(struct board *board, int fd, uint64_t id, const char *why);
+                            struct acceptor *a, int fd, uint64_t id);
 
 #endif

@@ -107,8 +107,9 @@ bool net_peer_took_output(int fd, size_t *unacked);
  * pass without the peer taking any of our output, then close. (nginx's
  * lingering close.) A slow reader that keeps reading gets every byte; one
  * that stops is cut linger_ms after it stopped; none lingers longer than
- * NET_LINGER_MAX_PERIODS * linger_ms. Also right after our own
- * shutdown(SHUT_RD) (a graceful stop), when EOF is asked of TCP. */
+ * NET_LINGER_MAX_PERIODS * linger_ms. Not after our own
+ * shutdown(SHUT_RD): shut both ways, Linux answers the peer's next byte
+ * with a reset (RFC 1122), which throws away the replies still queued. */
 void net_lingering_close(int fd, int linger_ms);
 
 /* ---- clients ---- */

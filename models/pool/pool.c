@@ -53,12 +53,16 @@ struct pool {
     pthread_mutex_t lock;
     pthread_cond_t watchdog_signal; /* a task came, a thread went idle, stop */
     pthread_cond_t queue_not_full;  /* for the block policy */
+    pthread_cond_t submitters_gone; /* shutdown: the last blocked submitter left */
+    int submitters_blocked;         /* in pool_submit, waiting for room */
     struct pool_task *queue;        /* ring of o.queue_capacity */
     int head, count;
     struct pool_thread *threads;    /* alive: idle or running */
     struct pool_thread *ended;      /* handed a NULL task, to be joined */
     int size, idle, next_number;
     int min_now;
+    uint64_t spawn_retry_ns;        /* a thread could not be created: try
+                                       again then (0: no failure pending) */
     bool shutting_down, drain;
     pthread_t watchdog;
     bool watchdog_started;
@@ -150,23 +154,38 @@ static void *task_thread_main(void *arg)
     return NULL;
 }
 
+/* The system would not give us a thread (EAGAIN: out of threads, or
+ * memory). Count it, and have the watchdog try again after a while: no
+ * thread may ever free up (each serves a long connection), so waiting for
+ * one could leave the task queued for good. Returns false. */
+static bool spawn_failed(struct pool *p, int err)
+{
+    p->stats.spawn_failed++;
+    p->spawn_retry_ns = now_ns() + (uint64_t)POOL_SPAWN_RETRY_MS * 1000000u;
+    board_event(p->o.board, EV_ERROR, "no task thread: %s; %d queued, trying "
+                "again in %d ms", strerror(err), p->count, POOL_SPAWN_RETRY_MS);
+    return false;
+}
+
 /* Create a task thread, idle. Pool lock held. Returns false if the system
  * would not give us one. */
 static bool spawn_task_thread(struct pool *p, const char *why)
 {
     struct pool_thread *t = calloc(1, sizeof(*t));
     if (!t)
-        return false;
+        return spawn_failed(p, ENOMEM);
     t->pool = p;
     t->state = TASK_IDLE;
     t->idle_since_ns = now_ns();
     snprintf(t->name, sizeof(t->name), "%s-%d", p->o.thread_prefix, ++p->next_number);
     pthread_cond_init(&t->task_signal, NULL);
-    if (pthread_create(&t->thread, NULL, task_thread_main, t) != 0) {
+    int rc = pthread_create(&t->thread, NULL, task_thread_main, t);
+    if (rc != 0) {
         pthread_cond_destroy(&t->task_signal);
         free(t);
-        return false;
+        return spawn_failed(p, rc);
     }
+    p->spawn_retry_ns = 0;
     pthread_setname_np(t->thread, t->name);
     t->next = p->threads;
     p->threads = t;
@@ -348,7 +367,10 @@ static void *watchdog_main(void *arg)
                     continue;
             }
             /* LAB 02 END */
-            watchdog_wait(p, wake);    /* at max: until a thread frees up */
+            /* At max: until a thread frees up. Below max, a thread could
+             * not be created: until then, or the time to try again. */
+            uint64_t retry = p->size < p->o.max_threads ? p->spawn_retry_ns : 0;
+            watchdog_wait(p, retry && (wake == 0 || retry < wake) ? retry : wake);
             continue;
         }
         if (p->shutting_down)
@@ -415,6 +437,7 @@ struct pool *pool_create(const struct pool_opts *o)
     pthread_cond_init(&p->watchdog_signal, &mono);
     pthread_condattr_destroy(&mono);
     pthread_cond_init(&p->queue_not_full, NULL);
+    pthread_cond_init(&p->submitters_gone, NULL);
     p->min_now = o->min_threads;
     p->board_queue = board_queue_claim(o->board, o->queue_name,
                                        (uint64_t)o->queue_capacity);
@@ -440,7 +463,10 @@ int pool_submit(struct pool *p, pool_task_cb fn, void *arg, uint64_t tag)
     pthread_mutex_lock(&p->lock);
     while (!p->shutting_down && p->count == p->o.queue_capacity) {
         if (p->o.reject == POOL_REJECT_BLOCK) {
+            p->submitters_blocked++;
             pthread_cond_wait(&p->queue_not_full, &p->lock);
+            if (--p->submitters_blocked == 0 && p->shutting_down)
+                pthread_cond_signal(&p->submitters_gone);
             continue;
         }
         if (p->o.reject == POOL_REJECT_ABORT) {
@@ -483,30 +509,31 @@ int pool_submit(struct pool *p, pool_task_cb fn, void *arg, uint64_t tag)
 
 void pool_shutdown(struct pool *p, bool drain)
 {
-    struct pool_task *dropped = NULL;
-    int ndropped = 0;
-
     pthread_mutex_lock(&p->lock);
     p->shutting_down = true;
     p->drain = drain;
-    if (!drain && p->count > 0) {
-        dropped = malloc(sizeof(*dropped) * (size_t)p->count);
-        while (p->count > 0) {
-            struct pool_task t = queue_pop(p);
-            p->stats.discarded++;
-            if (dropped)
-                dropped[ndropped++] = t;
-        }
-    }
-    pthread_cond_broadcast(&p->queue_not_full);   /* blocked submitters leave */
+    /* Blocked submitters leave with -ESHUTDOWN. Each must relock p->lock
+     * on its way out, so wait until all have, or one would lock a pool
+     * freed below. */
+    pthread_cond_broadcast(&p->queue_not_full);
+    while (p->submitters_blocked > 0)
+        pthread_cond_wait(&p->submitters_gone, &p->lock);
     pthread_cond_signal(&p->watchdog_signal);
+    /* Without drain, drop the queue one task at a time, on_drop outside
+     * the lock (the pool server's answers "!err busy"). Nothing is
+     * allocated, so nothing can fail and leave a task (and its fd)
+     * without its on_drop. Nothing refills the queue meanwhile: submitters
+     * get -ESHUTDOWN, and the watchdog takes no more tasks. */
+    while (!drain && p->count > 0) {
+        struct pool_task t = queue_pop(p);
+        p->stats.discarded++;
+        pthread_mutex_unlock(&p->lock);
+        if (p->o.on_drop)
+            p->o.on_drop(t.arg);
+        pthread_mutex_lock(&p->lock);
+    }
     bool have_watchdog = p->watchdog_started;
     pthread_mutex_unlock(&p->lock);
-
-    for (int i = 0; i < ndropped; i++)
-        if (p->o.on_drop)
-            p->o.on_drop(dropped[i].arg);
-    free(dropped);
 
     if (have_watchdog) {
         pthread_join(p->watchdog, NULL);
@@ -518,6 +545,7 @@ void pool_shutdown(struct pool *p, bool drain)
         join_ended(p);
         pthread_mutex_unlock(&p->lock);
     }
+    pthread_cond_destroy(&p->submitters_gone);
     pthread_cond_destroy(&p->queue_not_full);
     pthread_cond_destroy(&p->watchdog_signal);
     pthread_mutex_destroy(&p->lock);
@@ -534,6 +562,7 @@ void pool_stats(struct pool *p, struct pool_stats *out)
     out->running = p->size - p->idle;
     out->min_now = p->min_now;
     out->queued = p->count;
+    out->blocked_submitters = p->submitters_blocked;
     pthread_mutex_unlock(&p->lock);
 }
 

@@ -27,6 +27,7 @@
 #define POOL_IDLE_MS_DEFAULT 5000
 #define POOL_ADAPTIVE_WINDOW_MS_DEFAULT 10000
 #define POOL_ADAPTIVE_SAMPLES 10        /* queue samples per window */
+#define POOL_SPAWN_RETRY_MS 100         /* a failed thread creation is retried */
 #define POOL_NAME_BYTES 12
 
 /* What a full queue does to a new task (Java's RejectedExecutionHandler). */
@@ -72,12 +73,15 @@ struct pool_stats {
     int idle, running;
     int min_now;                /* min, as adapted */
     int queued;
+    int blocked_submitters;     /* in pool_submit, waiting for room (block) */
     uint64_t high_water;        /* most tasks ever queued at once */
     uint64_t submitted, completed;
     uint64_t rejected;          /* abort */
     uint64_t caller_ran;        /* caller-runs */
     uint64_t discarded;         /* discard-oldest and shutdown without drain */
     uint64_t spawned, retired;  /* task threads created and ended */
+    uint64_t spawn_failed;      /* creations the system refused (retried
+                                   after POOL_SPAWN_RETRY_MS) */
 };
 
 /* Defaults: 4..16 threads, 1024 queued, 5 s idle, abort, not adaptive. */
@@ -93,9 +97,11 @@ struct pool *pool_create(const struct pool_opts *o);
  * pool under block would wait for itself). */
 int pool_submit(struct pool *p, pool_task_cb fn, void *arg, uint64_t tag);
 
-/* Stop taking tasks; run the queued ones (drain) or drop them (on_drop);
- * wait for running tasks; end and join every thread; free. Any thread but
- * the pool's own. */
+/* Stop taking tasks; run the queued ones (drain) or drop them (on_drop,
+ * called for every one, on this thread); wait for running tasks and for
+ * submitters blocked for room (block) to leave with -ESHUTDOWN; end and
+ * join every thread; free. Any thread but the pool's own; nothing may
+ * call pool_submit once it has returned. */
 void pool_shutdown(struct pool *p, bool drain);
 
 void pool_stats(struct pool *p, struct pool_stats *out);

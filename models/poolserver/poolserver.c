@@ -53,41 +53,44 @@ static void serve_task(void *arg, struct pool_thread *self)
     free(c);
 }
 
-/* A queued connection that will never be served (discard-oldest). */
+/* A queued connection that will never be served (discard-oldest). On the
+ * acceptor thread: pool_submit drops the oldest as the acceptor submits
+ * the newest. (The other drop, pool_shutdown without drain, never finds a
+ * connection queued: the pool server drains.) */
 static void drop_task(void *arg)
 {
     struct conn *c = arg;
     struct pool_server *s = c->owner;
-    conn_registry_remove(&s->conns, c);
+    conn_registry_remove(&s->conns);
     board_sub(s->board, CTR_ACTIVE, 1);
-    conn_reject_busy(s->board, c->fd, c->id, "dropped from a full queue "
-                     "(discard-oldest)");
+    acceptor_refuse(&s->acceptor, c->fd, c->id, "dropped from a full queue "
+                    "(discard-oldest)");
     free(c);
 }
 
 static void on_accept(void *owner, int fd, uint64_t id)
 {
     struct pool_server *s = owner;
-    if (conn_refuse_over_limit(&s->opts, &s->conns, s->board, fd, id))
+    if (conn_refuse_over_limit(&s->opts, &s->conns, &s->acceptor, fd, id))
         return;
     struct conn *c = calloc(1, sizeof(*c));
     if (!c) {
-        conn_reject_busy(s->board, fd, id, "out of memory");
+        acceptor_refuse(&s->acceptor, fd, id, "out of memory");
         return;
     }
     c->fd = fd;
     c->id = id;
     c->owner = s;
-    conn_registry_add(&s->conns, c);
+    conn_registry_add(&s->conns);
     board_add(s->board, CTR_ACTIVE, 1);
     int rc = pool_submit(s->pool, serve_task, c, id);
     if (rc < 0) {
         char why[80];
         snprintf(why, sizeof(why), "queue full (%d), reject policy abort",
                  s->opts.pool.queue_capacity);
-        conn_registry_remove(&s->conns, c);
+        conn_registry_remove(&s->conns);
         board_sub(s->board, CTR_ACTIVE, 1);
-        conn_reject_busy(s->board, fd, id, rc == -EAGAIN ? why : "stopping");
+        acceptor_refuse(&s->acceptor, fd, id, rc == -EAGAIN ? why : "stopping");
         free(c);
     }
 }
@@ -100,14 +103,20 @@ struct pool_server *pool_server_start(const struct server_opts *opts)
     if (!s)
         return NULL;
     s->opts = *opts;
-    conn_registry_init(&s->conns);
+    rc = conn_registry_init(&s->conns);
+    if (rc < 0) {
+        free(s);
+        errno = -rc;
+        return NULL;
+    }
     net_ignore_sigpipe();
 
     rc = acceptor_open(&s->acceptor, &opts->listen);
     if (rc < 0)
         goto out_free;
     s->board = server_board_create("pool", opts);
-    s->serving = (struct conn_server){ "pool", &s->opts, s->board };
+    s->serving = (struct conn_server){ "pool", &s->opts, s->board,
+                                       s->conns.stop_fd };
 
     struct pool_opts po = opts->pool;
     po.thread_prefix = "task";
@@ -154,9 +163,9 @@ void pool_server_stop(struct pool_server *s)
     board_mark_closing(s->board);
     acceptor_stop(&s->acceptor);
 
-    /* 2. End every connection's input, served or still queued: each will
-     *    answer the lines it has received, then see EOF. */
-    conn_registry_shutdown_reads(&s->conns);
+    /* 2. Tell every connection, served or still queued: each will answer
+     *    the lines the kernel holds for it, then linger and close. */
+    conn_registry_stop_input(&s->conns);
 
     /* 3. Drain the pool: queued connections are served (briefly) too. */
     pool_shutdown(s->pool, true);
