@@ -135,8 +135,10 @@ static void print_title(FILE *gp, const char *title)
 static void write_panel(FILE *gp, const struct panel *p, const char *data, const char *over,
                         const char **models, int nmodels, const char **omodels, int nover)
 {
+    /* Linear: 2.5M rather than 2.5e+06. */
     fprintf(gp, "set title \"%s\"\nset ylabel \"%s\"\n%s\nplot ", p->title, p->ylabel,
-            p->log_y ? "set logscale y" : "unset logscale y; set yrange [0:*]");
+            p->log_y ? "set logscale y; set format y \"%g\""
+                     : "unset logscale y; set yrange [0:*]; set format y \"%.1s%c\"");
     for (int k = 0; k < nmodels; k++)
         fprintf(gp, "%s'%s' index %d using 1:%d with linespoints lt %d title \"%s\"",
                 k ? ", " : "", data, k, p->column, model_linetype(models[k]), models[k]);
@@ -167,7 +169,8 @@ static void write_script(FILE *gp, const char *path, const char *title, enum swe
     fprintf(gp, "set multiplot layout 2,2 title ");
     print_title(gp, title);
     fprintf(gp, " font \"sans,12\"\n");
-    fprintf(gp, "set grid\nset key top left box opaque font \",9\"\nset xlabel \"%s%s\"\n%s\n"
+    /* The keys go right of the panels: inside, a line would run behind them. */
+    fprintf(gp, "set grid\nset key outside right top vertical font \",9\"\nset xlabel \"%s%s\"\n%s\n"
                 "set format y \"%%g\"\nset format x \"%%g\"\nset offsets graph 0.03, "
                 "graph 0.03, 0, 0\n",
             xlabels[v], log_x ? " (log)" : "", log_x ? "set logscale x" : "unset logscale x");
