@@ -75,7 +75,7 @@ static void sim_usage(FILE *out)
             "                     line burns N us), sleep-pct (this %% of lines sleeps\n"
             "                     %d ms); LIST: 10,100,1000 or 1e1..1e6 (powers of ten).\n"
             "                     Adds the simulated CPU busy, reserved memory (stacks\n"
-            "                     + connections) and resident memory (the process, %d\n"
+            "                     + connections) and resident memory (the process, %g\n"
             "                     KiB a thread, the connections). The pool gets --max\n"
             "                     %d unless given, as compare's steady scenario gives\n"
             "                     the real one\n"

@@ -8,14 +8,15 @@
 #include "des/sim.h"
 #include "fleet/sweep.h"
 
-/* Pages of its stack a thread touches, and what it costs besides (TLS,
- * the guard's page tables): a simulated thread's resident memory, measured
- * on this machine from the real bio server (docs/curves.md). */
-#define SIM_SWEEP_THREAD_RESIDENT_KB 12
+/* A simulated thread's resident memory: the pages of its stack it
+ * touches and its bookkeeping (TLS, descriptor), not the whole reserved
+ * stack. Measured here by compare --sweep: bio's RSS less the reactor's at
+ * the same 1000 and 10 000 connections, per extra thread (4.5 to 4.7 KiB;
+ * docs/curves.md). */
+#define SIM_SWEEP_THREAD_RESIDENT_KB 4.6
 /* What the server process holds before any thread or connection (code,
- * libraries, heap, board), measured the same way: the reactor's RSS with
- * one connection. */
-#define SIM_SWEEP_PROCESS_RESIDENT_KB 2800
+ * libraries, heap, board): the real reactor's RSS with one connection. */
+#define SIM_SWEEP_PROCESS_RESIDENT_KB 2700
 /* The pool's --max in a sweep unless given: what compare's default
  * scenario (steady, sim/fleet/scenario.c) gives the real pool, so that an
  * --overlay compares like with like. */
