@@ -242,7 +242,7 @@ static void plan_at_value(struct plan *p, enum sweep_var var, double v, char *bu
 static bool sweep_value(struct plan *p, const struct sweep_spec *s, int k,
                         struct sweep_row *rows, int *n, int *rc)
 {
-    char arg[32], shown[32], point[64], err[512];
+    char arg[32], shown[32], point[96], err[512];
     plan_at_value(p, s->var, s->values[k], arg, sizeof(arg));
     sweep_value_str(s->var, s->values[k], shown, sizeof(shown));
     snprintf(point, sizeof(point), "%s=%s, point %d of %d: ", sweep_var_name(s->var), shown,
