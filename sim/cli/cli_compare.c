@@ -333,7 +333,8 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
         case OPT_PLOT:
             a->plot = optarg;
             if (!sweep_plot_path_ok(a->plot)) {
-                cli_usage_error("compare", "--plot: '%s' must end in .png or .svg", a->plot);
+                cli_usage_error("compare", "--plot: '%s' must end in .png or .svg, "
+                                "without quotes", a->plot);
                 return CLI_EXIT_USAGE;
             }
             break;

@@ -423,7 +423,8 @@ int cli_sim(int argc, char **argv)
             break;
         case OPT_PLOT:
             if (!sweep_plot_path_ok(optarg)) {
-                cli_usage_error("sim", "--plot: '%s' must end in .png or .svg", optarg);
+                cli_usage_error("sim", "--plot: '%s' must end in .png or .svg, without "
+                                "quotes", optarg);
                 return CLI_EXIT_USAGE;
             }
             sw.plot = optarg;

@@ -6,10 +6,12 @@
  * flight per connection and no line sizes, so it sweeps conns, cpu-us and
  * sleep-pct. A real sweep's CSV given to --overlay is read first (a bad
  * one is a usage error: nothing has run yet), and drawn as points over
- * the simulated lines.
+ * the simulated lines. The runs are independent, so they run side by
+ * side, one thread per core.
  */
 #include "cli_sim_sweep.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -154,38 +156,102 @@ static void sweep_title(const struct sim_opts *o, const struct sim_sweep *sw, ch
              o->duration_s, (unsigned long long)o->seed, o->prof.measured, machine);
 }
 
-/* Run every point; rows appended. Returns false when out of memory. */
+/* ---- running the points, one thread per core ---------------------------- */
+
+/* The points are independent runs of a deterministic simulator, so they
+ * may run side by side: each thread takes the next point and writes its
+ * row into that point's own slot, and the rows come out in the same order
+ * whatever thread ran which. */
+struct point_runner {
+    const struct sim_opts *base;
+    const struct sim_sweep *sw;
+    enum sim_model order[SIM_MODEL_COUNT];   /* the chosen models */
+    int nmodels, npoints;
+    _Atomic int next;                /* the next point to take */
+    _Atomic int finished;            /* points done, for the progress line */
+    _Atomic bool out_of_memory;
+    struct sweep_row *rows;          /* npoints slots */
+    bool *done;                      /* slot filled */
+    bool show;                       /* progress on stderr (a terminal) */
+    pthread_mutex_t progress_lock;   /* one progress line at a time */
+};
+
+static void *point_thread(void *arg)
+{
+    struct point_runner *pr = arg;
+    struct sim_report *r = malloc(sizeof(*r));
+    if (!r) {
+        atomic_store(&pr->out_of_memory, true);
+        return NULL;
+    }
+    for (;;) {
+        if (atomic_load(&sweep_stop) || atomic_load(&pr->out_of_memory))
+            break;
+        int i = atomic_fetch_add(&pr->next, 1);
+        if (i >= pr->npoints)
+            break;
+        double v = pr->sw->spec.values[i / pr->nmodels];
+        struct sim_opts o;
+        point_opts(pr->base, pr->sw, pr->order[i % pr->nmodels], v, &o);
+        if (sim_run(&o, r) < 0) {
+            atomic_store(&pr->out_of_memory, true);
+            break;
+        }
+        row_from_report(&o, r, v, &pr->rows[i]);
+        pr->done[i] = true;
+        int finished = atomic_fetch_add(&pr->finished, 1) + 1;
+        if (pr->show) {
+            pthread_mutex_lock(&pr->progress_lock);
+            fprintf(stderr, "\r  sim --sweep: %d of %d runs done (last: %s=%g, %s)      ",
+                    finished, pr->npoints, sweep_var_name(pr->sw->spec.var), v,
+                    sim_model_name(o.model));
+            pthread_mutex_unlock(&pr->progress_lock);
+        }
+    }
+    free(r);
+    return NULL;
+}
+
+/* Run every point on up to one thread per core; the rows done, in order,
+ * into rows. Returns false when out of memory. */
 static bool run_points(const struct sim_opts *base, const struct sim_sweep *sw,
                        struct sweep_row *rows, int *n)
 {
-    bool show = isatty(STDERR_FILENO);
-    int nmodels = 0, done = 0;
+    static bool done[SWEEP_MAX_ROWS];
+    static struct sweep_row slots[SWEEP_MAX_ROWS];
+    struct point_runner pr = { .base = base, .sw = sw, .rows = slots, .done = done,
+                               .show = isatty(STDERR_FILENO) };
     for (int m = 0; m < SIM_MODEL_COUNT; m++)
-        nmodels += sw->models[m];
-    struct sim_report *r = malloc(sizeof(*r));
-    if (!r)
-        return false;
-    bool ok = true;
-    for (int k = 0; k < sw->spec.nvalues && ok && !atomic_load(&sweep_stop); k++)
-        for (int m = 0; m < SIM_MODEL_COUNT && ok && !atomic_load(&sweep_stop); m++) {
-            struct sim_opts o;
-            if (!sw->models[m])
-                continue;
-            point_opts(base, sw, (enum sim_model)m, sw->spec.values[k], &o);
-            if (show)
-                fprintf(stderr, "\r  %s=%g, %s (run %d of %d)        ",
-                        sweep_var_name(sw->spec.var), sw->spec.values[k],
-                        sim_model_name(o.model), ++done, sw->spec.nvalues * nmodels);
-            ok = sim_run(&o, r) == 0;
-            if (ok)
-                row_from_report(&o, r, sw->spec.values[k], &rows[(*n)++]);
-        }
-    if (show)
-        fprintf(stderr, "\r%60s\r", "");
-    free(r);
-    if (!ok)
+        if (sw->models[m])
+            pr.order[pr.nmodels++] = (enum sim_model)m;
+    pr.npoints = sw->spec.nvalues * pr.nmodels;
+    memset(done, 0, sizeof(done));
+    pthread_mutex_init(&pr.progress_lock, NULL);
+
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nthreads = cores < 1 ? 1 : cores > SIM_SWEEP_MAX_THREADS ? SIM_SWEEP_MAX_THREADS
+                                                                 : (int)cores;
+    pthread_t threads[SIM_SWEEP_MAX_THREADS];
+    int started = 0;
+    while (started < nthreads &&
+           pthread_create(&threads[started], NULL, point_thread, &pr) == 0)
+        started++;
+    if (started == 0)
+        point_thread(&pr);          /* no thread to be had: run them here */
+    for (int t = 0; t < started; t++)
+        pthread_join(threads[t], NULL);
+    pthread_mutex_destroy(&pr.progress_lock);
+    if (pr.show)
+        fprintf(stderr, "\r%78s\r", "");
+
+    /* After a Ctrl-C, the points done, in order (a later one may be done
+     * while an earlier one was not yet taken). */
+    for (int i = 0; i < pr.npoints; i++)
+        if (done[i])
+            rows[(*n)++] = slots[i];
+    if (atomic_load(&pr.out_of_memory))
         fprintf(stderr, "threadlab sim: out of memory\n");
-    return ok;
+    return !atomic_load(&pr.out_of_memory);
 }
 
 int sim_sweep_run(const struct sim_opts *base, const struct sim_sweep *sw)

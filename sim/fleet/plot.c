@@ -32,8 +32,10 @@ static int model_linetype(const char *model)
 
 bool sweep_plot_path_ok(const char *path)
 {
+    /* The path goes into gnuplot's script between single quotes. */
     const char *ext = strrchr(path, '.');
-    return ext && (strcmp(ext, ".png") == 0 || strcmp(ext, ".svg") == 0);
+    return ext && (strcmp(ext, ".png") == 0 || strcmp(ext, ".svg") == 0) &&
+           !strpbrk(path, "'\"\n");
 }
 
 void sweep_machine(char *buf, size_t len)
@@ -51,8 +53,10 @@ void sweep_machine(char *buf, size_t len)
             }
         fclose(fp);
     }
-    if (uname(&u) < 0)
-        snprintf(u.nodename, sizeof(u.nodename), "?"), snprintf(u.release, sizeof(u.release), "?");
+    if (uname(&u) < 0) {
+        snprintf(u.nodename, sizeof(u.nodename), "?");
+        snprintf(u.release, sizeof(u.release), "?");
+    }
     snprintf(buf, len, "%s: %ld cores%s, Linux %s", u.nodename,
              sysconf(_SC_NPROCESSORS_ONLN), cpu, u.release);
 }
@@ -170,10 +174,13 @@ static void write_script(FILE *gp, const char *path, const char *title, enum swe
     print_title(gp, title);
     fprintf(gp, " font \"sans,12\"\n");
     /* The keys go right of the panels: inside, a line would run behind them. */
-    fprintf(gp, "set grid\nset key outside right top vertical font \",9\"\nset xlabel \"%s%s\"\n%s\n"
-                "set format y \"%%g\"\nset format x \"%%g\"\nset offsets graph 0.03, "
-                "graph 0.03, 0, 0\n",
-            xlabels[v], log_x ? " (log)" : "", log_x ? "set logscale x" : "unset logscale x");
+    fprintf(gp, "set grid\nset key outside right top vertical font \",9\"\n"
+                "set xlabel \"%s%s\"\n%s\nset format x \"%s\"\n"
+                "set offsets graph 0.03, graph 0.03, 0, 0\n",
+            xlabels[v], log_x ? " (log)" : "", /* Linear: no negative shares or microseconds. */
+            log_x ? "set logscale x" : "unset logscale x; set xrange [0:*]",
+            /* Counts read 1k, 10k, 1M; shares and microseconds as they are. */
+            v == SWEEP_CONNS || v == SWEEP_DEPTH || v == SWEEP_SIZE ? "%.0s%c" : "%g");
     for (size_t i = 0; i < sizeof(panels) / sizeof(panels[0]); i++)
         write_panel(gp, &panels[i], data, over, models, nmodels, omodels, nover);
     fprintf(gp, "unset multiplot\n");
@@ -255,8 +262,9 @@ int sweep_plot(const char *path, const char *title, enum sweep_var v,
                const struct sweep_row *rows, int n, const struct sweep_row *overlay,
                int noverlay, char *err, size_t err_len)
 {
-    if (!sweep_plot_path_ok(path) || strpbrk(path, "'\"\n")) {
-        snprintf(err, err_len, "--plot: '%s' must end in .png or .svg, without quotes", path);
+    if (!sweep_plot_path_ok(path)) {
+        snprintf(err, err_len, "--plot: '%s' must end in .png or .svg, without quotes",
+                 path);
         return -EINVAL;
     }
     const char *models[SWEEP_MAX_ROWS], *omodels[SWEEP_MAX_ROWS];

@@ -114,7 +114,7 @@ int sweep_plot(const char *path, const char *title, enum sweep_var v,
                const struct sweep_row *rows, int n, const struct sweep_row *overlay,
                int noverlay, char *err, size_t err_len);
 
-/* True when path ends in .png or .svg. */
+/* True when path ends in .png or .svg and holds no quote or newline. */
 bool sweep_plot_path_ok(const char *path);
 
 /* "host: 2 cores, AMD EPYC ..., Linux 6.1": for a figure's title. */

@@ -115,6 +115,8 @@ refuse "past this machine" compare --sweep conns=1e6,1e7
 refuse "depth in the simulator" sim all --sweep depth=1,2
 refuse "sim all without --sweep" sim all
 refuse "an unknown VAR in sim" sim bio --sweep nosuch=1
+refuse "a quote in --plot" compare --sweep conns=1 --plot "it's.png"
+refuse "a --plot that is no picture" sim bio --sweep conns=1 --plot out.pdf
 printf 'model,var\nbio,conns\n' >short.csv
 refuse "an overlay that is not a sweep" sim bio --sweep conns=1,2 --overlay short.csv --plot x.png
 sed 's/^bio,conns,2,real,[0-9.]*/bio,conns,2,real,lots/' real.csv >garbled.csv
