@@ -101,6 +101,22 @@ static int add_decades(struct sweep_spec *s, double from, double to, double max,
     return 0;
 }
 
+/* One item of a LIST, [p, end): a number or A..B. */
+static int add_item(struct sweep_spec *s, const char *p, const char *end, double max,
+                    char *err, size_t err_len)
+{
+    const char *dots = strstr(p, "..");
+    double a, b;
+    if (dots && dots < end) {
+        if (parse_number(p, dots, &a) && parse_number(dots + 2, end, &b))
+            return add_decades(s, a, b, max, err, err_len);
+    } else if (parse_number(p, end, &a)) {
+        return add_value(s, a, max, err, err_len);
+    }
+    snprintf(err, err_len, "--sweep: '%.*s' is not a number or A..B", (int)(end - p), p);
+    return -EINVAL;
+}
+
 int sweep_parse(const char *arg, long max_conns, struct sweep_spec *s, char *err,
                 size_t err_len)
 {
@@ -117,28 +133,10 @@ int sweep_parse(const char *arg, long max_conns, struct sweep_spec *s, char *err
     for (const char *p = eq + 1;;) {
         const char *comma = strchr(p, ',');
         const char *end = comma ? comma : p + strlen(p);
-        const char *dots = strstr(p, "..");
-        double a, b;
-        int rc;
-        if (dots && dots < end) {
-            if (!parse_number(p, dots, &a) || !parse_number(dots + 2, end, &b))
-                goto bad_number;
-            rc = add_decades(s, a, b, max, err, err_len);
-        } else {
-            if (!parse_number(p, end, &a))
-                goto bad_number;
-            rc = add_value(s, a, max, err, err_len);
-        }
-        if (rc < 0)
+        int rc = add_item(s, p, end, max, err, err_len);
+        if (rc < 0 || !comma)
             return rc;
-        if (!comma)
-            return 0;
         p = comma + 1;
-        continue;
-    bad_number:
-        snprintf(err, err_len, "--sweep: '%.*s' in %s is not a number or A..B",
-                 (int)(end - p), p, arg);
-        return -EINVAL;
     }
 }
 

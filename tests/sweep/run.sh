@@ -135,6 +135,7 @@ refuse "sleep-pct over 100" compare --sweep sleep-pct=50,101
 refuse "cpu-us past !cpu's limit" compare --sweep cpu-us=1,20000000
 refuse "an empty A..B" compare --sweep conns=1e3..1e1
 refuse "past this machine" compare --sweep conns=1e6,1e7
+refuse "--conns with a sweep of conns" compare --conns 5 --sweep conns=1,2
 refuse "depth in the simulator" sim all --sweep depth=1,2
 refuse "sim all without --sweep" sim all
 refuse "an unknown VAR in sim" sim bio --sweep nosuch=1
@@ -151,6 +152,11 @@ sed 's/,conns,/,depth,/' real.csv >depth.csv
 refuse "an overlay of another var" sim bio --sweep conns=1,2 --overlay depth.csv --plot x.png
 refuse "an overlay without a file" sim bio --sweep conns=1,2 --overlay nosuch.csv --plot x.png
 [ -e x.png ] && bad "a bad overlay drew a figure" || ok
+
+# --json: one object, the var and a row per (model, value).
+"$BIN" sim all --duration 0.01 --sweep cpu-us=0,100 --json >sweep.json 2>/dev/null
+grep -q '^{"var":"cpu-us","rows":\[' sweep.json && [ "$(grep -o '"model":' sweep.json | wc -l)" = 8 ] \
+  && ok || bad "sim --sweep --json: not 8 rows of cpu-us"
 
 # The decades form gives the powers of ten.
 "$BIN" sim reactor --duration 0.01 --sweep conns=1e1..1e3 --csv dec.csv >/dev/null 2>&1
