@@ -151,6 +151,11 @@ refuse "a cut overlay" sim bio --sweep conns=1,2 --overlay cut.csv --plot x.png
 sed 's/,conns,/,depth,/' real.csv >depth.csv
 refuse "an overlay of another var" sim bio --sweep conns=1,2 --overlay depth.csv --plot x.png
 refuse "an overlay without a file" sim bio --sweep conns=1,2 --overlay nosuch.csv --plot x.png
+refuse "an overlay of simulated rows" sim bio --sweep conns=1,2 --overlay sim.csv --plot x.png
+{ head -1 real.csv; printf 'bio,conns,1,real,%0600d\n' 1; } >long.csv
+refuse "an overlay line of 600 bytes" sim bio --sweep conns=1,2 --overlay long.csv --plot x.png
+{ head -1 real.csv; for i in $(seq 129); do sed -n 2p real.csv; done; } >many.csv
+refuse "an overlay of 129 rows" sim bio --sweep conns=1,2 --overlay many.csv --plot x.png
 [ -e x.png ] && bad "a bad overlay drew a figure" || ok
 
 # --json: one object, the var and a row per (model, value).
