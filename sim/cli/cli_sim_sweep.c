@@ -12,6 +12,7 @@
 #include "cli_sim_sweep.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -228,9 +229,11 @@ static bool run_points(const struct sim_opts *base, const struct sim_sweep *sw,
     memset(done, 0, sizeof(done));
     pthread_mutex_init(&pr.progress_lock, NULL);
 
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* The cores this process may run on (taskset and cpusets count). */
+    cpu_set_t cpus;
+    int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     int nthreads = cores < 1 ? 1 : cores > SIM_SWEEP_MAX_THREADS ? SIM_SWEEP_MAX_THREADS
-                                                                 : (int)cores;
+                                                                 : cores;
     pthread_t threads[SIM_SWEEP_MAX_THREADS];
     int started = 0;
     while (started < nthreads &&

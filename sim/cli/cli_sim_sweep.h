@@ -21,7 +21,8 @@
  * scenario (steady, sim/fleet/scenario.c) gives the real pool, so that an
  * --overlay compares like with like. */
 #define SIM_SWEEP_POOL_MAX 128
-/* Simulations run side by side: at most this many threads (one per core). */
+/* Simulations run side by side: at most this many threads (one per core
+ * the process may run on). */
 #define SIM_SWEEP_MAX_THREADS 16
 
 struct sim_sweep {
