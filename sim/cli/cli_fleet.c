@@ -100,7 +100,8 @@ int plan_start(struct fleet *f, const struct plan *p, int i, char *err, size_t e
 {
     const char *model = p->models[i];
     char serve_buf[256], load_buf[256];
-    const char *serve_argv[SCENARIO_MAX_ARGS], *load_argv[SCENARIO_MAX_ARGS + 8];
+    const char *serve_argv[SCENARIO_MAX_ARGS];
+    const char *load_argv[6 + SCENARIO_MAX_ARGS + PLAN_MAX_LOAD_ARGS + 1];
     scenario_split(scenario_serve_args(p->sc, model), serve_buf, sizeof(serve_buf),
                    serve_argv, SCENARIO_MAX_ARGS);
     int at = fleet_start_server(f, model, serve_argv, err, err_len);
@@ -119,8 +120,11 @@ int plan_start(struct fleet *f, const struct plan *p, int i, char *err, size_t e
      * is counted as a timeout only after 10 s. */
     load_argv[n++] = "--timeout";
     load_argv[n++] = "10";
-    scenario_split(p->sc->load_args, load_buf, sizeof(load_buf), load_argv + n,
-                   SCENARIO_MAX_ARGS);
+    n += scenario_split(p->sc->load_args, load_buf, sizeof(load_buf), load_argv + n,
+                        SCENARIO_MAX_ARGS);
+    for (int k = 0; k < PLAN_MAX_LOAD_ARGS && p->load_args[k]; k++)
+        load_argv[n++] = p->load_args[k];
+    load_argv[n] = NULL;
     if (fleet_start_load(f, at, load_argv, err, err_len) < 0)
         return -1;
     return at;

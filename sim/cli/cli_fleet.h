@@ -11,6 +11,8 @@
 #include "fleet/results.h"
 #include "fleet/scenario.h"
 
+#define PLAN_MAX_LOAD_ARGS 4
+
 struct plan {
     const char *models[FLEET_MAX];
     int nmodels;
@@ -18,6 +20,9 @@ struct plan {
     const struct scenario *sc;
     double duration_s;
     int conns;                 /* 0: the scenario's */
+    /* More `threadlab load` options, after the scenario's so that they
+     * win (compare --sweep: "--depth 8"); NULL-terminated. */
+    const char *load_args[PLAN_MAX_LOAD_ARGS + 1];
 };
 
 enum {

@@ -1,4 +1,5 @@
-/* cli_sim.c -- `threadlab sim MODEL`: a model on a simulated machine. */
+/* cli_sim.c -- `threadlab sim MODEL`: a model on a simulated machine;
+ * with --sweep, many runs as curves (cli_sim_sweep.c). */
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_sim_sweep.h"
 #include "des/sim.h"
 #include "des/simviz.h"
 #include "viz/top.h"
@@ -17,6 +19,7 @@ static void sim_usage(FILE *out)
 {
     fprintf(out,
             "usage: threadlab sim MODEL [options]\n"
+            "       threadlab sim MODEL|all --sweep VAR=LIST [options]   (curves)\n"
             "       threadlab sim quiz --seed N [--answers]   (lab 08)\n"
             "\n"
             "Run a model (bio, pool, reactor, multireactor) on a simulated machine of\n"
@@ -79,7 +82,23 @@ static void sim_usage(FILE *out)
             "                     the same seed, so it leaves them out)\n"
             "  -h, --help         this help\n"
             "\n"
-            "Example: threadlab sim bio --cores 16 --conns 100000 --duration 5\n");
+            "curves (MODEL may be 'all'; the rows and figure of compare --sweep):\n"
+            "  --sweep VAR=LIST   one run per model and value; VAR: conns, cpu-us (every\n"
+            "                     line burns N us), sleep-pct (this %% of lines sleeps\n"
+            "                     %d ms); LIST: 10,100,1000 or 1e1..1e6 (powers of ten).\n"
+            "                     Adds the simulated CPU busy, reserved memory (stacks\n"
+            "                     + connections) and resident memory (the process, %g\n"
+            "                     KiB a thread, the connections). The pool gets --max\n"
+            "                     %d unless given, as compare's steady scenario gives\n"
+            "                     the real one\n"
+            "  --csv FILE         also write the rows as CSV\n"
+            "  --plot FILE        draw the curves into FILE.png or FILE.svg (gnuplot)\n"
+            "  --overlay CSV      with --plot: draw a real sweep (compare --sweep --csv)\n"
+            "                     as points over the simulated lines\n"
+            "\n"
+            "Example: threadlab sim bio --cores 16 --conns 100000 --duration 5\n"
+            "         threadlab sim all --cores 16 --sweep conns=1e1..1e6 --plot c1m.png\n",
+            SWEEP_SLEEP_MS, SIM_SWEEP_THREAD_RESIDENT_KB, SIM_SWEEP_POOL_MAX);
 }
 
 enum {
@@ -87,6 +106,7 @@ enum {
     OPT_LINES_PER_CONN, OPT_THINK, OPT_MIX, OPT_SERVICE, OPT_RAMP, OPT_RANDOM,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_WORKERS, OPT_OFFLOAD, OPT_BACKLOG, OPT_JSON,
     OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_RECORD, OPT_ENGINE_STATS, OPT_IO_RATIO,
+    OPT_SWEEP, OPT_CSV, OPT_PLOT, OPT_OVERLAY,
 };
 
 static const struct option sim_options[] = {
@@ -117,6 +137,10 @@ static const struct option sim_options[] = {
     { "json", no_argument, NULL, OPT_JSON },
     { "engine-stats", no_argument, NULL, OPT_ENGINE_STATS },
     { "io-ratio", required_argument, NULL, OPT_IO_RATIO },
+    { "sweep", required_argument, NULL, OPT_SWEEP },
+    { "csv", required_argument, NULL, OPT_CSV },
+    { "plot", required_argument, NULL, OPT_PLOT },
+    { "overlay", required_argument, NULL, OPT_OVERLAY },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -257,6 +281,29 @@ static int run_with_viz(struct sim_opts *o, struct sim_report *r, double speed,
     return vr.rc;
 }
 
+/* --sweep and what goes only with it. */
+static int sweep_or_usage(const struct sim_opts *o, struct sim_sweep *sw, bool sweep,
+                          bool all, bool viz, bool json, int model)
+{
+    if (!sweep) {
+        cli_usage_error("sim", "%s goes with --sweep", all ? "all" : "--csv, --plot or "
+                        "--overlay");
+        return CLI_EXIT_USAGE;
+    }
+    if (viz) {
+        cli_usage_error("sim", "--viz plays one run, not a sweep");
+        return CLI_EXIT_USAGE;
+    }
+    if (sw->overlay && !sw->plot) {
+        cli_usage_error("sim", "--overlay goes with --plot");
+        return CLI_EXIT_USAGE;
+    }
+    for (int m = 0; m < SIM_MODEL_COUNT; m++)
+        sw->models[m] = all || m == model;
+    sw->json = json;
+    return sim_sweep_run(o, sw);
+}
+
 int cli_sim(int argc, char **argv)
 {
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -269,14 +316,18 @@ int cli_sim(int argc, char **argv)
         cli_usage_error("sim", "name a model: bio, pool, reactor or multireactor");
         return CLI_EXIT_USAGE;
     }
-    int model = sim_model_by_name(argv[1]);
+    bool all = strcmp(argv[1], "all") == 0;
+    int model = all ? SIM_BIO : sim_model_by_name(argv[1]);
     if (model < 0) {
-        cli_usage_error("sim", "no model called '%s' (bio, pool, reactor, multireactor)",
-                        argv[1]);
+        cli_usage_error("sim", "no model called '%s' (bio, pool, reactor, multireactor; "
+                        "all with --sweep)", argv[1]);
         return CLI_EXIT_USAGE;
     }
     struct sim_opts o;
     sim_opts_init(&o, (enum sim_model)model);
+    static struct sim_sweep sw;
+    bool sweep = false;
+    char sweep_err[256];
     bool json = false, viz = false, engine_stats = false;
     double speed = 0.001;
     const char *profile_path = NULL, *record_path = NULL;
@@ -375,7 +426,7 @@ int cli_sim(int argc, char **argv)
             if (!cli_parse_long("sim", flag, optarg, 0, 100000000, &v))
                 return CLI_EXIT_USAGE;
             if (c == OPT_MIN) o.pool_min = (int)v;
-            if (c == OPT_MAX) o.pool_max = (int)v;
+            if (c == OPT_MAX) o.pool_max = (int)v, sw.pool_max_given = true;
             if (c == OPT_QUEUE) o.pool_queue = (int)v;
             if (c == OPT_WORKERS) o.workers = (int)v;
             if (c == OPT_OFFLOAD) o.offload = (int)v;
@@ -391,6 +442,27 @@ int cli_sim(int argc, char **argv)
             if (!cli_parse_long("sim", "--io-ratio", optarg, 1, 100, &v))
                 return CLI_EXIT_USAGE;
             o.io_ratio = (int)v;
+            break;
+        case OPT_SWEEP:
+            if (sweep_parse(optarg, 50000000, &sw.spec, sweep_err, sizeof(sweep_err)) < 0) {
+                cli_usage_error("sim", "%s", sweep_err);
+                return CLI_EXIT_USAGE;
+            }
+            sweep = true;
+            break;
+        case OPT_CSV:
+            sw.csv = optarg;
+            break;
+        case OPT_PLOT:
+            if (!sweep_plot_path_ok(optarg)) {
+                cli_usage_error("sim", "--plot: '%s' must end in .png or .svg, without "
+                                "quotes", optarg);
+                return CLI_EXIT_USAGE;
+            }
+            sw.plot = optarg;
+            break;
+        case OPT_OVERLAY:
+            sw.overlay = optarg;
             break;
         case 'h':
             sim_usage(stdout);
@@ -416,6 +488,8 @@ int cli_sim(int argc, char **argv)
         o.prof.stack_kb = stack_kb;
     if (o.lines_per_conn > 0 && o.duration_s == 10)
         o.duration_s = 0;            /* lines given, duration not: no time limit */
+    if (sweep || all || sw.csv || sw.plot || sw.overlay)
+        return sweep_or_usage(&o, &sw, sweep, all, viz, json, model);
     if (sim_opts_check(&o, err, sizeof(err)) < 0) {
         cli_usage_error("sim", "%s", err);
         return CLI_EXIT_USAGE;
