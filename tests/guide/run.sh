@@ -95,8 +95,9 @@ check_span() {   # check_span GUIDE BLOCK SPAN
   out="$tmp/out.$2.panes"
   grep -v '^\[' "$tmp/out.$2" >"$out"
   if grep -qF -- "$3" "$out"; then echo "  ok: $1 block $2: '$3'"; ok; return; fi
-  if ! grep -q '^C	'"$2"'	build/threadlab sim ' "$tmp/cmds.en" && [ "$cores" != 2 ]; then
-    echo "  skip ($cores cores; the guide's figure is for 2): $1 '$3'"; return
+  if ! grep -q '^C	'"$2"'	build/threadlab sim ' "$tmp/cmds.en"; then
+    [ "$cores" != 2 ] && { echo "  skip ($cores cores; the guide's figure is for 2): $1 '$3'"; return; }
+    too_busy "$2" && { echo "  skip (the load fell behind: every p50 >= 1 s): $1 '$3'"; return; }
   fi
   re=$(printf '%s' "$3" | sed 's/[].[*^$\\/]/\\&/g; s/[0-9][0-9.,]*/[0-9][0-9.,]*/g')
   got=$(grep -o -- "$re" "$out" | sort | uniq -c | sort -rn | head -3 | awk '{$1 = ""; print}' | paste -sd'|')
@@ -112,7 +113,21 @@ table_value() {
     end && $1 == m { s = substr($0, 1, end); sub(/.* /, "", s); v = s }
     END { print v }' "$tmp/out.$1"
 }
+# too_busy BLOCK: succeeds (and says why) when the machine was so loaded
+# that the block's load generators fell behind: every model's p50 of a
+# second or more (a quiet 2-core PC gives well under 10 ms for at least
+# one model in every scenario the guide runs). Real-run figures assume a
+# quiet machine, as the guide says; then they are skipped, not failed.
+too_busy() {
+  awk '/^model +lines\/s/ { t = 1; next }
+       t && $1 ~ /^(bio|pool|reactor|multireactor)$/ && $2 ~ /^[0-9]+$/ {
+         n++; if ($4 ~ /[0-9]s$/ && $4 !~ /[mu]s$/) slow++ }
+       END { exit !(n > 0 && slow == n) }' "$tmp/out.$1"
+}
 check_cell() {   # check_cell GUIDE BLOCK MODEL COLUMN CELL
+  if too_busy "$2"; then
+    echo "  skip (the load fell behind: every p50 >= 1 s): $1 block $2: $3 $4 $5"; return
+  fi
   base=$4 ratio=""
   case "$4" in *" vs reactor") base=${4% vs reactor}; ratio=yes ;; esac
   v=$(table_value "$2" "$3" "$base")
