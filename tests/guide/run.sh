@@ -1,0 +1,160 @@
+#!/bin/sh
+# run.sh -- the teacher's guide rehearsed: every command in
+# docs/teachers-guide.md and docs/teachers-guide.zh.md is run, and every
+# figure they quote is checked against that run's output.
+#
+# What is a command and what is a figure: tests/guide/plan.awk (and the
+# comment at the top of the guide). How a command is run here:
+#   demo      on a 160x48 terminal (tmux), the size the guide states, with
+#             --duration 3 (many-idle 6); the screens and the final table
+#             are its output
+#   sim --viz on a 160x48 terminal for a few seconds, then q
+#   replay    --plain (every frame as text)
+#   others    as printed
+# Simulator figures are exact; real-run figures are ranges in tables. The
+# guide's real-run code spans (`threads 6:`) are for a 2-core PC: on other
+# machines they are reported and skipped. Every figure is printed with the
+# one this run got, so a changed report is refreshed by reading the log.
+set -u
+BIN=$(realpath "${THREADLAB_BIN:-build/threadlab}")
+here=$(dirname "$(realpath "$0")")
+top=$(realpath "$here/../..")
+tmp=$(mktemp -d)
+sock="$tmp/tmux.sock"
+export THREADLAB_BOARD_DIR="${THREADLAB_BOARD_DIR:-$tmp/boards}/guide-$$"
+. "$here/../lib.sh"
+cleanup() {
+  tmux -S "$sock" kill-server 2>/dev/null
+  rm -rf "$tmp" "$THREADLAB_BOARD_DIR"
+}
+trap cleanup EXIT
+echo "== tests/guide/run.sh ($BIN)"
+command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
+cores=$(nproc)
+
+# 1. The plans: both guides must run the same commands in the same order.
+en="$top/docs/teachers-guide.md" zh="$top/docs/teachers-guide.zh.md"
+[ -f "$zh" ] || { bad "no Chinese guide ($zh)"; summary guide; exit 1; }
+awk -f "$here/plan.awk" "$en" >"$tmp/plan.en"
+awk -f "$here/plan.awk" "$zh" >"$tmp/plan.zh"
+grep '^C' "$tmp/plan.en" >"$tmp/cmds.en"; grep '^C' "$tmp/plan.zh" >"$tmp/cmds.zh"
+cmp -s "$tmp/cmds.en" "$tmp/cmds.zh" && ok \
+  || { bad "the two guides print different commands:"; diff "$tmp/cmds.en" "$tmp/cmds.zh"; }
+n=$(wc -l <"$tmp/cmds.en")
+[ "$n" -ge 8 ] && ok || bad "only $n commands found in the guide"
+grep '^X' "$tmp/plan.en" | cut -f3 | while read -r c; do
+  echo "  not run here: '$c' (make check has just built the binary)"
+done
+
+# 2. Run each block's commands; the block's output is out.N.
+tmux_run() {   # tmux_run OUT SECONDS COMMAND: on 160x48 until it exits or SECONDS, then q
+  tmux -S "$sock" new-session -d -s g -x 160 -y 48 -c "$tmp/run" \
+    "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $3; echo guide-exit=\$?; sleep 60"
+  i=0
+  while [ "$i" -lt $(($2 * 4)) ]; do
+    sleep 0.25; i=$((i + 1))
+    tmux -S "$sock" capture-pane -p -t g >"$tmp/screen"
+    cat "$tmp/screen" >>"$1"
+    grep -q '^guide-exit=' "$tmp/screen" && break
+  done
+  grep -q '^guide-exit=' "$tmp/screen" || {
+    tmux -S "$sock" send-keys -t g q
+    for _ in $(seq 40); do
+      sleep 0.25; tmux -S "$sock" capture-pane -p -t g >"$tmp/screen"
+      grep -q '^guide-exit=' "$tmp/screen" && break
+    done
+    cat "$tmp/screen" >>"$1"
+  }
+  grep -q '^guide-exit=0' "$tmp/screen" || bad "'$3' did not end with status 0"
+  tmux -S "$sock" kill-server 2>/dev/null
+}
+mkdir -p "$tmp/run"
+cd "$tmp/run" || exit 1
+while IFS="$(printf '\t')" read -r _ block cmd; do
+  out="$tmp/out.$block"
+  args=${cmd#build/threadlab }
+  echo "  run: $cmd"
+  case "$args" in
+    demo\ *)
+      # many-idle opens its 2000 connections over 2 s (--ramp 2), on four
+      # servers at once: it gets 6 s, so all are open before the end.
+      d=3; case "$args" in *many-idle*) d=6 ;; esac
+      args=$(echo "$args" | sed "s/--duration [0-9.]*/--duration $d/")
+      tmux_run "$out" 30 "$BIN $args" ;;
+    sim\ *--viz*) tmux_run "$out" 3 "$BIN $args" ;;
+    replay\ *) "$BIN" replay --plain ${args#replay } >>"$out" 2>&1 || bad "'$cmd' failed" ;;
+    *) "$BIN" $args >>"$out" 2>&1 || bad "'$cmd' failed" ;;
+  esac
+done <"$tmp/cmds.en"
+
+# 3. The figures. A code span must appear in its block's output; when it
+#    does not, show what the output has in its place (digits as wildcards).
+check_span() {   # check_span GUIDE BLOCK SPAN
+  # The narrator's line ("[scenario] ...") and the status line are left
+  # out: a figure must be on the panes or in the report.
+  out="$tmp/out.$2.panes"
+  grep -v '^\[' "$tmp/out.$2" >"$out"
+  if grep -qF -- "$3" "$out"; then echo "  ok: $1 block $2: '$3'"; ok; return; fi
+  if ! grep -q '^C	'"$2"'	build/threadlab sim ' "$tmp/cmds.en"; then
+    [ "$cores" != 2 ] && { echo "  skip ($cores cores; the guide's figure is for 2): $1 '$3'"; return; }
+    too_busy "$2" && { echo "  skip (the load fell behind: every p50 >= 1 s): $1 '$3'"; return; }
+  fi
+  re=$(printf '%s' "$3" | sed 's/[].[*^$\\/]/\\&/g; s/[0-9][0-9.,]*/[0-9][0-9.,]*/g')
+  got=$(grep -o -- "$re" "$out" | sort | uniq -c | sort -rn | head -3 | awk '{$1 = ""; print}' | paste -sd'|')
+  bad "$1 quotes '$3'; this run has: ${got:-nothing like it}"
+}
+# table_value BLOCK MODEL COLUMN: the model's value in the last final table
+# of the block's output. Columns are right-aligned under their names, so
+# the value is the word that ends where the column's name ends.
+table_value() {
+  awk -v m="$2" -v col="$3" '
+    /^model +lines\/s/ { p = index($0, " " col " "); if (!p) p = index($0, " " col)
+                         end = p + length(col); next }
+    end && $1 == m { s = substr($0, 1, end); sub(/.* /, "", s); v = s }
+    END { print v }' "$tmp/out.$1"
+}
+# too_busy BLOCK: succeeds (and says why) when the machine was so loaded
+# that the block's load generators fell behind: every model's p50 of a
+# second or more (a quiet 2-core PC gives well under 10 ms for at least
+# one model in every scenario the guide runs). Real-run figures assume a
+# quiet machine, as the guide says; then they are skipped, not failed.
+too_busy() {
+  awk '/^model +lines\/s/ { t = 1; next }
+       t && $1 ~ /^(bio|pool|reactor|multireactor)$/ && $2 ~ /^[0-9]+$/ {
+         n++; if ($4 ~ /[0-9]s$/ && $4 !~ /[mu]s$/) slow++ }
+       END { exit !(n > 0 && slow == n) }' "$tmp/out.$1"
+}
+check_cell() {   # check_cell GUIDE BLOCK MODEL COLUMN CELL
+  if too_busy "$2"; then
+    echo "  skip (the load fell behind: every p50 >= 1 s): $1 block $2: $3 $4 $5"; return
+  fi
+  base=$4 ratio=""
+  case "$4" in *" vs reactor") base=${4% vs reactor}; ratio=yes ;; esac
+  v=$(table_value "$2" "$3" "$base")
+  [ -n "$ratio" ] && v=$(awk -v a="$v" -v b="$(table_value "$2" reactor "$base")" \
+                       'BEGIN { if (b > 0) printf "%.2f", a / b }')
+  lo=$(echo "$5" | tr -d 'x' | cut -d- -f1); hi=$(echo "$5" | tr -d 'x' | cut -d- -f2)
+  if [ -n "$v" ] && awk -v v="$v" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(v + 0 >= lo && v + 0 <= hi) }'; then
+    echo "  ok: $1 block $2: $3 $4 $5 (got $v)"; ok
+  else
+    bad "$1 block $2: $3 $4 should be $5; this run has '${v:-no value}'"
+  fi
+}
+for g in en zh; do
+  while IFS="$(printf '\t')" read -r kind block a b c; do
+    case "$kind" in
+      S) check_span "$g" "$block" "$a" ;;
+      T) check_cell "$g" "$block" "$a" "$b" "$c" ;;
+    esac
+  done <"$tmp/plan.$g"
+done
+
+# 4. Figures in words. The recording's size: the guide says about half a
+#    megabyte a minute; this run's 3 s recording, scaled to a minute.
+kb=$(( $(stat -c %s slow.tlr 2>/dev/null || echo 0) * 20 / 1024 ))   # 3 s -> 60 s
+grep -q "about half a megabyte" "$en" && grep -q "约半兆字节" "$zh" && ok \
+  || bad "the guides no longer say how large a recording is (fix this check too)"
+[ "$kb" -ge 250 ] && [ "$kb" -le 1000 ] && echo "  ok: a minute of recording is about $kb KB" && ok \
+  || bad "a minute of recording is $kb KB, not about half a megabyte"
+
+summary guide
