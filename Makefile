@@ -150,12 +150,14 @@ fuzz:
 	build/fuzz/fuzz_session -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	    build/fuzz/corpus tests/fuzz/corpus
 
-# Reference echo servers on libuv and libevent, for the bench only: built
-# when their libraries are installed (libuv1-dev, libevent-dev), skipped
-# with a message otherwise.
+# Reference echo servers for the bench only: a naive thread-per-connection
+# server in plain C (always), and libuv and libevent ones, built when their
+# libraries are installed (libuv1-dev, libevent-dev), skipped with a message
+# otherwise.
 PEERS_DIR := build/peers
 peers:
 	@mkdir -p $(PEERS_DIR)
+	$(CC) -O2 -Wall -Wextra -o $(PEERS_DIR)/tp_echo tests/bench/peers/tp_echo.c -pthread
 	@if pkg-config --exists libuv; then \
 	  $(CC) -O2 -o $(PEERS_DIR)/uv_echo tests/bench/peers/uv_echo.c $$(pkg-config --cflags --libs libuv) -pthread; \
 	else echo "bench: libuv not installed (apt-get install libuv1-dev): no libuv peer"; fi
