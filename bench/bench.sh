@@ -104,6 +104,12 @@ start_peer() {
 model() {
   m_label=$1 m_kind=$2 m_role=$3; shift 3
   start_model "$m_label" "$@"
+  # A server that could not publish its board still serves: without this
+  # check its "board on" figures would silently be board-off ones.
+  if [ "$m_role" = model ] && [ ! -f "$THREADLAB_BOARD_DIR/$spid.board" ]; then
+    echo "bench: $m_label has no board in $THREADLAB_BOARD_DIR: the board's cost cannot be measured" >&2
+    exit 1
+  fi
   echo "$m_label $m_kind $m_role $port $spid" >>"$tmp/servers"
   echo "  $m_label: $BIN serve $* --port 0" >>"$tmp/commands"
 }
