@@ -158,6 +158,7 @@ PEERS_DIR := build/peers
 peers:
 	@mkdir -p $(PEERS_DIR)
 	$(CC) -O2 -Wall -Wextra -o $(PEERS_DIR)/tp_echo tests/bench/peers/tp_echo.c -pthread
+	$(CC) -O2 -Wall -Wextra -o $(PEERS_DIR)/syscost tests/bench/syscost.c
 	@if pkg-config --exists libuv; then \
 	  $(CC) -O2 -o $(PEERS_DIR)/uv_echo tests/bench/peers/uv_echo.c $$(pkg-config --cflags --libs libuv) -pthread; \
 	else echo "bench: libuv not installed (apt-get install libuv1-dev): no libuv peer"; fi
