@@ -32,13 +32,22 @@ else
 fi
 CLIENT_THREADS=${BENCH_CLIENT_THREADS:-1}
 # Values from the environment are checked, never trusted.
-for v in "$DURATION" "$REPEATS" "$CLIENT_THREADS"; do
-  case $v in ''|*[!0-9.]*) echo "bench: not a number: '$v'" >&2; exit 2 ;; esac
+bad() { echo "bench: $1" >&2; exit 2; }
+for v in "$REPEATS" "$CLIENT_THREADS"; do
+  case $v in ''|*[!0-9]*) bad "not a whole number: '$v'" ;; esac
 done
+[ "$REPEATS" -ge 1 ] && [ "$REPEATS" -le 100 ] || bad "BENCH_REPEATS must be 1..100"
+[ "$CLIENT_THREADS" -ge 1 ] && [ "$CLIENT_THREADS" -le 64 ] || bad "BENCH_CLIENT_THREADS must be 1..64"
+case $DURATION in ''|*[!0-9.]*|*.*.*|.) bad "BENCH_DURATION is seconds, not '$DURATION'" ;; esac
+awk -v d="$DURATION" 'BEGIN { exit !(d > 0 && d <= 3600) }' || bad "BENCH_DURATION must be above 0 and at most 3600"
 for c in $CELLS; do
-  case $c in [0-9]*:[0-9]*) ;; *) echo "bench: a cell is CONNS:DEPTH, not '$c'" >&2; exit 2 ;; esac
+  case $c in
+    *[!0-9:]*|:*|*:|*:*:*|0*) bad "a cell is CONNS:DEPTH, not '$c'" ;;
+    *:0*) bad "a cell's depth starts at 1, not '$c'" ;;
+    *:*) [ "${c%%:*}" -le 10000 ] || bad "at most 10000 connections per cell, not '$c'" ;;
+    *) bad "a cell is CONNS:DEPTH, not '$c'" ;;
+  esac
 done
-[ "$REPEATS" -ge 1 ] || { echo "bench: BENCH_REPEATS must be at least 1" >&2; exit 2; }
 [ -x "$BIN" ] || { echo "bench: no $BIN (run make)" >&2; exit 2; }
 [ -x "$PEERS/tp_echo" ] || { echo "bench: no $PEERS/tp_echo (run make peers)" >&2; exit 2; }
 CORES=$(nproc)
