@@ -6,7 +6,8 @@
 #   make check-asan   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check-tsan   the same under ThreadSanitizer
 #   make check-valgrind  leaks and memory errors under valgrind
-#   make bench        throughput and latency tables (not part of check)
+#   make bench        every model vs the best peer of its kind, and the board's
+#                     cost (docs/performance.md; not part of check)
 #   make bench-sim    real models against their simulations (PROFILE=file)
 #   make soak         ten minutes of faults against every model (not in check)
 #   make handout LAB=NN DEST=dir   a lab's handout; make lab-check LAB=NN
