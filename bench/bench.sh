@@ -55,11 +55,11 @@ HZ=$(getconf CLK_TCK)
 
 tmp=$(mktemp -d)
 export THREADLAB_BOARD_DIR="$tmp/boards"
-pids=""
+pids="" load_pid=""
 # SIGTERM, not SIGINT: sh starts background jobs with SIGINT ignored, and
 # the peers do not block it as threadlab serve does (a blocked signal is
 # never ignored, so sigwait still gets it).
-trap 'for p in $pids; do kill -TERM $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'for p in $load_pid $pids; do kill -TERM $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 # ---- servers -----------------------------------------------------------------
@@ -158,9 +158,14 @@ field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2"; }
 #   conns depth repeat label lines/s lines_ok cpu_ticks errors
 run() {
   t0=$(ticks "$3")
+  # In the background and waited for: sh runs a trap only once the
+  # foreground command is done, but a signal interrupts `wait` at once.
   "$BIN" load "127.0.0.1:$2" --conns "$4" --depth "$5" --size 64 \
       --duration "$DURATION" --threads "$CLIENT_THREADS" --timeout 60 --json \
-      >"$tmp/out" 2>/dev/null || true
+      >"$tmp/out" 2>/dev/null &
+  load_pid=$!
+  wait "$load_pid" || true
+  load_pid=""
   t1=$(ticks "$3")
   lps=$(field lines_per_s "$tmp/out") ok=$(field lines_ok "$tmp/out")
   err=$(field errors_total "$tmp/out")
