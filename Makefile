@@ -160,6 +160,8 @@ peers:
 	@mkdir -p $(PEERS_DIR)
 	$(CC) -O2 -Wall -Wextra -o $(PEERS_DIR)/tp_echo tests/bench/peers/tp_echo.c -pthread
 	$(CC) -O2 -Wall -Wextra -o $(PEERS_DIR)/syscost tests/bench/syscost.c
+	$(CC) -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Imodels -o $(PEERS_DIR)/echo_ir \
+	  tests/bench/echo_ir.c models/echo/decoder.c models/echo/session.c
 	@if pkg-config --exists libuv; then \
 	  $(CC) -O2 -o $(PEERS_DIR)/uv_echo tests/bench/peers/uv_echo.c $$(pkg-config --cflags --libs libuv) -pthread; \
 	else echo "bench: libuv not installed (apt-get install libuv1-dev): no libuv peer"; fi
