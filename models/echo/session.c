@@ -218,7 +218,7 @@ void echo_sleep_ms(uint32_t ms)
         ;
 }
 
-void echo_do_work(const struct echo_reply *r)
+void echo__do_work(const struct echo_reply *r)
 {
     if (r->work == ECHO_WORK_CPU)
         echo_burn_cpu_us(r->work_amount);
