@@ -6,7 +6,8 @@
 #   make check-asan   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check-tsan   the same under ThreadSanitizer
 #   make check-valgrind  leaks and memory errors under valgrind
-#   make bench        throughput and latency tables (not part of check)
+#   make bench        every model vs the best peer of its kind, and the board's
+#                     cost (docs/performance.md; not part of check)
 #   make bench-sim    real models against their simulations (PROFILE=file)
 #   make soak         ten minutes of faults against every model (not in check)
 #   make handout LAB=NN DEST=dir   a lab's handout; make lab-check LAB=NN
@@ -150,12 +151,17 @@ fuzz:
 	build/fuzz/fuzz_session -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	    build/fuzz/corpus tests/fuzz/corpus
 
-# Reference echo servers on libuv and libevent, for the bench only: built
-# when their libraries are installed (libuv1-dev, libevent-dev), skipped
-# with a message otherwise.
+# Reference echo servers for the bench only: a naive thread-per-connection
+# server in plain C (always), and libuv and libevent ones, built when their
+# libraries are installed (libuv1-dev, libevent-dev), skipped with a message
+# otherwise.
 PEERS_DIR := build/peers
 peers:
 	@mkdir -p $(PEERS_DIR)
+	$(CC) -O2 -Wall -Wextra -o $(PEERS_DIR)/tp_echo tests/bench/peers/tp_echo.c -pthread
+	$(CC) -O2 -Wall -Wextra -o $(PEERS_DIR)/syscost tests/bench/syscost.c
+	$(CC) -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Imodels -o $(PEERS_DIR)/echo_ir \
+	  tests/bench/echo_ir.c models/echo/decoder.c models/echo/session.c
 	@if pkg-config --exists libuv; then \
 	  $(CC) -O2 -o $(PEERS_DIR)/uv_echo tests/bench/peers/uv_echo.c $$(pkg-config --cflags --libs libuv) -pthread; \
 	else echo "bench: libuv not installed (apt-get install libuv1-dev): no libuv peer"; fi

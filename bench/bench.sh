@@ -1,44 +1,68 @@
 #!/bin/sh
-# bench.sh -- lines/s and latency of each model at 1, 64 and 512
-# connections, depth 1 and 16, 64-byte lines; then the board's overhead.
+# bench.sh -- every model against the best peer of its kind, and the board's
+# cost, measured interleaved in one run.
 #
-# The client and the server share this machine's cores, so the absolute
-# figures say as much about the machine as about the model: compare rows
-# and models measured in the same run, not numbers across runs.
+#   bench/bench.sh [BIN [PEERS_DIR]]      (make bench builds both first)
+#
+# Kinds, and the peers each model is held against (tests/bench/peers/):
+#   blocking  bio, pool      vs tp_echo: a naive thread-per-connection server
+#   reactor   reactor        vs uv_echo 1 loop, ev_echo 1 loop
+#   multi     multireactor   vs ev_echo with one loop per core
+# Cells: 1, 64 and 1000 connections x depth 1 and 16, 64-byte lines. In each
+# cell and each repeat every server is loaded in turn, never two at once
+# (peer, model, model --no-board, ...), and every other repeat runs the list
+# backwards, so that a drift in the machine's speed hits peers and models
+# alike. The client and the servers share this machine's cores: compare the
+# ratios of one run, not absolute figures across runs or machines.
+#
+# Environment:
+#   BENCH_DURATION=S   seconds per load run (default 3)
+#   BENCH_REPEATS=N    repeats of every cell (default 2, at least 1)
+#   BENCH_CELLS="C:D .."  cells to run (default "1:1 1:16 64:1 64:16 1000:1 1000:16")
+#   BENCH_CLIENT_THREADS=N  load generator threads (default 1)
+#   BENCH_QUICK=1      a smoke run: cell 64:16, 1 repeat, 1 s, no slow-handler table
 set -eu
 BIN=${1:-build/threadlab}
-DURATION=${BENCH_DURATION:-3}
+PEERS=${2:-build/peers}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+  DURATION=${BENCH_DURATION:-1} REPEATS=${BENCH_REPEATS:-1} CELLS=${BENCH_CELLS:-64:16}
+else
+  DURATION=${BENCH_DURATION:-3} REPEATS=${BENCH_REPEATS:-2}
+  CELLS=${BENCH_CELLS:-"1:1 1:16 64:1 64:16 1000:1 1000:16"}
+fi
+CLIENT_THREADS=${BENCH_CLIENT_THREADS:-1}
+# Values from the environment are checked, never trusted.
+bad() { echo "bench: $1" >&2; exit 2; }
+for v in "$REPEATS" "$CLIENT_THREADS"; do
+  case $v in ''|*[!0-9]*) bad "not a whole number: '$v'" ;; esac
+done
+[ "$REPEATS" -ge 1 ] && [ "$REPEATS" -le 100 ] || bad "BENCH_REPEATS must be 1..100"
+[ "$CLIENT_THREADS" -ge 1 ] && [ "$CLIENT_THREADS" -le 64 ] || bad "BENCH_CLIENT_THREADS must be 1..64"
+case $DURATION in ''|*[!0-9.]*|*.*.*|.) bad "BENCH_DURATION is seconds, not '$DURATION'" ;; esac
+awk -v d="$DURATION" 'BEGIN { exit !(d > 0 && d <= 3600) }' || bad "BENCH_DURATION must be above 0 and at most 3600"
+for c in $CELLS; do
+  case $c in
+    *[!0-9:]*|:*|*:|*:*:*|0*) bad "a cell is CONNS:DEPTH, not '$c'" ;;
+    *:0*) bad "a cell's depth starts at 1, not '$c'" ;;
+    *:*) [ "${c%%:*}" -le 10000 ] || bad "at most 10000 connections per cell, not '$c'" ;;
+    *) bad "a cell is CONNS:DEPTH, not '$c'" ;;
+  esac
+done
+[ -x "$BIN" ] || { echo "bench: no $BIN (run make)" >&2; exit 2; }
+[ -x "$PEERS/tp_echo" ] || { echo "bench: no $PEERS/tp_echo (run make peers)" >&2; exit 2; }
+CORES=$(nproc)
+HZ=$(getconf CLK_TCK)
+
 tmp=$(mktemp -d)
 export THREADLAB_BOARD_DIR="$tmp/boards"
-pids=""
+pids="" load_pid=""
 # SIGTERM, not SIGINT: sh starts background jobs with SIGINT ignored, and
 # the peers do not block it as threadlab serve does (a blocked signal is
 # never ignored, so sigwait still gets it).
-trap 'for p in $pids; do kill -TERM $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'for p in $load_pid $pids; do kill -TERM $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
 
-# start NAME ARGS...: a server on a free port; sets $port.
-start() {
-  name=$1; shift
-  "$BIN" serve "$@" --port 0 --port-file "$tmp/$name.port" >/dev/null 2>&1 &
-  pids="$pids $!"
-  spid=$!
-  for _ in $(seq 50); do [ -s "$tmp/$name.port" ] && break; sleep 0.1; done
-  port=$(cat "$tmp/$name.port")
-}
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }   # server CPU, 1/100 s
-field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2"; }
-
-# load PORT CONNS DEPTH OUT: one run; --timeout long enough for connections
-# that wait in a pool's queue for the whole run.
-load() {
-  threads=$([ "$2" -gt 1 ] && echo 2 || echo 1)
-  "$BIN" load "127.0.0.1:$1" --conns "$2" --depth "$3" --size 64 \
-      --duration "$DURATION" --threads "$threads" --timeout 60 --json >"$4" 2>/dev/null || true
-}
-
-PEERS=${2:-build/peers}
-echo "threadlab bench: 64-byte lines, ${DURATION}s per row, $(nproc) cores shared by client and server"
-echo "$(uname -srm), $(date -u +%Y-%m-%dT%H:%MZ)"
+# ---- servers -----------------------------------------------------------------
 
 # A free loopback port for a peer (peers take a port, they cannot pick one):
 # below the kernel's ephemeral range, so that no client socket of ours can
@@ -51,70 +75,184 @@ free_port() {
     ss -ltnaH 2>/dev/null | grep -q ":$p " || { echo "$p"; return; }
   done
 }
-# peer NAME BINARY THREADS: start a reference server; sets $port. Tries
-# another port if it did not come up.
-peer() {
+listening() { ss -ltnH 2>/dev/null | grep -q "127.0.0.1:$1 "; }
+
+# start_model LABEL ARGS...: threadlab serve on a free port; sets port, spid.
+start_model() {
+  label=$1; shift
+  "$BIN" serve "$@" --port 0 --port-file "$tmp/$label.port" >/dev/null 2>&1 &
+  spid=$!
+  pids="$pids $spid"
+  for _ in $(seq 100); do [ -s "$tmp/$label.port" ] && break; sleep 0.1; done
+  [ -s "$tmp/$label.port" ] || { echo "bench: $label did not start" >&2; exit 1; }
+  port=$(cat "$tmp/$label.port")
+}
+# start_peer LABEL BINARY [ARGS]: a peer; tries another port if it did not
+# come up (another process may have taken the port in between).
+start_peer() {
+  label=$1 peer_bin=$2; shift 2
   for _try in 1 2 3 4 5; do
     port=$(free_port)
-    "$2" "$port" "$3" >/dev/null 2>&1 &
-    ppid_=$!
-    for _ in $(seq 30); do ss -ltnH 2>/dev/null | grep -q "127.0.0.1:$port " && break; sleep 0.1; done
-    if ss -ltnH 2>/dev/null | grep -q "127.0.0.1:$port "; then
-      pids="$pids $ppid_"
-      return
-    fi
-    kill "$ppid_" 2>/dev/null
+    "$peer_bin" "$port" "$@" >/dev/null 2>&1 &
+    spid=$!
+    for _ in $(seq 30); do listening "$port" && break; sleep 0.1; done
+    if listening "$port"; then pids="$pids $spid"; return; fi
+    kill "$spid" 2>/dev/null || true
   done
-  echo "bench: $1 did not start" >&2
+  echo "bench: $label did not start" >&2
+  exit 1
 }
 
-# ---- every model and the reference servers, side by side -------------------
+# Every server of the run, in $tmp/servers as LABEL KIND ROLE PORT PID.
+# ROLE is peer, model, or noboard (the same model with --no-board; its
+# board-on twin is the label without "-nb"). Models get --nodelay because
+# every peer sets TCP_NODELAY. The command lines go to $tmp/commands.
+: >"$tmp/servers"
+: >"$tmp/commands"
+# model LABEL KIND ROLE ARGS...: start `threadlab serve ARGS` and record it.
+model() {
+  m_label=$1 m_kind=$2 m_role=$3; shift 3
+  start_model "$m_label" "$@"
+  # A server that could not publish its board still serves: without this
+  # check its "board on" figures would silently be board-off ones.
+  if [ "$m_role" = model ] && [ ! -f "$THREADLAB_BOARD_DIR/$spid.board" ]; then
+    echo "bench: $m_label has no board in $THREADLAB_BOARD_DIR: the board's cost cannot be measured" >&2
+    exit 1
+  fi
+  echo "$m_label $m_kind $m_role $port $spid" >>"$tmp/servers"
+  echo "  $m_label: $BIN serve $* --port 0" >>"$tmp/commands"
+}
+# peer LABEL KIND BINARY ARGS...: start a peer and record it.
+peer() {
+  p_label=$1 p_kind=$2 p_bin=$3; shift 3
+  start_peer "$p_label" "$p_bin" "$@"
+  echo "$p_label $p_kind peer $port $spid" >>"$tmp/servers"
+  echo "  $p_label: $p_bin PORT $*" >>"$tmp/commands"
+}
+peer  tp         blocking         "$PEERS/tp_echo"
+model bio        blocking model   bio --nodelay
+model bio-nb     blocking noboard bio --nodelay --no-board
+model pool       blocking model   pool --min 4 --max 1024 --nodelay
+model pool-nb    blocking noboard pool --min 4 --max 1024 --nodelay --no-board
+[ -x "$PEERS/uv_echo" ] && peer uv-1 reactor "$PEERS/uv_echo" 1
+if [ -x "$PEERS/ev_echo" ]; then
+  peer ev-1       reactor "$PEERS/ev_echo" 1
+  peer "ev-$CORES" multi  "$PEERS/ev_echo" "$CORES"
+fi
+model reactor    reactor model    reactor --nodelay
+model reactor-nb reactor noboard  reactor --nodelay --no-board
+model multi      multi   model    multireactor --nodelay
+model multi-nb   multi   noboard  multireactor --nodelay --no-board
+
+# ---- one run -------------------------------------------------------------------
+
+# Server CPU in clock ticks (utime + stime of the whole process, threads
+# that have ended included, from /proc/PID/stat). /proc/PID/schedstat is
+# finer (ns) but counts one thread only, and bio's threads end with their
+# connections. Fields are counted after the ')' that ends field 2, the
+# command name, which may hold spaces: utime and stime are then 12 and 13.
+ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
+field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2"; }
+
+# run LABEL PORT PID CONNS DEPTH REPEAT: one load run, one line of results:
+#   conns depth repeat label lines/s lines_ok cpu_ticks errors
+run() {
+  t0=$(ticks "$3")
+  # In the background and waited for: sh runs a trap only once the
+  # foreground command is done, but a signal interrupts `wait` at once.
+  "$BIN" load "127.0.0.1:$2" --conns "$4" --depth "$5" --size 64 \
+      --duration "$DURATION" --threads "$CLIENT_THREADS" --timeout 60 --json \
+      >"$tmp/out" 2>/dev/null &
+  load_pid=$!
+  wait "$load_pid" || true
+  load_pid=""
+  t1=$(ticks "$3")
+  lps=$(field lines_per_s "$tmp/out") ok=$(field lines_ok "$tmp/out")
+  err=$(field errors_total "$tmp/out")
+  echo "$4 $5 $6 $1 ${lps:-0} ${ok:-0} $((t1 - t0)) ${err:-1}" >>"$tmp/results"
+}
+
+echo "threadlab bench: 64-byte lines, ${DURATION}s per run, $REPEATS repeat(s), $CORES cores"
+echo "shared by client ($CLIENT_THREADS load thread(s)) and server"
+echo "$(uname -srm), $(date -u +%Y-%m-%dT%H:%MZ), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$tmp/results"
-configs="bio:bio pool:pool_--min_4_--max_1024 reactor:reactor multi-w4:multireactor multi-w2:multireactor_--workers_2"
-[ -x "$PEERS/uv_echo" ] && configs="$configs peer-uv-1:uv:1 peer-uv-2:uv:2"
-[ -x "$PEERS/ev_echo" ] && configs="$configs peer-ev-1:ev:1 peer-ev-2:ev:2"
-for spec in $configs; do
-  label=${spec%%:*}
-  rest=${spec#*:}
-  case "$label" in
-    peer-uv-*) peer "$label" "$PEERS/uv_echo" "${rest#uv:}" ;;
-    peer-ev-*) peer "$label" "$PEERS/ev_echo" "${rest#ev:}" ;;
-    # shellcheck disable=SC2046
-    *) start "$label" $(echo "$rest" | tr _ ' ') ;;
-  esac
-  for conns in 1 64 512 1000; do
-    for depth in 1 16; do
-      load "$port" "$conns" "$depth" "$tmp/out"
-      echo "$label $conns $depth $(field lines_per_s "$tmp/out") $(field p50 "$tmp/out") \
-$(field p99 "$tmp/out") $(field 'p99\.9' "$tmp/out") $(field max "$tmp/out") \
-$(field errors_total "$tmp/out")" >>"$tmp/results"
-    done
+awk '{print $1, $4, $5}' "$tmp/servers" >"$tmp/order"
+awk '{a[NR] = $0} END {for (i = NR; i >= 1; i--) print a[i]}' "$tmp/order" >"$tmp/order.rev"
+for cell in $CELLS; do
+  conns=${cell%%:*} depth=${cell#*:}
+  for r in $(seq "$REPEATS"); do
+    list="$tmp/order"; [ $((r % 2)) = 0 ] && list="$tmp/order.rev"
+    while read -r label p pid; do
+      run "$label" "$p" "$pid" "$conns" "$depth" "$r"
+    done <"$list"
   done
 done
-echo
-echo "every model and reference echo servers (libuv, libevent; -1: one loop, -2: two"
-echo "loops on SO_REUSEPORT listeners), same load generator, same run."
-echo "vs_peer: lines/s divided by the best peer's in that row; p99_vs: p99 divided by"
-echo "that peer's p99 (under 1.00 is better)."
-awk '
-  { key = $2 " " $3; rows[NR] = $0
-    if ($1 ~ /^peer-/ && $4 > best[key]) { best[key] = $4; bestp99[key] = $6; bestname[key] = $1 } }
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- tables --------------------------------------------------------------------
+# Per cell and server: the sums over repeats (lines, ticks, seconds) give
+# lines/s and CPU us per line; min-max shows the spread of the repeats.
+awk -v hz="$HZ" -v dur="$DURATION" '
+  NR == FNR { kind[$1] = $2; role[$1] = $3; order[++n] = $1; next }
+  { key = $1 ":" $2 SUBSEP $4
+    if (!(($1 ":" $2) in seen)) { seen[$1 ":" $2] = 1; cells[++nc] = $1 ":" $2 }
+    runs[key]++; lps[key] += $5; ok[key] += $6; tk[key] += $7; err[key] += $8
+    if (!(key in lo) || $5 < lo[key]) lo[key] = $5
+    if (!(key in hi) || $5 > hi[key]) hi[key] = $5 }
+  function cpu(k) { return ok[k] > 0 ? tk[k] * 1e6 / hz / ok[k] : 0 }
+  function rate(k) { return runs[k] > 0 ? lps[k] / runs[k] : 0 }
   END {
-    printf "%-10s %-5s %-5s %10s %9s %9s %10s %10s %6s %8s %7s\n", "model", "conns", "depth", "lines/s", "p50_us", "p99_us", "p99.9_us", "max_us", "errors", "vs_peer", "p99_vs"
-    for (i = 1; i <= NR; i++) {
-      split(rows[i], f, " "); key = f[2] " " f[3]
-      ratio = best[key] > 0 ? sprintf("%.2f", f[4] / best[key]) : "-"
-      p99r = bestp99[key] > 0 ? sprintf("%.2f", f[6] / bestp99[key]) : "-"
-      printf "%-10s %-5s %-5s %10.0f %9.0f %9.0f %10.0f %10.0f %6s %8s %7s\n", f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], ratio, p99r
+    split("blocking reactor multi", kinds, " ")
+    split("bio and pool vs the naive thread-per-connection peer (tp)|the reactor vs libuv and libevent, one loop each (uv-1, ev-1)|the multireactor vs libevent with one loop per core", titles, "|")
+    for (t = 1; t <= 3; t++) {
+      K = kinds[t]
+      printf "\n%s: %s\n", K, titles[t]
+      printf "%-10s %-11s %11s %19s %8s %9s %8s %6s  %s\n", "cell", "server", "lines/s", "min-max", "vs_best", "cpu_us/l", "vs_best", "errors", "best peer (lines/s, cpu)"
+      for (c = 1; c <= nc; c++) {
+        C = cells[c]; best = 0; bestc = 0; bn = "-"; bcn = "-"
+        for (i = 1; i <= n; i++) {
+          s = order[i]; k = C SUBSEP s
+          if (kind[s] != K || role[s] != "peer" || !(k in runs)) continue
+          if (rate(k) > best) { best = rate(k); bn = s }
+          if (cpu(k) > 0 && (bestc == 0 || cpu(k) < bestc)) { bestc = cpu(k); bcn = s }
+        }
+        for (i = 1; i <= n; i++) {
+          s = order[i]; k = C SUBSEP s
+          if (kind[s] != K || !(k in runs)) continue
+          r1 = best > 0 ? sprintf("%.2f", rate(k) / best) : "-"
+          r2 = bestc > 0 && cpu(k) > 0 ? sprintf("%.2f", cpu(k) / bestc) : "-"
+          printf "%-10s %-11s %11.0f %9.0f-%-9.0f %8s %9.3f %8s %6d  %s\n", C, s, rate(k), lo[k], hi[k], r1, cpu(k), r2, err[k], (role[s] == "peer" ? "" : bn ", " bcn)
+        }
+      }
     }
-    print ""
-    for (k in best) printf "best peer at %s (conns depth): %s\n", k, bestname[k]
-  }' "$tmp/results"
+    printf "\nthe board'"'"'s cost: each model with its board vs --no-board, same cells, same run\n"
+    printf "%-10s %-8s %12s %12s %9s %12s %12s %9s\n", "cell", "model", "lines/s", "no-board", "ratio", "cpu_us/l", "no-board", "cpu_ratio"
+    worst = 0
+    for (c = 1; c <= nc; c++) {
+      C = cells[c]
+      for (i = 1; i <= n; i++) {
+        s = order[i]; nb = s "-nb"; k = C SUBSEP s; kn = C SUBSEP nb
+        if (role[s] != "model" || !(k in runs) || !(kn in runs)) continue
+        cr = cpu(kn) > 0 ? cpu(k) / cpu(kn) : 0
+        if (cr > worst) { worst = cr; wn = s " at " C }
+        printf "%-10s %-8s %12.0f %12.0f %9.3f %12.3f %12.3f %9.3f\n", C, s, rate(k), rate(kn), (rate(kn) > 0 ? rate(k) / rate(kn) : 0), cpu(k), cpu(kn), cr
+      }
+    }
+    printf "worst cpu_ratio: %.3f (%s); the target is at most 1.030\n", worst, wn
+  }' "$tmp/servers" "$tmp/results"
+
+echo
+echo "vs_best: lines/s divided by the best peer's of its kind (over 1.00 is better);"
+echo "cpu_us/l divided by the lowest peer CPU per line (under 1.00 is better). Server"
+echo "CPU is utime+stime from /proc/PID/stat (1/$HZ s ticks) over the run; lines are"
+echo "the load generator's verified lines (every byte checked, in order)."
+echo "commands that made these tables (PORT: a free loopback port):"
+cat "$tmp/commands"
+echo "  each run: $BIN load 127.0.0.1:PORT --conns C --depth D --size 64 --duration $DURATION --threads $CLIENT_THREADS --timeout 60 --json"
+echo "  cells (C:D): $CELLS; repeats: $REPEATS, odd ones in the order above, even ones reversed"
 [ -x "$PEERS/uv_echo" ] && [ -x "$PEERS/ev_echo" ] || \
   echo "(a peer is missing: apt-get install libuv1-dev libevent-dev, then make bench)"
-echo "servers: $BIN serve bio | pool --min 4 --max 1024 | reactor | multireactor [--workers 2];"
-echo "         $PEERS/uv_echo PORT N | $PEERS/ev_echo PORT N (tests/bench/peers/)"
-echo "each row: $BIN load 127.0.0.1:PORT --conns C --depth D --size 64 --duration $DURATION --threads (1 for one conn, else 2) --timeout 60 --json"
+[ "${BENCH_QUICK:-0}" = 1 ] && exit 0
 
 # ---- a slow handler: 1% of lines are !sleep 5 --------------------------------
 echo
@@ -123,60 +261,14 @@ printf '%-14s %10s %9s %9s %10s %10s %6s\n' model lines/s p50_us p99_us p99.9_us
 for spec in "bio:bio" "pool-max1024:pool --min 4 --max 1024" "reactor:reactor" "reactor-off4:reactor --offload 4"; do
   label=${spec%%:*}
   # shellcheck disable=SC2086
-  start "slow-$label" ${spec#*:}
+  start_model "slow-$label" ${spec#*:}
   "$BIN" load "127.0.0.1:$port" --conns 64 --depth 1 --size 64 --mix sleep=5:1 \
       --duration "$DURATION" --threads 2 --timeout 60 --json >"$tmp/out" 2>/dev/null || true
   printf '%-14s %10.0f %9.0f %9.0f %10.0f %10.0f %6s\n' "$label" \
     "$(field lines_per_s "$tmp/out")" "$(field p50 "$tmp/out")" \
     "$(field p99 "$tmp/out")" "$(field 'p99\.9' "$tmp/out")" \
     "$(field max "$tmp/out")" "$(field errors_total "$tmp/out")"
+  kill -TERM "$spid" 2>/dev/null || true
 done
 echo "each row: $BIN load 127.0.0.1:PORT --conns 64 --depth 1 --size 64 --mix sleep=5:1 --duration $DURATION --threads 2 --json"
 echo "the single reactor sleeps on its only loop: every connection waits for every !sleep."
-
-# ---- the board's cost ---------------------------------------------------------
-# Two BIO servers, one publishing its board and one with --no-board, loaded
-# in turn (never at once) with the same workload, alternating, so that drift
-# in the machine's speed hits both alike. Target: the board costs under 3%.
-ROUNDS=${BENCH_ROUNDS:-6}
-start board bio
-bport=$port bpid=$spid
-start noboard bio --no-board
-nport=$port npid=$spid
-
-# run PORT PID DEPTH OUT: a run, and the server's CPU ticks it took.
-run() {
-  t0=$(ticks "$2"); load "$1" 64 "$3" "$4"; t1=$(ticks "$2")
-  echo $((t1 - t0)) >"$4.ticks"
-}
-echo
-echo "board overhead: bio with its board vs --no-board, 64 conns, 64-byte lines,"
-echo "${DURATION}s per run, $ROUNDS rounds per depth; odd rounds run the board first,"
-echo "even rounds the other, so drift cancels. cpu_us/line is the server's CPU"
-echo "time (utime+stime from /proc) per line answered."
-printf '%-5s %-5s %12s %12s %7s %14s %14s\n' depth round board no-board ratio board_cpu_us/l noboard_cpu_us/l
-for depth in 1 16; do
-  sum_b=0 sum_n=0 cpu_b=0 cpu_n=0 lines_b=0 lines_n=0
-  for r in $(seq "$ROUNDS"); do
-    if [ $((r % 2)) = 1 ]; then
-      run "$bport" "$bpid" "$depth" "$tmp/b"; run "$nport" "$npid" "$depth" "$tmp/n"
-    else
-      run "$nport" "$npid" "$depth" "$tmp/n"; run "$bport" "$bpid" "$depth" "$tmp/b"
-    fi
-    b=$(field lines_per_s "$tmp/b"); n=$(field lines_per_s "$tmp/n")
-    lb=$(field lines_ok "$tmp/b"); ln=$(field lines_ok "$tmp/n")
-    tb=$(cat "$tmp/b.ticks"); tn=$(cat "$tmp/n.ticks")
-    printf '%-5s %-5s %12.0f %12.0f %7.3f %14.2f %14.2f\n' "$depth" "$r" "$b" "$n" \
-      "$(echo "$b $n" | awk '{print $1/$2}')" \
-      "$(echo "$tb $lb" | awk '{print $1*10000/$2}')" "$(echo "$tn $ln" | awk '{print $1*10000/$2}')"
-    sum_b=$(echo "$sum_b $b" | awk '{print $1+$2}'); sum_n=$(echo "$sum_n $n" | awk '{print $1+$2}')
-    cpu_b=$((cpu_b + tb)); cpu_n=$((cpu_n + tn))
-    lines_b=$((lines_b + lb)); lines_n=$((lines_n + ln))
-  done
-  echo "$sum_b $sum_n $ROUNDS $cpu_b $lines_b $cpu_n $lines_n $depth" | awk '{
-    printf "%-5s mean  %12.0f %12.0f %7.3f %14.2f %14.2f   lines/s ratio; CPU per line ratio %.3f\n",
-      $8, $1/$3, $2/$3, $1/$2, $4*10000/$5, $6*10000/$7, ($4/$5)/($6/$7) }'
-done
-echo "(ratio: board / no-board lines/s, 1.000 = free; CPU per line ratio: board /"
-echo " no-board, 1.000 = free. The target is within 3%.)"
-echo "servers: $BIN serve bio --port 0   and   $BIN serve bio --port 0 --no-board"

@@ -249,6 +249,26 @@ START_TEST(cpu_burn_uses_cpu_time)
 }
 END_TEST
 
+/* echo_do_work skips a reply without work inline: the replies that have
+ * work must still get it. A lower bound on CPU the code burns, not a speed
+ * test. */
+START_TEST(do_work_runs_cpu_and_sleep_work)
+{
+    struct echo_reply r = decide("!cpu 20000\n");
+    uint64_t before = thread_cpu_ns();
+    echo_do_work(&r);
+    uint64_t used = thread_cpu_ns() - before;
+    ck_assert_msg(used >= 20000000u, "!cpu 20000 burned only %llu ns", (unsigned long long)used);
+    r = decide("!sleep 200\n");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    echo_do_work(&r);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double slept_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    ck_assert_msg(slept_ms >= 200.0, "!sleep 200 slept %.1f ms", slept_ms);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("echo");
@@ -264,6 +284,7 @@ int main(void)
     tcase_add_test(cmd, bad_arguments);
     tcase_add_test(cmd, session_who_quit_and_too_long);
     tcase_add_test(cmd, cpu_burn_uses_cpu_time);
+    tcase_add_test(cmd, do_work_runs_cpu_and_sleep_work);
     suite_add_tcase(s, cmd);
 
     return ts_run(s);

@@ -55,6 +55,27 @@ END_TEST
 
 /* ---- lines ------------------------------------------------------------ */
 
+START_TEST(hist_record_n_counts_a_batch_as_n_values)
+{
+    static struct hist batch, one_by_one;
+    hist_init(&batch);
+    hist_init(&one_by_one);
+    uint64_t values[] = { 3, 1000, 123456789 }, counts[] = { 16, 0, 5 };
+    for (int i = 0; i < 3; i++) {
+        hist_record_n(&batch, values[i], counts[i]);
+        for (uint64_t k = 0; k < counts[i]; k++)
+            hist_record(&one_by_one, values[i]);
+    }
+    for (unsigned b = 0; b < HIST_BUCKETS; b++)
+        ck_assert_uint_eq(atomic_load(&batch.counts[b]), atomic_load(&one_by_one.counts[b]));
+    ck_assert_uint_eq(atomic_load(&batch.counts[hist_bucket_of(3)]), 16);
+    /* A batch of none is no value: it must not raise the max either. */
+    ck_assert_uint_eq(atomic_load(&batch.max), 123456789);
+    hist_record_n(&batch, 999999999999, 0);
+    ck_assert_uint_eq(atomic_load(&batch.max), 123456789);
+}
+END_TEST
+
 START_TEST(lines_are_reproducible_and_well_formed)
 {
     struct load_opts o;
@@ -248,6 +269,7 @@ int main(void)
     TCase *h = tcase_create("histogram");
     tcase_add_test(h, hist_buckets_cover_every_value_once);
     tcase_add_test(h, hist_percentiles_within_one_sixteenth);
+    tcase_add_test(h, hist_record_n_counts_a_batch_as_n_values);
     suite_add_tcase(s, h);
     TCase *l = tcase_create("lines");
     tcase_add_test(l, lines_are_reproducible_and_well_formed);

@@ -22,7 +22,7 @@ void echo_decoder_free(struct echo_decoder *d)
 {
     free(d->buf);
     d->buf = NULL;
-    d->cap_bytes = d->start = d->end = d->scanned = 0;
+    d->cap_bytes = d->start = d->end = d->scan = 0;
 }
 
 char *echo_decoder_space(struct echo_decoder *d, size_t *len_out)
@@ -31,11 +31,12 @@ char *echo_decoder_space(struct echo_decoder *d, size_t *len_out)
     if (d->too_long)
         return d->buf + d->end;
     if (d->start == d->end) {
-        d->start = d->end = d->scanned = 0;     /* empty: rewind, no copy */
+        d->start = d->end = d->scan = 0;        /* empty: rewind, no copy */
     } else if (d->end == d->cap_bytes && d->start > 0) {
         /* The one extra copy: the partial line moves to the front, once. */
         size_t pending = d->end - d->start;
         memmove(d->buf, d->buf + d->start, pending);
+        d->scan -= d->start;
         d->start = 0;
         d->end = pending;
     }
@@ -60,34 +61,20 @@ void echo_decoder_commit(struct echo_decoder *d, size_t n)
     d->end += n;
 }
 
-enum echo_decode_result echo_decoder_next(struct echo_decoder *d,
-                                          const char **line, size_t *len)
+enum echo_decode_result echo_decoder__need_more(struct echo_decoder *d)
 {
-    if (d->too_long)
-        return ECHO_DECODE_TOO_LONG;
-    /* Scan only bytes not scanned before, so a long line arriving one byte
-     * at a time costs O(n), not O(n^2). */
-    const char *from = d->buf + d->start + d->scanned;
-    size_t unscanned = d->end - d->start - d->scanned;
-    const char *nl = memchr(from, '\n', unscanned);
-    if (!nl) {
-        d->scanned += unscanned;
-        if (d->scanned > d->max_line) {
-            d->too_long = true;
-            return ECHO_DECODE_TOO_LONG;
-        }
-        return ECHO_DECODE_NEED_MORE;
-    }
-    size_t line_bytes = (size_t)(nl - (d->buf + d->start)) + 1;
-    if (line_bytes - 1 > d->max_line) {
+    d->scan = d->end;
+    if (d->end - d->start > d->max_line) {
         d->too_long = true;
         return ECHO_DECODE_TOO_LONG;
     }
-    *line = d->buf + d->start;
-    *len = line_bytes;
-    d->start += line_bytes;
-    d->scanned = 0;
-    return ECHO_DECODE_LINE;
+    return ECHO_DECODE_NEED_MORE;
+}
+
+enum echo_decode_result echo_decoder__too_long(struct echo_decoder *d)
+{
+    d->too_long = true;
+    return ECHO_DECODE_TOO_LONG;
 }
 
 size_t echo_decoder_pending(const struct echo_decoder *d)

@@ -39,7 +39,14 @@ uint64_t hist_bucket_high(unsigned bucket)
 
 void hist_record(struct hist *h, uint64_t value)
 {
-    atomic_fetch_add_explicit(&h->counts[hist_bucket_of(value)], 1,
+    hist_record_n(h, value, 1);
+}
+
+void hist_record_n(struct hist *h, uint64_t value, uint64_t n)
+{
+    if (n == 0)
+        return;
+    atomic_fetch_add_explicit(&h->counts[hist_bucket_of(value)], n,
                               memory_order_relaxed);
     /* Usually a plain load: the max changes rarely. */
     uint64_t seen = atomic_load_explicit(&h->max, memory_order_relaxed);

@@ -29,6 +29,12 @@ void hist_init(struct hist *h);
 /* Count one value. Any thread; cheap (no locks, no syscalls). */
 void hist_record(struct hist *h, uint64_t value);
 
+/* Count `n` values that are all `value`, with one atomic add: the lines of
+ * one read batch, answered by one write, share one latency, so a writer
+ * publishing per batch pays once per batch, not once per line. n == 0 does
+ * nothing. Any thread. */
+void hist_record_n(struct hist *h, uint64_t value, uint64_t n);
+
 /* Add every count of src into dst. */
 void hist_merge(struct hist *dst, const struct hist *src);
 
