@@ -94,15 +94,16 @@ for _ in $(seq 30); do
 done
 [ -n "$gone" ] && ok || { bad "a server that exits is not shown as gone"; screen | head -5; }
 
-# A server killed with SIGKILL leaves its board behind, readable and still:
-# top asks for the pid at every refresh, so it shows GONE within one.
+# A server killed with SIGKILL leaves its board's link behind (to a memfd
+# that died with it): top asks for the pid at every refresh, so it shows
+# GONE within one.
 start_server killed bio
 kpid=$server_pid
 tmux -S "$sock" respawn-pane -k -t top \
   "env TERM=xterm THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR NO_COLOR=1 $BIN top --interval 500 $kpid; sleep 30"
 for _ in $(seq 50); do screen | grep -q "bio  pid $kpid" && break; sleep 0.1; done
 kill -9 "$kpid"; wait "$kpid" 2>/dev/null
-[ -e "$THREADLAB_BOARD_DIR/$kpid.board" ] && ok || bad "the killed server's board is not left behind"
+[ -L "$THREADLAB_BOARD_DIR/$kpid.board" ] && ok || bad "the killed server's board link is not left behind"
 gone=""
 for _ in $(seq 200); do       # one refresh is 0.5 s; 20 s for a loaded machine
   sleep 0.1
