@@ -532,7 +532,7 @@ static void sleep_task(void *arg)
 START_TEST(checker_flags_long_handlers_only)
 {
     struct loop *l = start_loop(50);
-    struct loop_checker *c = loop_checker_start(&l, 1, 2000, NULL, true);
+    struct loop_checker *c = loop_checker_start(&l, 1, 2000, 0, NULL, true);
     for (int i = 0; i < 10; i++)
         loop_execute(l, sleep_task, (void *)(intptr_t)100);
     usleep(1300000);
