@@ -545,6 +545,83 @@ START_TEST(checker_flags_long_handlers_only)
 }
 END_TEST
 
+/* A task that sleeps and notes, on the loop's clock, how long it really
+ * ran: the length the checker must report. */
+struct measured_sleep {
+    int ms;
+    _Atomic uint64_t ran_ns;
+};
+
+static void measured_sleep_task(void *arg)
+{
+    struct measured_sleep *m = arg;
+    uint64_t start = loop_now_ns();
+    echo_sleep_ms((uint32_t)m->ms);
+    atomic_store(&m->ran_ns, loop_now_ns() - start);
+}
+
+/* Vert.x's checker: the first warning when warn_ms have passed (within
+ * 10%, not counting how late the scheduler woke the checker: that delay
+ * is measured and subtracted, so a loaded machine does not fail it),
+ * repeated every warn_ms, and the "unblocked" length exact to the task's
+ * own measure (50 ms). The old checker looked every warn/4 and warned
+ * once: its first warning came up to 25% late, and its length was "until
+ * I looked". */
+START_TEST(checker_warns_on_time_repeats_and_measures_exactly)
+{
+    enum { WARN_MS = 200, SLEEP_MS = 700 };
+    struct loop *l = start_loop(50);
+    struct loop_checker *c = loop_checker_start(&l, 1, WARN_MS, 0, NULL, true);
+    ck_assert_ptr_nonnull(c);
+    struct measured_sleep m = { .ms = SLEEP_MS };
+    ck_assert_int_eq(loop_execute(l, measured_sleep_task, &m), 0);
+    struct loop_checker_stats st;
+    uint64_t until_ms = tn_now_ms() + 10000;
+    do {
+        usleep(10000);
+        loop_checker_stats(c, &st);
+    } while ((st.last_unblocked_ns == 0 || atomic_load(&m.ran_ns) == 0) &&
+             tn_now_ms() < until_ms);
+    uint64_t ran = atomic_load(&m.ran_ns);
+    double first_ms = (double)(st.last_first_warning_ns - st.last_first_late_ns) / 1e6;
+    printf("checker: first warning at %.1f ms (woke %.1f ms late), %llu warnings; "
+           "unblocked %.1f ms, the task measured %.1f ms\n",
+           (double)st.last_first_warning_ns / 1e6, (double)st.last_first_late_ns / 1e6,
+           (unsigned long long)st.warnings, (double)st.last_unblocked_ns / 1e6,
+           (double)ran / 1e6);
+    ck_assert_uint_eq(st.episodes, 1);
+    ck_assert_msg(first_ms >= WARN_MS && first_ms <= WARN_MS * 1.1,
+                  "first warning %.1f ms after the task began (less the scheduler's "
+                  "%.1f ms), warn at %d", first_ms,
+                  (double)st.last_first_late_ns / 1e6, WARN_MS);
+    /* Due at 200, 400 and 600 ms; a checker woken very late skips a
+     * repeat rather than giving two at once, so at least two. */
+    ck_assert_uint_ge(st.warnings, 2);
+    ck_assert_uint_le(st.warnings, SLEEP_MS / WARN_MS);
+    ck_assert_uint_ne(st.last_unblocked_ns, 0);
+    int64_t off = (int64_t)st.last_unblocked_ns - (int64_t)ran;
+    ck_assert_msg(off >= 0 && off <= 50 * 1000000ll, "unblocked after %.1f ms, the "
+                  "task ran %.1f ms", (double)st.last_unblocked_ns / 1e6, (double)ran / 1e6);
+    loop_checker_stop(c);
+    stop_loop(l);
+}
+END_TEST
+
+START_TEST(a_group_is_its_loops_parent)
+{
+    struct loop_opts o = { .io_ratio_pct = 50, .role = ROLE_WORKER_LOOP };
+    struct loop_group *g = loop_group_create(2, "p", &o);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_eq(loop_parent(g->loops[0]), g);
+    ck_assert_ptr_eq(loop_parent(g->loops[1]), g);
+    struct loop *alone = loop_create(&o);
+    ck_assert_ptr_nonnull(alone);
+    ck_assert_ptr_null(loop_parent(alone));
+    loop_join_free(alone);
+    loop_group_stop_free(g);
+}
+END_TEST
+
 /* ---- resumed watches ---------------------------------------------------------- */
 
 enum { RESUMES = 5 };
@@ -761,6 +838,8 @@ int main(void)
     tcase_add_test(run, await_on_the_loop_is_refused);
     tcase_add_test(run, io_ratio_sets_the_task_share);
     tcase_add_test(run, checker_flags_long_handlers_only);
+    tcase_add_test(run, checker_warns_on_time_repeats_and_measures_exactly);
+    tcase_add_test(run, a_group_is_its_loops_parent);
     tcase_add_test(run, a_resumed_watch_is_called_once_per_iteration_without_input);
     tcase_add_test(run, a_broken_epoll_fd_is_counted_and_does_not_spin);
     tcase_add_test(run, a_full_task_queue_refuses_and_counts);

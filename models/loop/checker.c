@@ -145,7 +145,7 @@ static void report_unblocked(struct loop_checker *c, struct watched *w)
 }
 
 /* A warning is due: say how long the handler has run. late_ns: how much
- * later than due the checker looked (the scheduler's doing, not ours). */
+ * later than it asked the checker woke (the scheduler's doing, not ours). */
 static void warn(struct loop_checker *c, struct watched *w, uint64_t ran_ns,
                  uint64_t late_ns)
 {
@@ -168,9 +168,11 @@ static void warn(struct loop_checker *c, struct watched *w, uint64_t ran_ns,
                 channels == 1 ? "" : "s", channels == 1 ? "s" : "", late);
 }
 
-/* Look at one loop at `now`; returns when it next needs a look (0: no
+/* Look at one loop at `now`, late_ns after the checker meant to wake (the
+ * scheduler's delay, not ours); returns when it next needs a look (0: no
  * handler of it is due for anything). */
-static uint64_t check_one(struct loop_checker *c, struct watched *w, uint64_t now)
+static uint64_t check_one(struct loop_checker *c, struct watched *w, uint64_t now,
+                          uint64_t late_ns)
 {
     uint64_t since = loop_busy_since_ns(w->loop);
 
@@ -188,14 +190,14 @@ static uint64_t check_one(struct loop_checker *c, struct watched *w, uint64_t no
         w->traced = false;
         atomic_fetch_add(&c->episodes, 1);
         atomic_store(&c->last_first_warning_ns, ran);
-        atomic_store(&c->last_first_late_ns, ran - c->warn_ns);
+        atomic_store(&c->last_first_late_ns, late_ns);
         if (slot)
             atomic_store(&slot->blocked_since_ns, since);
     }
     w->seen_ns = ran;
     uint64_t due = since + (w->warned + 1) * c->warn_ns;
     if (now >= due) {
-        warn(c, w, ran, now - due);
+        warn(c, w, ran, late_ns);
         w->warned = ran / c->warn_ns;            /* a late look skips, not repeats */
     }
     if (c->trace_ns && !w->traced && ran >= c->trace_ns) {
@@ -215,22 +217,25 @@ static void *checker_main(void *arg)
 {
     struct loop_checker *c = arg;
     board_thread_begin(c->board, &c->on_board, ROLE_CHECKER, "checker", 0);
+    uint64_t asked = loop_now_ns();     /* when we asked to wake up */
     pthread_mutex_lock(&c->lock);
     while (!c->stopping) {
         board_thread_state(c->board, &c->on_board, STATE_RUNNING);
         uint64_t now = loop_now_ns();
+        uint64_t late = now > asked ? now - asked : 0;
         /* A handler that begins after now is due no earlier than now +
          * warn, so looking again within interval (< warn) never misses
          * one; one already running is looked at exactly when due. */
         uint64_t next = now + c->interval_ns;
         for (int i = 0; i < c->n && !c->stopping; i++) {
-            uint64_t due = check_one(c, &c->loops[i], now);
+            uint64_t due = check_one(c, &c->loops[i], now, late);
             if (due && due < next)
                 next = due;
         }
         board_thread_state(c->board, &c->on_board, STATE_WAITING);
         struct timespec until = { .tv_sec = (time_t)(next / 1000000000u),
                                   .tv_nsec = (long)(next % 1000000000u) };
+        asked = next;
         if (!c->stopping)
             pthread_cond_timedwait(&c->wake, &c->lock, &until);
     }
@@ -254,8 +259,12 @@ struct loop_checker *loop_checker_start(struct loop **loops, int n, int warn_ms,
         free(c);
         return NULL;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         c->loops[i].loop = loops[i];
+        /* Two handlers of warn_ms cannot both end between two looks
+         * (interval < warn_ms), so the record is the flagged one's. */
+        loop_remember_handlers_over(loops[i], warn_ms);
+    }
     c->n = n;
     c->warn_ns = (uint64_t)warn_ms * 1000000u;
     c->trace_ns = (uint64_t)trace_ms * 1000000u;

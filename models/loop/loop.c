@@ -71,7 +71,8 @@ struct loop {
     struct board_loop *slot;
     _Atomic uint64_t busy_since_ns;   /* start of the running handler, or 0 */
     pthread_mutex_t long_lock;    /* guards the last long handler's record */
-    uint64_t long_began_ns, long_took_ns; /* the last handler of LOOP_LONG_HANDLER_MS+ */
+    uint64_t long_began_ns, long_took_ns; /* the last handler of long_handler_ns+ */
+    _Atomic uint64_t long_handler_ns; /* what counts as long (loop_remember_handlers_over) */
     struct loop_group *parent;    /* the group it belongs to, or NULL */
     _Atomic uint64_t channels;
     _Atomic uint32_t phase;
@@ -213,7 +214,7 @@ static void busy_begin(struct loop *l, uint64_t now)
 }
 
 /* The handler or task begun at began_ns has returned. One that ran
- * LOOP_LONG_HANDLER_MS or longer is remembered (when it began, how long it
+ * long_handler_ns or longer is remembered (when it began, how long it
  * took), so that the checker can say exactly how long the loop was stuck,
  * not "until I next looked". The lock is taken only after such a handler,
  * never on the fast path. Returns the time now, which the caller may use
@@ -222,7 +223,7 @@ static uint64_t busy_end(struct loop *l, uint64_t began_ns)
 {
     uint64_t now = loop_now_ns();
     atomic_store_explicit(&l->busy_since_ns, 0, memory_order_relaxed);
-    if (now - began_ns >= LOOP_LONG_HANDLER_MS * 1000000ull) {
+    if (now - began_ns >= atomic_load_explicit(&l->long_handler_ns, memory_order_relaxed)) {
         pthread_mutex_lock(&l->long_lock);
         l->long_began_ns = began_ns;
         l->long_took_ns = now - began_ns;
@@ -700,6 +701,7 @@ struct loop *loop_create(const struct loop_opts *o)
     l->board = o->board;
     l->role = o->role;
     l->parent = o->parent;
+    atomic_init(&l->long_handler_ns, LOOP_LONG_HANDLER_MS * 1000000ull);
     heap_init(&l->timers);
     pthread_mutex_init(&l->lock, NULL);
     pthread_mutex_init(&l->long_lock, NULL);
@@ -789,6 +791,12 @@ bool loop_last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_n
     *took_ns = l->long_took_ns;
     pthread_mutex_unlock(&l->long_lock);
     return *began_ns != 0;
+}
+
+void loop_remember_handlers_over(struct loop *l, int ms)
+{
+    atomic_store_explicit(&l->long_handler_ns, (uint64_t)ms * 1000000u,
+                          memory_order_relaxed);
 }
 
 bool loop_signal(struct loop *l, int sig)

@@ -39,7 +39,7 @@
 #define LOOP_NAME_BYTES 16
 /* A handler or task that runs this long or longer is remembered (when it
  * began, how long it took: loop_last_long_handler), for the blocked
- * checker. The smallest --blocked-warn-ms. */
+ * checker, until loop_remember_handlers_over says otherwise. */
 #define LOOP_LONG_HANDLER_MS 10
 
 struct loop;
@@ -188,6 +188,11 @@ uint64_t loop_busy_since_ns(const struct loop *l);
  * it began and how long it took, on loop_now_ns's clock, measured by the
  * loop itself around the call. Returns false if none has yet. Any thread. */
 bool loop_last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns);
+
+/* Count a handler as long from ms on (the checker sets its warn_ms). Only
+ * a long one replaces the record, so shorter handlers after a stuck one
+ * do not erase its length before the checker reads it. Any thread. */
+void loop_remember_handlers_over(struct loop *l, int ms);
 
 /* Send signal sig to the loop's thread (pthread_kill), for the checker's
  * stack trace. Returns false if the thread is not running. Any thread. */
