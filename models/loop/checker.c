@@ -42,7 +42,7 @@ struct loop_checker {
     pthread_cond_t wake;
     bool stopping;
     struct board_thread_ref on_board;
-    _Atomic uint64_t episodes, warnings, traces, traces_missed;
+    _Atomic uint64_t episodes, warnings, traces, traces_missed, unblocks;
     _Atomic uint64_t last_first_warning_ns, last_first_late_ns, last_unblocked_ns;
 };
 
@@ -136,6 +136,7 @@ static void report_unblocked(struct loop_checker *c, struct watched *w)
     if (slot)
         atomic_store(&slot->blocked_since_ns, 0);
     atomic_store(&c->last_unblocked_ns, exact ? took : 0);
+    atomic_fetch_add(&c->unblocks, 1);
     board_event(c->board, EV_BLOCKED, "%s unblocked: its handler ran %s%.*f s",
                 loop_name(w->loop), exact ? "" : "at least ", d, secs);
     if (!c->quiet)
@@ -318,6 +319,7 @@ void loop_checker_stats(struct loop_checker *c, struct loop_checker_stats *out)
     out->warnings = atomic_load(&c->warnings);
     out->traces = atomic_load(&c->traces);
     out->traces_missed = atomic_load(&c->traces_missed);
+    out->unblocks = atomic_load(&c->unblocks);
     out->last_first_warning_ns = atomic_load(&c->last_first_warning_ns);
     out->last_first_late_ns = atomic_load(&c->last_first_late_ns);
     out->last_unblocked_ns = atomic_load(&c->last_unblocked_ns);

@@ -46,6 +46,7 @@ struct loop_checker_stats {
     uint64_t warnings;              /* warnings given, repeats included */
     uint64_t traces;                /* stacks printed */
     uint64_t traces_missed;         /* the thread did not print within the wait */
+    uint64_t unblocks;              /* flagged handlers seen to return */
     uint64_t last_first_warning_ns; /* how long the handler had run at its first warning */
     uint64_t last_first_late_ns;    /* of which the checker was late (scheduling) */
     uint64_t last_unblocked_ns;     /* its length as the loop measured it; 0: not known */
