@@ -155,7 +155,7 @@ static void warn(struct loop_checker *c, struct watched *w, uint64_t ran_ns,
     int d = digits_for(c->warn_ns);
     char late[80] = "";
     if (late_ns >= 1000000u)
-        snprintf(late, sizeof(late), " [checked %llu ms late: the checker "
+        snprintf(late, sizeof(late), " [the checker woke %llu ms late: it "
                  "waited for a CPU]", (unsigned long long)(late_ns / 1000000u));
     atomic_fetch_add(&c->warnings, 1);
     board_event(c->board, EV_BLOCKED, "%s blocked %.*f s in one handler: "
@@ -169,11 +169,11 @@ static void warn(struct loop_checker *c, struct watched *w, uint64_t ran_ns,
                 channels == 1 ? "" : "s", channels == 1 ? "s" : "", late);
 }
 
-/* Look at one loop at `now`, late_ns after the checker meant to wake (the
- * scheduler's delay, not ours); returns when it next needs a look (0: no
- * handler of it is due for anything). */
+/* Look at one loop at `now`; asked_ns is when the checker meant to wake
+ * (it may be later: the scheduler's delay, not ours). Returns when the
+ * loop next needs a look (0: no handler of it is due for anything). */
 static uint64_t check_one(struct loop_checker *c, struct watched *w, uint64_t now,
-                          uint64_t late_ns)
+                          uint64_t asked_ns)
 {
     uint64_t since = loop_busy_since_ns(w->loop);
 
@@ -185,10 +185,14 @@ static uint64_t check_one(struct loop_checker *c, struct watched *w, uint64_t no
         return since + c->warn_ns;               /* its first warning */
     uint64_t ran = now - since;
     if (!w->flagged_since_ns) {
-        struct board_loop *slot = loop_board_slot(w->loop);
         w->flagged_since_ns = since;
         w->warned = 0;
         w->traced = false;
+    }
+    uint64_t due = since + (w->warned + 1) * c->warn_ns;
+    uint64_t late_ns = now - asked_ns;   /* the scheduler's delay, not ours */
+    if (w->warned == 0) {               /* the first warning: a new episode */
+        struct board_loop *slot = loop_board_slot(w->loop);
         atomic_fetch_add(&c->episodes, 1);
         atomic_store(&c->last_first_warning_ns, ran);
         atomic_store(&c->last_first_late_ns, late_ns);
@@ -196,7 +200,6 @@ static uint64_t check_one(struct loop_checker *c, struct watched *w, uint64_t no
             atomic_store(&slot->blocked_since_ns, since);
     }
     w->seen_ns = ran;
-    uint64_t due = since + (w->warned + 1) * c->warn_ns;
     if (now >= due) {
         warn(c, w, ran, late_ns);
         w->warned = ran / c->warn_ns;            /* a late look skips, not repeats */
@@ -223,13 +226,14 @@ static void *checker_main(void *arg)
     while (!c->stopping) {
         board_thread_state(c->board, &c->on_board, STATE_RUNNING);
         uint64_t now = loop_now_ns();
-        uint64_t late = now > asked ? now - asked : 0;
+        if (asked > now)
+            asked = now;                /* woken early: a stop, or spurious */
         /* A handler that begins after now is due no earlier than now +
          * warn, so looking again within interval (< warn) never misses
          * one; one already running is looked at exactly when due. */
         uint64_t next = now + c->interval_ns;
         for (int i = 0; i < c->n && !c->stopping; i++) {
-            uint64_t due = check_one(c, &c->loops[i], now, late);
+            uint64_t due = check_one(c, &c->loops[i], now, asked);
             if (due && due < next)
                 next = due;
         }
