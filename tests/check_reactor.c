@@ -61,6 +61,45 @@ START_TEST(offload_keeps_the_loop_free_and_order_kept)
 }
 END_TEST
 
+/* Vert.x's worker context: with --offload, one connection's !who lines
+ * run on the business pool, each on whichever business thread is free
+ * (the name it gives), one at a time and in order with the plain lines
+ * between them. Without the pool, the loop answers. */
+START_TEST(offloaded_who_names_a_business_thread_in_order)
+{
+    struct reactor_server *s = start_reactor(4);
+    int fd = tn_connect(reactor_port(s));
+    char line[160], want[16];
+    enum { ROUNDS = 8 };
+    for (int i = 0; i < ROUNDS; i++) {
+        snprintf(line, sizeof(line), "line-%d\n!who\n", i);
+        tn_send_str(fd, line);
+    }
+    for (int i = 0; i < ROUNDS; i++) {
+        snprintf(want, sizeof(want), "line-%d\n", i);
+        ssize_t n = tn_read_line(fd, line, sizeof(line));
+        ck_assert_int_eq(n, (ssize_t)strlen(want));
+        ck_assert_msg(memcmp(line, want, (size_t)n) == 0, "reply %d out of order", i);
+        n = tn_read_line(fd, line, sizeof(line));
+        ck_assert_int_gt(n, 0);
+        line[n] = '\0';
+        ck_assert_msg(strstr(line, "!who model=reactor thread=biz-") == line &&
+                      strstr(line, " conn="), "offloaded !who said: %s", line);
+        printf("offloaded %s", line);
+    }
+    close(fd);
+    reactor_stop(s);
+
+    s = start_reactor(0);
+    fd = tn_connect(reactor_port(s));
+    tn_send_str(fd, "!who\n");
+    ck_assert_int_gt(tn_read_line(fd, line, sizeof(line)), 0);
+    ck_assert_msg(strstr(line, "thread=reactor ") != NULL, "!who said: %s", line);
+    close(fd);
+    reactor_stop(s);
+}
+END_TEST
+
 START_TEST(blocked_loop_is_flagged)
 {
     struct server_opts o;
@@ -262,6 +301,7 @@ int main(void)
     TCase *tc = tcase_create("reactor");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, offload_keeps_the_loop_free_and_order_kept);
+    tcase_add_test(tc, offloaded_who_names_a_business_thread_in_order);
     tcase_add_test(tc, blocked_loop_is_flagged);
     tcase_add_test(tc, blocked_loop_warns_repeatedly_and_prints_its_stack);
     tcase_add_test(tc, a_client_that_never_reads_is_bounded);
