@@ -122,23 +122,24 @@ END_TEST
 
 /* ---- the blocked checker on a real server, read from its stderr ------------- */
 
-/* One "blocked S s ..." warning line: its seconds, and how late the
- * checker said it woke (ms). Returns false if line is not a warning. */
+/* One "blocked for S s ... (N ms; ..." warning line: its time in seconds,
+ * and how late the checker said it woke (ms). Returns false if line is
+ * not a warning. */
 static bool parse_warning(const char *line, double *secs, double *late_ms)
 {
-    const char *b = strstr(line, " blocked ");
-    if (!strstr(line, "threadlab: loop reactor blocked") || !b)
+    const char *b = strstr(line, "in one handler or task (");
+    if (!strstr(line, "threadlab: loop reactor blocked for ") || !b)
         return false;
-    *secs = atof(b + strlen(" blocked "));
+    *secs = atof(b + strlen("in one handler or task (")) / 1e3;
     const char *l = strstr(line, "[the checker woke ");
     *late_ms = l ? atof(l + strlen("[the checker woke ")) : 0;
     return true;
 }
 
 /* Vert.x's checker, as a student sees it: `!sleep 800` on a reactor with
- * --blocked-warn-ms 200 --blocked-trace-ms 500 prints warnings at 0.20,
- * 0.40 and 0.60 s, the loop thread's stack (naming the function that
- * sleeps) once, and "unblocked: its handler ran 0.80 s". The first warning
+ * --blocked-warn-ms 200 --blocked-trace-ms 500 prints warnings at 200,
+ * 400 and 600 ms, the loop thread's stack (naming the function that
+ * sleeps) once, and "unblocked: its handler ran 0.8 s (800 ms)". The first warning
  * is within 10% of 200 ms once the scheduler's delay, which the checker
  * reports, is taken off; the length is within 50 ms of the handler's,
  * which lies between the 800 ms asked and the client's round trip. */
@@ -189,8 +190,8 @@ START_TEST(blocked_loop_warns_repeatedly_and_prints_its_stack)
             (strstr(line, "(echo_sleep_ms+") || strstr(line, "(echo_do_work+")))
             sleeper_frames++;
         const char *u = strstr(line, "reactor unblocked: its handler ran ");
-        if (u)
-            unblocked_s = atof(u + strlen("reactor unblocked: its handler ran "));
+        if (u && strchr(u, '('))
+            unblocked_s = atof(strchr(u, '(') + 1) / 1e3;
         printf("stderr: %s", line);
     }
     fclose(f);

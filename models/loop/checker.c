@@ -89,7 +89,7 @@ static void print_stack(struct loop_checker *c, struct watched *w, double secs)
     pthread_mutex_lock(&trace_lock);
     while (sem_trywait(&trace_printed) == 0)
         ;                          /* a late post from a trace we gave up on */
-    fprintf(stderr, "threadlab: loop %s still blocked after %.2f s; its stack, "
+    fprintf(stderr, "threadlab: loop %s still blocked after %.1f s; its stack, "
             "innermost call first:\n", loop_name(w->loop), secs);
     bool printed = false;
     if (loop_signal(w->loop, CHECKER_TRACE_SIGNAL)) {
@@ -115,11 +115,7 @@ static void print_stack(struct loop_checker *c, struct watched *w, double secs)
 
 /* ---- one loop ----------------------------------------------------------------- */
 
-/* Seconds with enough digits to tell one warning from the next. */
-static int digits_for(uint64_t warn_ns)
-{
-    return warn_ns >= 1000000000u ? 1 : warn_ns >= 100000000u ? 2 : 3;
-}
+static unsigned long long ms_of(uint64_t ns) { return (unsigned long long)(ns / 1000000u); }
 
 /* The flagged handler returned: clear the flag, say how long it ran. The
  * loop remembers its last long handler; if that is a later one (the
@@ -131,17 +127,17 @@ static void report_unblocked(struct loop_checker *c, struct watched *w)
     uint64_t began, took;
     bool exact = loop_last_long_handler(w->loop, &began, &took) &&
                  began == w->flagged_since_ns;
-    double secs = (double)(exact ? took : w->seen_ns) / 1e9;
-    int d = digits_for(c->warn_ns);
+    uint64_t ran = exact ? took : w->seen_ns;
     if (slot)
         atomic_store(&slot->blocked_since_ns, 0);
     atomic_store(&c->last_unblocked_ns, exact ? took : 0);
     atomic_fetch_add(&c->unblocks, 1);
-    board_event(c->board, EV_BLOCKED, "%s unblocked: its handler ran %s%.*f s",
-                loop_name(w->loop), exact ? "" : "at least ", d, secs);
+    board_event(c->board, EV_BLOCKED, "%s unblocked: its handler ran %s%.1f s",
+                loop_name(w->loop), exact ? "" : "at least ", (double)ran / 1e9);
     if (!c->quiet)
-        fprintf(stderr, "threadlab: loop %s unblocked: its handler ran %s%.*f s\n",
-                loop_name(w->loop), exact ? "" : "at least ", d, secs);
+        fprintf(stderr, "threadlab: loop %s unblocked: its handler ran %s%.1f s "
+                "(%llu ms)\n", loop_name(w->loop), exact ? "" : "at least ",
+                (double)ran / 1e9, ms_of(ran));
     w->flagged_since_ns = 0;
 }
 
@@ -152,20 +148,19 @@ static void warn(struct loop_checker *c, struct watched *w, uint64_t ran_ns,
 {
     uint64_t channels = loop_channels(w->loop);
     double secs = (double)ran_ns / 1e9;
-    int d = digits_for(c->warn_ns);
     char late[80] = "";
     if (late_ns >= 1000000u)
         snprintf(late, sizeof(late), " [the checker woke %llu ms late: it "
                  "waited for a CPU]", (unsigned long long)(late_ns / 1000000u));
     atomic_fetch_add(&c->warnings, 1);
-    board_event(c->board, EV_BLOCKED, "%s blocked %.*f s in one handler: "
-                "%llu connection%s on it wait as long", loop_name(w->loop), d, secs,
+    board_event(c->board, EV_BLOCKED, "%s blocked %.1f s in one handler: "
+                "%llu connection%s on it wait as long", loop_name(w->loop), secs,
                 (unsigned long long)channels, channels == 1 ? "" : "s");
     if (!c->quiet)
-        fprintf(stderr, "threadlab: loop %s blocked %.*f s in one handler or task "
-                "(a warning every %.*f s): its %llu connection%s get%s no answer "
-                "meanwhile%s\n", loop_name(w->loop), d, secs, d,
-                (double)c->warn_ns / 1e9, (unsigned long long)channels,
+        fprintf(stderr, "threadlab: loop %s blocked for %.1f s in one handler or task "
+                "(%llu ms; a warning every %llu ms): its %llu connection%s get%s no "
+                "answer meanwhile%s\n", loop_name(w->loop), secs, ms_of(ran_ns),
+                ms_of(c->warn_ns), (unsigned long long)channels,
                 channels == 1 ? "" : "s", channels == 1 ? "s" : "", late);
 }
 
