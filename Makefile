@@ -36,7 +36,8 @@ OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror -pedantic -Wno-overlength-strings
 CFLAGS   += -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -pthread -MMD -MP $(SANFLAGS)
 CPPFLAGS += -Imodels -Isim
-LDFLAGS  += -pthread $(SANFLAGS)
+# -rdynamic: the blocked checker's stack traces name our functions.
+LDFLAGS  += -pthread -rdynamic $(SANFLAGS)
 
 # pkg-config is asked only when building, so that `make clean` works anywhere.
 # Check is needed only by the goals that build tests.

@@ -19,6 +19,7 @@ void server_opts_init(struct server_opts *o)
     pool_opts_init(&o->pool);
     o->io_ratio_pct = LOOP_IO_RATIO_DEFAULT;
     o->blocked_warn_ms = CHECKER_WARN_MS_DEFAULT;
+    o->blocked_trace_ms = CHECKER_TRACE_MS_DEFAULT;
     o->stop_timeout_ms = 10000;
 }
 
@@ -42,11 +43,13 @@ void server_opts_describe(const char *model, const struct server_opts *o,
                  pool_reject_name(o->pool.reject), o->pool.adaptive ? " adaptive" : "");
     else if (!strcmp(model, "multireactor"))
         snprintf(out + n, len - (size_t)n, " bosses=%d workers=%d offload=%d "
-                 "io-ratio=%d blocked-warn-ms=%d", o->bosses, o->workers,
-                 o->offload_threads, o->io_ratio_pct, o->blocked_warn_ms);
+                 "io-ratio=%d blocked-warn-ms=%d blocked-trace-ms=%d", o->bosses,
+                 o->workers, o->offload_threads, o->io_ratio_pct, o->blocked_warn_ms,
+                 o->blocked_trace_ms);
     else
-        snprintf(out + n, len - (size_t)n, " offload=%d io-ratio=%d blocked-warn-ms=%d",
-                 o->offload_threads, o->io_ratio_pct, o->blocked_warn_ms);
+        snprintf(out + n, len - (size_t)n, " offload=%d io-ratio=%d blocked-warn-ms=%d "
+                 "blocked-trace-ms=%d", o->offload_threads, o->io_ratio_pct,
+                 o->blocked_warn_ms, o->blocked_trace_ms);
 }
 
 struct board *server_board_create(const char *model, const struct server_opts *opts)

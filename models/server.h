@@ -25,6 +25,7 @@ struct server_opts {
     int offload_threads;           /* reactors --offload N: business pool size, 0: none */
     int io_ratio_pct;              /* reactors --io-ratio (1..100) */
     int blocked_warn_ms;           /* reactors --blocked-warn-ms */
+    int blocked_trace_ms;          /* reactors --blocked-trace-ms: stack past this; 0: never */
     int stop_timeout_ms;           /* reactors: longest graceful stop before closing */
     int max_conns;                 /* --max-conns: beyond, "!err busy"; 0: no limit */
     int idle_timeout_ms;           /* --idle-timeout: close after this silence; 0: never */

@@ -532,7 +532,7 @@ static void sleep_task(void *arg)
 START_TEST(checker_flags_long_handlers_only)
 {
     struct loop *l = start_loop(50);
-    struct loop_checker *c = loop_checker_start(&l, 1, 2000, NULL, true);
+    struct loop_checker *c = loop_checker_start(&l, 1, 2000, 0, NULL, true);
     for (int i = 0; i < 10; i++)
         loop_execute(l, sleep_task, (void *)(intptr_t)100);
     usleep(1300000);
@@ -542,6 +542,115 @@ START_TEST(checker_flags_long_handlers_only)
     ck_assert_uint_eq(loop_checker_warnings(c), 1);    /* 2.5 s: flagged once */
     loop_checker_stop(c);
     stop_loop(l);
+}
+END_TEST
+
+/* A task that sleeps and notes, on the loop's clock, how long it really
+ * ran: the length the checker must report. */
+struct measured_sleep {
+    int ms;
+    _Atomic uint64_t ran_ns;
+};
+
+static void measured_sleep_task(void *arg)
+{
+    struct measured_sleep *m = arg;
+    uint64_t start = loop_now_ns();
+    echo_sleep_ms((uint32_t)m->ms);
+    atomic_store(&m->ran_ns, loop_now_ns() - start);
+}
+
+/* Run one measured sleep on l and wait until it ended and c reported it
+ * unblocked (or 2 s more passed: a checker kept from every CPU for the
+ * whole sleep never saw it). Returns whether c saw it, its stats then
+ * and, in *ran_ns, the task's own measure. */
+static bool one_episode(struct loop *l, struct loop_checker *c, int ms,
+                        struct loop_checker_stats *st, uint64_t *ran_ns)
+{
+    struct loop_checker_stats before;
+    loop_checker_stats(c, &before);
+    struct measured_sleep m = { .ms = ms };
+    ck_assert_int_eq(loop_execute(l, measured_sleep_task, &m), 0);
+    WAIT_UNTIL(atomic_load(&m.ran_ns) != 0);
+    *ran_ns = atomic_load(&m.ran_ns);
+    ck_assert_uint_ne(*ran_ns, 0);
+    uint64_t until_ms = tn_now_ms() + 2000;
+    do {
+        usleep(5000);
+        loop_checker_stats(c, st);
+    } while (st->unblocks == before.unblocks && tn_now_ms() < until_ms);
+    return st->unblocks == before.unblocks + 1;
+}
+
+/* Vert.x's checker: each first warning when warn_ms have passed (within
+ * 10%, not counting how late the scheduler woke the checker: that delay
+ * is measured and taken off, so a loaded machine does not fail it),
+ * repeated every warn_ms, and the "unblocked" length exact to the task's
+ * own measure (50 ms). Five episodes: a checker that looks every warn/4
+ * instead of when a warning is due (the old one) is more than 10% late in
+ * each with odds 3 in 5, so it passes all five about once in a hundred. */
+START_TEST(checker_warns_on_time_repeats_and_measures_exactly)
+{
+    enum { WARN_MS = 200, EPISODES = 5 };
+    struct loop *l = start_loop(50);
+    struct loop_checker *c = loop_checker_start(&l, 1, WARN_MS, 0, NULL, true);
+    ck_assert_ptr_nonnull(c);
+    int seen = 0;
+    for (int i = 0; i < EPISODES; i++) {
+        /* The first repeats (200, 400, 600 ms); the others leave the checker
+         * 200 ms of slack to see them at all on a loaded machine. */
+        int sleep_ms = i == 0 ? 700 : 400;
+        struct loop_checker_stats before, st;
+        uint64_t ran;
+        loop_checker_stats(c, &before);
+        if (!one_episode(l, c, sleep_ms, &st, &ran)) {
+            printf("checker, %d ms: not seen (the checker had no CPU)\n", sleep_ms);
+            continue;
+        }
+        seen++;
+        double first_ms = (double)(st.last_first_warning_ns - st.last_first_late_ns) / 1e6;
+        uint64_t warnings = st.warnings - before.warnings;
+        printf("checker, %d ms: first warning at %.1f ms (woke %.1f ms late), %llu "
+               "warning(s); unblocked %.1f ms, the task measured %.1f ms\n", sleep_ms,
+               (double)st.last_first_warning_ns / 1e6, (double)st.last_first_late_ns / 1e6,
+               (unsigned long long)warnings, (double)st.last_unblocked_ns / 1e6,
+               (double)ran / 1e6);
+        ck_assert_uint_eq(st.episodes, before.episodes + 1);
+        /* Never early; late by at most 10% once the scheduler's delay is
+         * taken off (it may even take us below warn_ms: the delay can
+         * begin before the warning was due). */
+        ck_assert_uint_ge(st.last_first_warning_ns, WARN_MS * 1000000ull);
+        ck_assert_msg(first_ms <= WARN_MS * 1.1,
+                      "first warning %.1f ms after the task began (less the "
+                      "scheduler's %.1f ms), warn at %d", first_ms,
+                      (double)st.last_first_late_ns / 1e6, WARN_MS);
+        /* A checker woken very late skips a repeat rather than giving two
+         * at once: at least two of the three for 700 ms. */
+        ck_assert_uint_ge(warnings, (i == 0 ? 2u : 1u));
+        ck_assert_uint_le(warnings, ((uint64_t)sleep_ms / WARN_MS));
+        int64_t off = (int64_t)st.last_unblocked_ns - (int64_t)ran;
+        ck_assert_msg(st.last_unblocked_ns && off >= 0 && off <= 50 * 1000000ll,
+                      "unblocked after %.1f ms, the task ran %.1f ms",
+                      (double)st.last_unblocked_ns / 1e6, (double)ran / 1e6);
+    }
+    ck_assert_int_ge(seen, 3);
+    loop_checker_stop(c);
+    stop_loop(l);
+}
+END_TEST
+
+START_TEST(a_group_is_its_loops_parent)
+{
+    struct loop_opts o = { .io_ratio_pct = 50, .role = ROLE_WORKER_LOOP };
+    struct loop_group *g = loop_group_create(2, "p", &o);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_eq(loop_parent(g->loops[0]), g);
+    ck_assert_ptr_eq(loop_parent(g->loops[1]), g);
+    struct loop *alone = loop_create(&o);
+    ck_assert_ptr_nonnull(alone);
+    ck_assert_ptr_null(loop_parent(alone));
+    loop_join_free(alone);
+    loop_group_stop_free(g);
 }
 END_TEST
 
@@ -761,6 +870,8 @@ int main(void)
     tcase_add_test(run, await_on_the_loop_is_refused);
     tcase_add_test(run, io_ratio_sets_the_task_share);
     tcase_add_test(run, checker_flags_long_handlers_only);
+    tcase_add_test(run, checker_warns_on_time_repeats_and_measures_exactly);
+    tcase_add_test(run, a_group_is_its_loops_parent);
     tcase_add_test(run, a_resumed_watch_is_called_once_per_iteration_without_input);
     tcase_add_test(run, a_broken_epoll_fd_is_counted_and_does_not_spin);
     tcase_add_test(run, a_full_task_queue_refuses_and_counts);

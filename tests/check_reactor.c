@@ -61,6 +61,45 @@ START_TEST(offload_keeps_the_loop_free_and_order_kept)
 }
 END_TEST
 
+/* Vert.x's worker context: with --offload, one connection's !who lines
+ * run on the business pool, each on whichever business thread is free
+ * (the name it gives), one at a time and in order with the plain lines
+ * between them. Without the pool, the loop answers. */
+START_TEST(offloaded_who_names_a_business_thread_in_order)
+{
+    struct reactor_server *s = start_reactor(4);
+    int fd = tn_connect(reactor_port(s));
+    char line[160], want[16];
+    enum { ROUNDS = 8 };
+    for (int i = 0; i < ROUNDS; i++) {
+        snprintf(line, sizeof(line), "line-%d\n!who\n", i);
+        tn_send_str(fd, line);
+    }
+    for (int i = 0; i < ROUNDS; i++) {
+        snprintf(want, sizeof(want), "line-%d\n", i);
+        ssize_t n = tn_read_line(fd, line, sizeof(line));
+        ck_assert_int_eq(n, (ssize_t)strlen(want));
+        ck_assert_msg(memcmp(line, want, (size_t)n) == 0, "reply %d out of order", i);
+        n = tn_read_line(fd, line, sizeof(line));
+        ck_assert_int_gt(n, 0);
+        line[n] = '\0';
+        ck_assert_msg(strstr(line, "!who model=reactor thread=biz-") == line &&
+                      strstr(line, " conn="), "offloaded !who said: %s", line);
+        printf("offloaded %s", line);
+    }
+    close(fd);
+    reactor_stop(s);
+
+    s = start_reactor(0);
+    fd = tn_connect(reactor_port(s));
+    tn_send_str(fd, "!who\n");
+    ck_assert_int_gt(tn_read_line(fd, line, sizeof(line)), 0);
+    ck_assert_msg(strstr(line, "thread=reactor ") != NULL, "!who said: %s", line);
+    close(fd);
+    reactor_stop(s);
+}
+END_TEST
+
 START_TEST(blocked_loop_is_flagged)
 {
     struct server_opts o;
@@ -78,6 +117,96 @@ START_TEST(blocked_loop_is_flagged)
     ck_assert_uint_eq(reactor_blocked_warnings(s), 1);   /* 50 ms: not flagged */
     close(fd);
     reactor_stop(s);
+}
+END_TEST
+
+/* ---- the blocked checker on a real server, read from its stderr ------------- */
+
+/* One "blocked for S s ... (N ms; ..." warning line: its time in seconds,
+ * and how late the checker said it woke (ms). Returns false if line is
+ * not a warning. */
+static bool parse_warning(const char *line, double *secs, double *late_ms)
+{
+    const char *b = strstr(line, "in one handler or task (");
+    if (!strstr(line, "threadlab: loop reactor blocked for ") || !b)
+        return false;
+    *secs = atof(b + strlen("in one handler or task (")) / 1e3;
+    const char *l = strstr(line, "[the checker woke ");
+    *late_ms = l ? atof(l + strlen("[the checker woke ")) : 0;
+    return true;
+}
+
+/* Vert.x's checker, as a student sees it: `!sleep 800` on a reactor with
+ * --blocked-warn-ms 200 --blocked-trace-ms 500 prints warnings at 200,
+ * 400 and 600 ms, the loop thread's stack (naming the function that
+ * sleeps) once, and "unblocked: its handler ran 0.8 s (800 ms)". The first warning
+ * is within 10% of 200 ms once the scheduler's delay, which the checker
+ * reports, is taken off; the length is within 50 ms of the handler's,
+ * which lies between the 800 ms asked and the client's round trip. */
+START_TEST(blocked_loop_warns_repeatedly_and_prints_its_stack)
+{
+    char path[] = "/tmp/threadlab-stderr-XXXXXX";
+    int out = mkstemp(path);
+    ck_assert_int_ge(out, 0);
+    unlink(path);
+    int saved_stderr = dup(STDERR_FILENO);
+    dup2(out, STDERR_FILENO);
+
+    struct server_opts o;
+    ts_opts(&o);
+    o.blocked_warn_ms = 200;
+    o.blocked_trace_ms = 500;
+    struct reactor_server *s = reactor_start(&o);
+    ck_assert_ptr_nonnull(s);
+    char line[256];
+    int fd = tn_connect(reactor_port(s));
+    uint64_t sent_ms = tn_now_ms();
+    tn_send_str(fd, "!sleep 800\n");
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 11);
+    double round_trip_s = (double)(tn_now_ms() - sent_ms) / 1e3;
+    close(fd);
+    reactor_stop(s);                   /* joins the checker: its lines are out */
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+
+    FILE *f = fdopen(out, "r");
+    ck_assert_ptr_nonnull(f);
+    rewind(f);
+    int warnings = 0, stacks = 0, stack_ends = 0, sleeper_frames = 0;
+    double first_s = 0, first_late_ms = 0, unblocked_s = -1;
+    while (fgets(line, sizeof(line), f)) {
+        double secs, late_ms;
+        if (parse_warning(line, &secs, &late_ms)) {
+            if (warnings++ == 0) {
+                first_s = secs;
+                first_late_ms = late_ms;
+            }
+        }
+        if (strstr(line, "its stack, innermost call first"))
+            stacks++;
+        if (strstr(line, "(end of reactor's stack)"))
+            stack_ends++;
+        if (stacks == 1 && !stack_ends &&
+            (strstr(line, "(echo_sleep_ms+") || strstr(line, "(echo_do_work+")))
+            sleeper_frames++;
+        const char *u = strstr(line, "reactor unblocked: its handler ran ");
+        if (u && strchr(u, '('))
+            unblocked_s = atof(strchr(u, '(') + 1) / 1e3;
+        printf("stderr: %s", line);
+    }
+    fclose(f);
+    ck_assert_int_ge(warnings, 2);                /* repeated, not once */
+    ck_assert_int_le(warnings, 4);
+    double first_ours_s = first_s - first_late_ms / 1e3;
+    ck_assert_msg(first_s >= 0.195 && first_ours_s <= 0.225, "first warning at "
+                  "%.2f s (%.0f ms of it the scheduler's), warn at 0.20 s", first_s,
+                  first_late_ms);
+    ck_assert_int_eq(stacks, 1);
+    ck_assert_int_eq(stack_ends, 1);
+    ck_assert_msg(sleeper_frames >= 1, "the stack names no echo_sleep_ms/echo_do_work");
+    ck_assert_msg(unblocked_s >= 0.795 && unblocked_s <= round_trip_s + 0.05,
+                  "unblocked after %.2f s; the handler ran 0.80 s to %.2f s",
+                  unblocked_s, round_trip_s);
 }
 END_TEST
 
@@ -173,7 +302,9 @@ int main(void)
     TCase *tc = tcase_create("reactor");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, offload_keeps_the_loop_free_and_order_kept);
+    tcase_add_test(tc, offloaded_who_names_a_business_thread_in_order);
     tcase_add_test(tc, blocked_loop_is_flagged);
+    tcase_add_test(tc, blocked_loop_warns_repeatedly_and_prints_its_stack);
     tcase_add_test(tc, a_client_that_never_reads_is_bounded);
     suite_add_tcase(s, tc);
     return ts_run(s);

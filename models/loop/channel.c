@@ -67,11 +67,19 @@
 #include <unistd.h>
 
 #include "net/net.h"
+#include "promise.h"
 
+/* A line on the business pool. The business thread reads only this, never
+ * the channel. */
 struct offload {
-    struct channel *ch;
+    struct channel *ch;          /* for the listener, on the loop: not touched here */
+    struct promise *done;        /* completed by the business thread */
     uint64_t read_ns;            /* when the line was read */
     struct echo_reply work;      /* what to do; data points into `line` */
+    bool asks_who;               /* !who: the business thread answers it */
+    const char *model;           /* for that answer */
+    uint64_t conn_id;
+    struct board *board;         /* the business thread's board, or NULL */
     size_t len;
     char line[];                 /* the reply (the echoed line), copied */
 };
@@ -417,14 +425,24 @@ static bool update(struct channel *ch, bool lines_left)
     return true;
 }
 
-/* ---- offload ---------------------------------------------------------------- */
+/* ---- offload ---------------------------------------------------------------- *
+ * Netty's pattern for slow handlers: the business executor returns a
+ * future, and a listener on the event loop takes the result. Here the
+ * promise is made on the channel's loop (its listeners run there), the
+ * business thread completes it, and offload_done, the listener, writes the
+ * reply on the loop's thread: the only thread that touches the channel.
+ * This is also Vert.x's worker context: one connection's offloaded lines
+ * run one at a time, in order, each on whichever business thread is free
+ * (an offloaded !who names it), never two at once. */
 
-/* Back on the loop: the offloaded line's reply, then the lines behind it. */
-static void offload_done(void *arg)
+/* Back on the loop (the promise's listener): the offloaded line's reply,
+ * then the lines behind it. */
+static void offload_done(struct promise *done, void *arg)
 {
-    /* LAB 04 BEGIN: back on the loop's thread. If the client left
-     * meanwhile (the channel is CHANNEL_CLOSED), free the channel and the
-     * task and stop. Else the channel leaves CHANNEL_OFFLOADED
+    /* LAB 04 BEGIN: the promise's listener, back on the loop's thread
+     * (Netty's listener on a business executor's future). If the client
+     * left meanwhile (the channel is CHANNEL_CLOSED), free the channel and
+     * the task and stop. Else the channel leaves CHANNEL_OFFLOADED
      * (input_state), and a new batch begins (batch_begin, from the task's
      * read_ns): append the offloaded line's reply to the channel's output
      * (append_out; out of memory ends the channel with
@@ -432,10 +450,12 @@ static void offload_done(void *arg)
      * task, and go on with the lines that waited behind it
      * (process_lines, then settle): that is what keeps the replies in
      * order.
+     * STUB: (void)done;
      * STUB: (void)arg;
      */
     struct offload *o = arg;
     struct channel *ch = o->ch;
+    (void)done;                         /* the reply is in o: the promise just says when */
     if (ch->state == CHANNEL_CLOSED) {  /* the client left meanwhile */
         channel_free(ch);
         free(o);
@@ -459,63 +479,101 @@ static void offload_done(void *arg)
     /* LAB 04 END */
 }
 
-/* On a business thread: the slow part, then post the reply back. */
+/* On a business thread: an offloaded !who is answered by this thread, in
+ * the session's own words (a session of one line, so the format lives in
+ * one place). Out of memory: the loop's answer stands. */
+static void answer_who_here(struct offload *o, const char *thread_name)
+{
+    struct echo_session one;
+    size_t room;
+    if (echo_session_init(&one, o->model, o->conn_id, ECHO_WHO_MAX_BYTES) < 0)
+        return;
+    char *buf = echo_session_space(&one, &room);
+    struct echo_reply r;
+    if (buf && room >= sizeof("!who\n") - 1) {
+        memcpy(buf, "!who\n", sizeof("!who\n") - 1);
+        echo_session_commit(&one, sizeof("!who\n") - 1);
+        if (echo_session_next(&one, thread_name, &r) && r.len <= ECHO_WHO_MAX_BYTES) {
+            memcpy(o->line, r.data, r.len);
+            o->len = r.len;
+        }
+    }
+    echo_session_free(&one);
+}
+
+/* On a business thread: the slow part, then complete the promise. */
 static void offload_run(void *arg, struct pool_thread *self)
 {
     /* LAB 04 BEGIN: on a business thread. Do the line's slow work
      * (echo_do_work), showing the thread blocked in !sleep on the board
-     * while it sleeps (pool_thread_board(self), board_thread_state). Then
-     * send the reply home: the channel belongs to its loop's thread, so do
-     * not touch it here; queue offload_done on the channel's loop
-     * (loop_execute). A full queue (-EAGAIN) is waited out, not dropped:
-     * the channel waits for this reply. If the loop no longer takes tasks,
-     * free the task.
+     * while it sleeps (pool_thread_board(self), board_thread_state); an
+     * offloaded !who is answered here (answer_who_here). Then send the
+     * result home: the channel belongs to its loop's thread, so do not
+     * touch it here; complete the task's promise (promise_succeed), whose
+     * listener, offload_done, runs on the channel's loop, and give back
+     * this thread's reference (promise_release).
      * STUB: struct offload *o = arg;
      * STUB: (void)self;
-     * STUB: (void)offload_done;
+     * STUB: (void)answer_who_here;
      * STUB: echo_do_work(&o->work);
-     * STUB: free(o);
      */
     struct offload *o = arg;
-    struct board *board = o->ch->host->board;
     struct board_thread_ref *me = self ? pool_thread_board(self) : NULL;
     if (me && o->work.work == ECHO_WORK_SLEEP)
-        board_thread_state(board, me, STATE_BLOCKED_SLEEP);
+        board_thread_state(o->board, me, STATE_BLOCKED_SLEEP);
     echo_do_work(&o->work);
     if (me)
-        board_thread_state(board, me, STATE_RUNNING);
-    /* The channel lives until this task comes back, so ch is valid here;
-     * the loop outlives every channel. */
-    int rc;
-    while ((rc = loop_execute(o->ch->loop, offload_done, o)) == -EAGAIN || rc == -ENOMEM)
-        echo_sleep_ms(1);          /* the loop is behind: this thread can wait */
-    if (rc < 0)
-        free(o);
+        board_thread_state(o->board, me, STATE_RUNNING);
+    if (o->asks_who)
+        answer_who_here(o, self ? pool_thread_name(self) : "caller");
+    /* The listener is queued on the loop (a full task queue is waited
+     * out, promise.c), and runs there after this returns. The business
+     * pool rejects with abort, never caller-runs: a loop thread that ran
+     * this itself would run the listener inside offload(). */
+    struct promise *done = o->done;
+    promise_succeed(done, NULL);
+    promise_release(done);
     /* LAB 04 END */
 }
 
-/* Hand a !cpu or !sleep line to the business pool. Returns false if the
- * pool refused it (the line then gets "!err busy"). */
+/* Is this reply the session's answer to !who? */
+static bool is_who(const struct channel *ch, const struct echo_reply *r)
+{
+    return r->data == ch->session.who;
+}
+
+/* Hand a !cpu, !sleep or !who line to the business pool, with a promise
+ * whose listener (offload_done) brings the reply back to this loop.
+ * Returns false if the pool refused it or memory ran out (the line then
+ * gets "!err busy"). */
 static bool offload(struct channel *ch, const struct echo_reply *r, uint64_t read_ns)
 {
-    struct offload *o = malloc(sizeof(*o) + r->len);
+    size_t room = r->len > ECHO_WHO_MAX_BYTES ? r->len : ECHO_WHO_MAX_BYTES;
+    struct offload *o = malloc(sizeof(*o) + room);
     if (!o)
         return false;
-    o->ch = ch;
-    o->read_ns = read_ns;
-    o->work = *r;
-    o->len = r->len;
+    *o = (struct offload){ .ch = ch, .read_ns = read_ns, .work = *r, .len = r->len,
+                           .asks_who = is_who(ch, r), .model = ch->host->model,
+                           .conn_id = ch->id, .board = ch->host->board };
     memcpy(o->line, r->data, r->len);
     o->work.data = o->line;
+    o->done = promise_create(ch->loop);
+    if (!o->done || promise_add_listener(o->done, offload_done, o) < 0)
+        goto out_free;
     enum channel_state was = ch->state;
     ch->state = CHANNEL_OFFLOADED;     /* before the submit: the pool may answer at once */
     if (pool_submit(ch->host->business, offload_run, o, ch->id) < 0) {
         ch->state = was;
-        free(o);
-        return false;
+        goto out_free;                 /* never completed: its listener never runs */
     }
     board_add(ch->host->board, CTR_OFFLOADED, 1);
     return true;
+
+out_free:
+    if (o->done)
+        promise_release(o->done);
+    free(o);
+    return false;
 }
 
 /* ---- input ------------------------------------------------------------------ */
@@ -532,7 +590,7 @@ static bool process_lines(struct channel *ch, struct batch *b)
     while (answers_lines(ch) && !b->spent &&
            echo_session_next(&ch->session, loop_name(ch->loop), &reply)) {
         bool did_work = reply.work != ECHO_WORK_NONE;
-        if (did_work && h->business) {
+        if ((did_work || is_who(ch, &reply)) && h->business) {
             if (offload(ch, &reply, b->read_ns))
                 return true;          /* later lines wait for this one */
             reply.data = ECHO_ERR_BUSY;

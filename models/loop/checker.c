@@ -1,24 +1,40 @@
-/* checker.c -- flag loops stuck in one handler. See checker.h. */
+/* checker.c -- flag loops stuck in one handler. See checker.h.
+ *
+ * One pass (check_one, per loop):
+ *
+ *   the handler we flagged returned?   --> "unblocked", with its exact length
+ *   a handler running, a warning due?  --> warn (blocked k * warn_ms)
+ *   past trace_ms, no stack yet?       --> print its thread's stack
+ *   then: when is the next thing due?  --> the checker sleeps until then
+ */
 #include "checker.h"
 
 #include <errno.h>
+#include <execinfo.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct watched {
     struct loop *loop;
     uint64_t flagged_since_ns;     /* the busy_since we warned about, or 0 */
+    uint64_t warned;               /* warnings given for it: the next is due at
+                                    * flagged_since + (warned + 1) * warn */
+    uint64_t seen_ns;              /* how long it had run when we last looked */
+    bool traced;                   /* its stack is printed (or was tried) */
 };
 
 struct loop_checker {
     struct watched *loops;
     int n;
     uint64_t warn_ns;
-    uint64_t interval_ns;
+    uint64_t trace_ns;             /* 0: no stacks */
+    uint64_t interval_ns;          /* longest sleep with nothing due */
     struct board *board;
     bool quiet;
     pthread_t thread;
@@ -26,69 +42,215 @@ struct loop_checker {
     pthread_cond_t wake;
     bool stopping;
     struct board_thread_ref on_board;
-    _Atomic uint64_t warnings;
+    _Atomic uint64_t episodes, warnings, traces, traces_missed, unblocks;
+    _Atomic uint64_t last_first_warning_ns, last_first_late_ns, last_unblocked_ns;
 };
 
-static void check_one(struct loop_checker *c, struct watched *w, uint64_t now)
+/* ---- the stack of another thread ---------------------------------------------- */
+
+static sem_t trace_printed;        /* posted by the handler: its stack is out */
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER; /* one trace at a time */
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+static bool trace_ready;
+
+/* Runs on the stuck thread, inside whatever it was doing. Only
+ * async-signal-safe calls: backtrace (libgcc is loaded already),
+ * backtrace_symbols_fd (writes, no malloc), sem_post. */
+static void print_stack_handler(int sig)
+{
+    int saved_errno = errno;
+    void *frames[CHECKER_TRACE_FRAMES];
+    (void)sig;
+    int n = backtrace(frames, CHECKER_TRACE_FRAMES);
+    backtrace_symbols_fd(frames, n, STDERR_FILENO);
+    sem_post(&trace_printed);
+    errno = saved_errno;
+}
+
+static void install_trace_handler(void)
+{
+    /* The first backtrace() loads libgcc's unwinder (dlopen, malloc):
+     * never inside a signal handler, so do it here, once. */
+    void *warm[1];
+    backtrace(warm, 1);
+    if (sem_init(&trace_printed, 0, 0) < 0)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = print_stack_handler;
+    sa.sa_flags = SA_RESTART;      /* reads and writes resume; !sleep does too */
+    sigemptyset(&sa.sa_mask);
+    trace_ready = sigaction(CHECKER_TRACE_SIGNAL, &sa, NULL) == 0;
+}
+
+/* Ask w's thread for its stack and wait until it is printed. */
+static void print_stack(struct loop_checker *c, struct watched *w, double secs)
+{
+    pthread_mutex_lock(&trace_lock);
+    while (sem_trywait(&trace_printed) == 0)
+        ;                          /* a late post from a trace we gave up on */
+    fprintf(stderr, "threadlab: loop %s still blocked after %.1f s; its stack, "
+            "innermost call first:\n", loop_name(w->loop), secs);
+    bool printed = false;
+    if (loop_signal(w->loop, CHECKER_TRACE_SIGNAL)) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += CHECKER_TRACE_WAIT_MS / 1000;
+        int rc;
+        while ((rc = sem_clockwait(&trace_printed, CLOCK_MONOTONIC, &until)) < 0 &&
+               errno == EINTR)
+            ;
+        printed = rc == 0;
+    }
+    if (printed) {
+        atomic_fetch_add(&c->traces, 1);
+        fprintf(stderr, "threadlab: (end of %s's stack)\n", loop_name(w->loop));
+    } else {
+        atomic_fetch_add(&c->traces_missed, 1);
+        fprintf(stderr, "threadlab: (no stack: %s did not take the signal within "
+                "%d ms)\n", loop_name(w->loop), CHECKER_TRACE_WAIT_MS);
+    }
+    pthread_mutex_unlock(&trace_lock);
+}
+
+/* ---- one loop ----------------------------------------------------------------- */
+
+static unsigned long long ms_of(uint64_t ns) { return (unsigned long long)(ns / 1000000u); }
+
+/* The flagged handler returned: clear the flag, say how long it ran. The
+ * loop remembers its last long handler; if that is a later one (the
+ * checker was kept from a CPU through two of them), only a lower bound is
+ * known. */
+static void report_unblocked(struct loop_checker *c, struct watched *w)
+{
+    struct board_loop *slot = loop_board_slot(w->loop);
+    uint64_t began, took;
+    bool exact = loop_last_long_handler(w->loop, &began, &took) &&
+                 began == w->flagged_since_ns;
+    uint64_t ran = exact ? took : w->seen_ns;
+    if (slot)
+        atomic_store(&slot->blocked_since_ns, 0);
+    atomic_store(&c->last_unblocked_ns, exact ? took : 0);
+    atomic_fetch_add(&c->unblocks, 1);
+    board_event(c->board, EV_BLOCKED, "%s unblocked: its handler ran %s%.1f s",
+                loop_name(w->loop), exact ? "" : "at least ", (double)ran / 1e9);
+    if (!c->quiet)
+        fprintf(stderr, "threadlab: loop %s unblocked: its handler ran %s%.1f s "
+                "(%llu ms)\n", loop_name(w->loop), exact ? "" : "at least ",
+                (double)ran / 1e9, ms_of(ran));
+    w->flagged_since_ns = 0;
+}
+
+/* A warning is due: say how long the handler has run. late_ns: how much
+ * later than it asked the checker woke (the scheduler's doing, not ours). */
+static void warn(struct loop_checker *c, struct watched *w, uint64_t ran_ns,
+                 uint64_t late_ns)
+{
+    uint64_t channels = loop_channels(w->loop);
+    double secs = (double)ran_ns / 1e9;
+    char late[80] = "";
+    if (late_ns >= 1000000u)
+        snprintf(late, sizeof(late), " [the checker woke %llu ms late: it "
+                 "waited for a CPU]", (unsigned long long)(late_ns / 1000000u));
+    atomic_fetch_add(&c->warnings, 1);
+    board_event(c->board, EV_BLOCKED, "%s blocked %.1f s in one handler: "
+                "%llu connection%s on it wait as long", loop_name(w->loop), secs,
+                (unsigned long long)channels, channels == 1 ? "" : "s");
+    if (!c->quiet)
+        fprintf(stderr, "threadlab: loop %s blocked for %.1f s in one handler or task "
+                "(%llu ms; a warning every %llu ms): its %llu connection%s get%s no "
+                "answer meanwhile%s\n", loop_name(w->loop), secs, ms_of(ran_ns),
+                ms_of(c->warn_ns), (unsigned long long)channels,
+                channels == 1 ? "" : "s", channels == 1 ? "s" : "", late);
+}
+
+/* Look at one loop at `now`; asked_ns is when the checker meant to wake
+ * (it may be later: the scheduler's delay, not ours). Returns when the
+ * loop next needs a look (0: no handler of it is due for anything). */
+static uint64_t check_one(struct loop_checker *c, struct watched *w, uint64_t now,
+                          uint64_t asked_ns)
 {
     uint64_t since = loop_busy_since_ns(w->loop);
-    struct board_loop *slot = loop_board_slot(w->loop);
 
-    if (w->flagged_since_ns && since != w->flagged_since_ns) {
-        /* The handler we flagged has returned. */
-        if (slot)
-            atomic_store(&slot->blocked_since_ns, 0);
-        board_event(c->board, EV_BLOCKED, "%s unblocked: it was stuck in one "
-                    "handler for at least %.1f s", loop_name(w->loop),
-                    (double)(now - w->flagged_since_ns) / 1e9);
-        w->flagged_since_ns = 0;
-    }
-    if (since && !w->flagged_since_ns && now > since && now - since >= c->warn_ns) {
-        uint64_t channels = loop_channels(w->loop);
-        double secs = (double)(now - since) / 1e9;
+    if (w->flagged_since_ns && since != w->flagged_since_ns)
+        report_unblocked(c, w);
+    if (!since)
+        return 0;
+    if (now < since || now - since < c->warn_ns)
+        return since + c->warn_ns;               /* its first warning */
+    uint64_t ran = now - since;
+    if (!w->flagged_since_ns) {
         w->flagged_since_ns = since;
-        atomic_fetch_add(&c->warnings, 1);
+        w->warned = 0;
+        w->traced = false;
+    }
+    uint64_t due = since + (w->warned + 1) * c->warn_ns;
+    uint64_t late_ns = now - asked_ns;   /* the scheduler's delay, not ours */
+    if (w->warned == 0) {               /* the first warning: a new episode */
+        struct board_loop *slot = loop_board_slot(w->loop);
+        atomic_fetch_add(&c->episodes, 1);
+        atomic_store(&c->last_first_warning_ns, ran);
+        atomic_store(&c->last_first_late_ns, late_ns);
         if (slot)
             atomic_store(&slot->blocked_since_ns, since);
-        board_event(c->board, EV_BLOCKED, "%s blocked %.1f s in one handler: "
-                    "%llu connection%s on it wait as long", loop_name(w->loop), secs,
-                    (unsigned long long)channels, channels == 1 ? "" : "s");
-        if (!c->quiet)
-            fprintf(stderr, "threadlab: loop %s blocked for %.1f s in one handler "
-                    "or task (warn at %.1f s): its %llu connection%s get%s no answer "
-                    "meanwhile\n", loop_name(w->loop), secs, (double)c->warn_ns / 1e9,
-                    (unsigned long long)channels, channels == 1 ? "" : "s",
-                    channels == 1 ? "s" : "");
     }
+    w->seen_ns = ran;
+    if (now >= due) {
+        warn(c, w, ran, late_ns);
+        w->warned = ran / c->warn_ns;            /* a late look skips, not repeats */
+    }
+    if (c->trace_ns && !w->traced && ran >= c->trace_ns) {
+        w->traced = true;
+        if (!c->quiet && trace_ready)
+            print_stack(c, w, (double)ran / 1e9);
+    }
+    uint64_t next = since + (w->warned + 1) * c->warn_ns;
+    if (c->trace_ns && !w->traced && since + c->trace_ns < next)
+        next = since + c->trace_ns;
+    return next;
 }
+
+/* ---- the thread ---------------------------------------------------------------- */
 
 static void *checker_main(void *arg)
 {
     struct loop_checker *c = arg;
     board_thread_begin(c->board, &c->on_board, ROLE_CHECKER, "checker", 0);
+    uint64_t asked = loop_now_ns();     /* when we asked to wake up */
     pthread_mutex_lock(&c->lock);
     while (!c->stopping) {
-        board_thread_state(c->board, &c->on_board, STATE_WAITING);
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        uint64_t ns = (uint64_t)until.tv_nsec + c->interval_ns;
-        until.tv_sec += (time_t)(ns / 1000000000u);
-        until.tv_nsec = (long)(ns % 1000000000u);
-        pthread_cond_timedwait(&c->wake, &c->lock, &until);
         board_thread_state(c->board, &c->on_board, STATE_RUNNING);
         uint64_t now = loop_now_ns();
-        for (int i = 0; i < c->n && !c->stopping; i++)
-            check_one(c, &c->loops[i], now);
+        if (asked > now)
+            asked = now;                /* woken early: a stop, or spurious */
+        /* A handler that begins after now is due no earlier than now +
+         * warn, so looking again within interval (< warn) never misses
+         * one; one already running is looked at exactly when due. */
+        uint64_t next = now + c->interval_ns;
+        for (int i = 0; i < c->n && !c->stopping; i++) {
+            uint64_t due = check_one(c, &c->loops[i], now, asked);
+            if (due && due < next)
+                next = due;
+        }
+        board_thread_state(c->board, &c->on_board, STATE_WAITING);
+        struct timespec until = { .tv_sec = (time_t)(next / 1000000000u),
+                                  .tv_nsec = (long)(next % 1000000000u) };
+        asked = next;
+        if (!c->stopping)
+            pthread_cond_timedwait(&c->wake, &c->lock, &until);
     }
     pthread_mutex_unlock(&c->lock);
     board_thread_end(c->board, &c->on_board);
     return NULL;
 }
 
-struct loop_checker *loop_checker_start(struct loop **loops, int n,
-                                        int warn_ms, struct board *board,
-                                        bool quiet)
+struct loop_checker *loop_checker_start(struct loop **loops, int n, int warn_ms,
+                                        int trace_ms, struct board *board, bool quiet)
 {
+    if (warn_ms < 1 || trace_ms < 0) {
+        errno = EINVAL;
+        return NULL;
+    }
     struct loop_checker *c = calloc(1, sizeof(*c));
     if (!c)
         return NULL;
@@ -97,19 +259,22 @@ struct loop_checker *loop_checker_start(struct loop **loops, int n,
         free(c);
         return NULL;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         c->loops[i].loop = loops[i];
+        /* Two handlers of warn_ms cannot both end between two looks
+         * (interval < warn_ms), so the record is the flagged one's. */
+        loop_remember_handlers_over(loops[i], warn_ms);
+    }
     c->n = n;
     c->warn_ns = (uint64_t)warn_ms * 1000000u;
-    /* Look four times per warning period (at most every 500 ms), so a
-     * block is reported at most a quarter period late. */
-    c->interval_ns = c->warn_ns / 4;
-    if (c->interval_ns > 500000000u)
-        c->interval_ns = 500000000u;
-    if (c->interval_ns < 10000000u)
-        c->interval_ns = 10000000u;
+    c->trace_ns = (uint64_t)trace_ms * 1000000u;
+    /* With nothing due, look twice per warning period (at most every
+     * 500 ms): enough to see every new handler before it is due. */
+    c->interval_ns = c->warn_ns / 2 < 500000000u ? c->warn_ns / 2 : 500000000u;
     c->board = board;
     c->quiet = quiet;
+    if (trace_ms > 0 && !quiet)
+        pthread_once(&trace_once, install_trace_handler);
     pthread_mutex_init(&c->lock, NULL);
     pthread_condattr_t mono;
     pthread_condattr_init(&mono);
@@ -144,5 +309,17 @@ void loop_checker_stop(struct loop_checker *c)
 
 uint64_t loop_checker_warnings(struct loop_checker *c)
 {
-    return atomic_load(&c->warnings);
+    return atomic_load(&c->episodes);
+}
+
+void loop_checker_stats(struct loop_checker *c, struct loop_checker_stats *out)
+{
+    out->episodes = atomic_load(&c->episodes);
+    out->warnings = atomic_load(&c->warnings);
+    out->traces = atomic_load(&c->traces);
+    out->traces_missed = atomic_load(&c->traces_missed);
+    out->unblocks = atomic_load(&c->unblocks);
+    out->last_first_warning_ns = atomic_load(&c->last_first_warning_ns);
+    out->last_first_late_ns = atomic_load(&c->last_first_late_ns);
+    out->last_unblocked_ns = atomic_load(&c->last_unblocked_ns);
 }

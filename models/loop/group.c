@@ -46,6 +46,7 @@ struct loop_group *loop_group_create(int size, const char *prefix,
         else
             snprintf(name, sizeof(name), "%s-%d", prefix, i + 1);
         o.name = name;
+        o.parent = g;               /* loop_parent(), Netty's EventLoop.parent() */
         g->loops[i] = loop_create(&o);
         if (!g->loops[i]) {
             int err = errno;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,6 +70,10 @@ struct loop {
     struct board_thread_ref on_board; /* loop thread only */
     struct board_loop *slot;
     _Atomic uint64_t busy_since_ns;   /* start of the running handler, or 0 */
+    pthread_mutex_t long_lock;    /* guards the last long handler's record */
+    uint64_t long_began_ns, long_took_ns; /* the last handler of long_handler_ns+ */
+    _Atomic uint64_t long_handler_ns; /* what counts as long (loop_remember_handlers_over) */
+    struct loop_group *parent;    /* the group it belongs to, or NULL */
     _Atomic uint64_t channels;
     _Atomic uint32_t phase;
 
@@ -202,14 +207,38 @@ int loop_run_in_loop(struct loop *l, loop_task_cb fn, void *arg)
     return loop_execute(l, fn, arg);
 }
 
+/* A handler or task begins at now: the blocked checker sees it from here. */
+static void busy_begin(struct loop *l, uint64_t now)
+{
+    atomic_store_explicit(&l->busy_since_ns, now, memory_order_relaxed);
+}
+
+/* The handler or task begun at began_ns has returned. One that ran
+ * long_handler_ns or longer is remembered (when it began, how long it
+ * took), so that the checker can say exactly how long the loop was stuck,
+ * not "until I next looked". The lock is taken only after such a handler,
+ * never on the fast path. Returns the time now, which the caller may use
+ * as the next handler's start (one clock read per handler, as before). */
+static uint64_t busy_end(struct loop *l, uint64_t began_ns)
+{
+    uint64_t now = loop_now_ns();
+    atomic_store_explicit(&l->busy_since_ns, 0, memory_order_relaxed);
+    if (now - began_ns >= atomic_load_explicit(&l->long_handler_ns, memory_order_relaxed)) {
+        pthread_mutex_lock(&l->long_lock);
+        l->long_began_ns = began_ns;
+        l->long_took_ns = now - began_ns;
+        pthread_mutex_unlock(&l->long_lock);
+    }
+    return now;
+}
+
 /* Run one task or timer callback, timed for the blocked checker. */
 static void run_timed(struct loop *l, loop_task_cb fn, void *arg)
 {
     uint64_t start = loop_now_ns();
-    atomic_store_explicit(&l->busy_since_ns, start, memory_order_relaxed);
+    busy_begin(l, start);
     fn(arg);
-    uint64_t took = loop_now_ns() - start;
-    atomic_store_explicit(&l->busy_since_ns, 0, memory_order_relaxed);
+    uint64_t took = busy_end(l, start) - start;
     if (took > atomic_load_explicit(&l->longest_task_ns, memory_order_relaxed))
         atomic_store_explicit(&l->longest_task_ns, took, memory_order_relaxed);
 }
@@ -438,12 +467,13 @@ static void take_resumes(struct loop *l, struct loop_watch *due)
  * meanwhile is gone from the list. */
 static void run_resumes(struct loop *l, struct loop_watch *due)
 {
+    uint64_t began = loop_now_ns();
     while (due->resume_next != due) {
         struct loop_watch *w = due->resume_next;
         resume_unlink(w);
-        atomic_store_explicit(&l->busy_since_ns, loop_now_ns(), memory_order_relaxed);
+        busy_begin(l, began);
         w->cb(w->arg, LOOP_EV_RESUME);
-        atomic_store_explicit(&l->busy_since_ns, 0, memory_order_relaxed);
+        began = busy_end(l, began);
         bump(&l->resumes_run, 1);
     }
 }
@@ -554,8 +584,8 @@ static void loop_iteration(struct loop *l)
      * watches (take_resumes), call each ready watch's callback
      * (w->cb(w->arg, events), adding LOOP_EV_RESUME and unlinking a watch
      * that was also waiting for a resume), then the resumed ones
-     * (run_resumes), timing the I/O (io_ns), with busy_since_ns set around
-     * each callback for the blocked checker. 3. Run timers and tasks for
+     * (run_resumes), timing the I/O (io_ns), with busy_begin and busy_end
+     * around each callback for the blocked checker. 3. Run timers and tasks for
      * as long as ioRatio allows: run_tasks(l, loop_task_budget_ns(io_ns,
      * l->io_ratio_pct)). Count the iteration. Keep the phases and board
      * states as you go.
@@ -589,6 +619,7 @@ static void loop_iteration(struct loop *l)
     uint64_t io_start = loop_now_ns();
     board_thread_state_at(l->board, &l->on_board, STATE_RUNNING, io_start);
     set_phase(l, LOOP_PHASE_IO);
+    uint64_t began = io_start;
     for (int i = 0; i < n; i++) {
         struct loop_watch *w = events[i].data.ptr;
         uint32_t ev = events[i].events;
@@ -596,9 +627,9 @@ static void loop_iteration(struct loop *l)
             resume_unlink(w);
             ev |= LOOP_EV_RESUME;
         }
-        atomic_store_explicit(&l->busy_since_ns, loop_now_ns(), memory_order_relaxed);
+        busy_begin(l, began);
         w->cb(w->arg, ev);
-        atomic_store_explicit(&l->busy_since_ns, 0, memory_order_relaxed);
+        began = busy_end(l, began);
     }
     run_resumes(l, &due);                 /* after the ready fds: their turn came */
     uint64_t io_ns = loop_now_ns() - io_start;
@@ -669,8 +700,11 @@ struct loop *loop_create(const struct loop_opts *o)
     l->resumes.resume_next = l->resumes.resume_prev = &l->resumes;
     l->board = o->board;
     l->role = o->role;
+    l->parent = o->parent;
+    atomic_init(&l->long_handler_ns, LOOP_LONG_HANDLER_MS * 1000000ull);
     heap_init(&l->timers);
     pthread_mutex_init(&l->lock, NULL);
+    pthread_mutex_init(&l->long_lock, NULL);
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
     l->wake.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     l->wake.events = EPOLLIN;
@@ -685,6 +719,7 @@ struct loop *loop_create(const struct loop_opts *o)
         if (l->wake.fd >= 0)
             close(l->wake.fd);
         pthread_mutex_destroy(&l->lock);
+        pthread_mutex_destroy(&l->long_lock);
         free(l);
         errno = err;
         return NULL;
@@ -722,6 +757,7 @@ void loop_join_free(struct loop *l)
     heap_free(&l->timers);
     free(l->ring);
     pthread_mutex_destroy(&l->lock);
+    pthread_mutex_destroy(&l->long_lock);
     free(l);
 }
 
@@ -745,6 +781,32 @@ uint64_t loop_channels(const struct loop *l)
 uint64_t loop_busy_since_ns(const struct loop *l)
 {
     return atomic_load_explicit(&l->busy_since_ns, memory_order_relaxed);
+}
+
+bool loop_last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns)
+{
+    pthread_mutex_lock(&l->long_lock);
+    *began_ns = l->long_began_ns;
+    *took_ns = l->long_took_ns;
+    pthread_mutex_unlock(&l->long_lock);
+    return *began_ns != 0;
+}
+
+void loop_remember_handlers_over(struct loop *l, int ms)
+{
+    atomic_store_explicit(&l->long_handler_ns, (uint64_t)ms * 1000000u,
+                          memory_order_relaxed);
+}
+
+bool loop_signal(struct loop *l, int sig)
+{
+    return atomic_load(&l->started) && !atomic_load(&l->ended) &&
+           pthread_kill(l->thread, sig) == 0;
+}
+
+struct loop_group *loop_parent(const struct loop *l)
+{
+    return l->parent;
 }
 
 struct board_loop *loop_board_slot(struct loop *l)

@@ -37,8 +37,13 @@
  * called again (loop_watch_resume). Epoll never reports this bit. */
 #define LOOP_EV_RESUME (1u << 24)
 #define LOOP_NAME_BYTES 16
+/* A handler or task that runs this long or longer is remembered (when it
+ * began, how long it took: loop_last_long_handler), for the blocked
+ * checker, until loop_remember_handlers_over says otherwise. */
+#define LOOP_LONG_HANDLER_MS 10
 
 struct loop;
+struct loop_group;
 struct loop_timer;
 
 /* A task or a timer's work. Loop thread. */
@@ -70,6 +75,7 @@ struct loop_opts {
     struct board *board;          /* may be NULL */
     enum board_role role;         /* ROLE_WORKER_LOOP, ROLE_BOSS */
     size_t max_tasks;             /* task queue bound; 0: LOOP_TASK_QUEUE_MAX */
+    struct loop_group *parent;    /* the group it belongs to (loop_parent), or NULL */
 };
 
 /* Counters, for tests and the board. */
@@ -109,6 +115,10 @@ bool loop_in_loop(const struct loop *l);
 #define loop_assert_in_loop(l) assert(loop_in_loop(l))
 
 const char *loop_name(const struct loop *l);
+
+/* Netty's EventLoop.parent(): the group this loop belongs to, or NULL for
+ * a loop made on its own. Any thread. */
+struct loop_group *loop_parent(const struct loop *l);
 
 /* ---- tasks ---- */
 
@@ -173,6 +183,20 @@ uint64_t loop_channels(const struct loop *l);
 
 /* When the handler or task now running began (0: none is). Any thread. */
 uint64_t loop_busy_since_ns(const struct loop *l);
+
+/* The last handler or task that ran LOOP_LONG_HANDLER_MS or longer: when
+ * it began and how long it took, on loop_now_ns's clock, measured by the
+ * loop itself around the call. Returns false if none has yet. Any thread. */
+bool loop_last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns);
+
+/* Count a handler as long from ms on (the checker sets its warn_ms). Only
+ * a long one replaces the record, so shorter handlers after a stuck one
+ * do not erase its length before the checker reads it. Any thread. */
+void loop_remember_handlers_over(struct loop *l, int ms);
+
+/* Send signal sig to the loop's thread (pthread_kill), for the checker's
+ * stack trace. Returns false if the thread is not running. Any thread. */
+bool loop_signal(struct loop *l, int sig);
 
 /* The loop's board slot, or NULL. */
 struct board_loop *loop_board_slot(struct loop *l);

@@ -74,7 +74,11 @@ static void notify_task(void *arg)
     free(n);
 }
 
-/* Hand a list of listeners to the loop. Returns -ESHUTDOWN if it ended. */
+/* Hand a list of listeners to the loop. A full task queue (or no memory
+ * for it to grow) is waited out, off the loop: a listener is never dropped
+ * while its loop lives (the business thread completing an offloaded line
+ * can wait; the channel waits for that reply). Returns -ESHUTDOWN if the
+ * loop ended: then the listeners are freed unrun. */
 static int notify(struct promise *p, struct listener *list)
 {
     if (!list)
@@ -85,7 +89,11 @@ static int notify(struct promise *p, struct listener *list)
     atomic_fetch_add(&p->refs, 1);
     n->p = p;
     n->list = list;
-    int rc = loop_run_in_loop(p->loop, notify_task, n);
+    int rc;
+    while ((rc = loop_run_in_loop(p->loop, notify_task, n)) == -EAGAIN || rc == -ENOMEM) {
+        struct timespec nap = { 0, 1000000 };
+        nanosleep(&nap, NULL);
+    }
     if (rc < 0) {
         while (n->list) {
             struct listener *next = n->list->next;

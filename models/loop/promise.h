@@ -3,7 +3,9 @@
  * A promise is completed once — success with a result, failure with an
  * error, or cancel — by whatever thread finishes the work. Listeners run on
  * the promise's loop, in the order they were added, exactly once each,
- * whether they were added before or after completion. Other threads may
+ * whether they were added before or after completion (completed on the
+ * loop's own thread, they run at once; elsewhere they are queued, and a
+ * full queue is waited out, not dropped). Other threads may
  * wait for it with promise_await; the loop's own thread may not, because a
  * loop that waits for a task it has not run yet waits forever (Netty throws
  * BlockingOperationException; we return -EDEADLK).

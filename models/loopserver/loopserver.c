@@ -388,7 +388,7 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
         for (int i = 0; s->bosses_group && i < s->nbosses; i++)
             all[s->nworkers + i] = s->bosses_group->loops[i];
         s->checker = loop_checker_start(all, nloops, s->opts.blocked_warn_ms,
-                                        s->board, false);
+                                        s->opts.blocked_trace_ms, s->board, false);
         free(all);
     }
     return s;

@@ -68,13 +68,18 @@ static void serve_usage(FILE *out)
             "  --adaptive-window-ms N  that window (default %d)\n"
             "\n"
             "reactor:\n"
-            "  --offload N      run !cpu and !sleep lines on a business pool of N\n"
+            "  --offload N      run !cpu, !sleep and !who lines on a business pool of N\n"
             "                   threads; replies come back in order (default 0: on\n"
-            "                   the loop, stalling every connection)\n"
+            "                   the loop, stalling every connection); an offloaded\n"
+            "                   !who names the business thread that ran it\n"
             "  --io-ratio P     percent of loop time for I/O vs tasks, 1..100 (default %d)\n"
-            "  --blocked-warn-ms N  flag a loop stuck in one handler this long (default %d)\n"
+            "  --blocked-warn-ms N  flag a loop stuck in one handler this long, and\n"
+            "                   again every N ms while it stays stuck (default %d)\n"
+            "  --blocked-trace-ms N print the stuck loop thread's stack once it has been\n"
+            "                   stuck this long (default %d; 0: never)\n"
             "\n"
-            "multireactor (and --offload, --io-ratio, --blocked-warn-ms as above):\n"
+            "multireactor (and --offload, --io-ratio, --blocked-warn-ms,\n"
+            "--blocked-trace-ms as above):\n"
             "  --bosses N       boss loops that accept (default 1)\n"
             "  --workers N      worker loops that serve (default 2 x cores = %d)\n"
             "\n"
@@ -83,14 +88,15 @@ static void serve_usage(FILE *out)
             SERVE_PORT_DEFAULT, NET_BACKLOG_DEFAULT, POOL_MIN_DEFAULT,
             POOL_MAX_DEFAULT, POOL_QUEUE_DEFAULT, POOL_IDLE_MS_DEFAULT,
             POOL_ADAPTIVE_WINDOW_MS_DEFAULT, LOOP_IO_RATIO_DEFAULT,
-            CHECKER_WARN_MS_DEFAULT, multireactor_default_workers(), SERVE_PORT_DEFAULT);
+            CHECKER_WARN_MS_DEFAULT, CHECKER_TRACE_MS_DEFAULT,
+            multireactor_default_workers(), SERVE_PORT_DEFAULT);
 }
 
 enum {
     OPT_PORT = 256, OPT_BIND, OPT_BACKLOG, OPT_MAX_LINE, OPT_KEEPALIVE,
     OPT_NODELAY, OPT_PORT_FILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_NO_BOARD,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_IDLE_MS, OPT_REJECT, OPT_ADAPTIVE,
-    OPT_ADAPTIVE_WINDOW, OPT_OFFLOAD, OPT_IO_RATIO, OPT_BLOCKED_WARN, OPT_BOSSES,
+    OPT_ADAPTIVE_WINDOW, OPT_OFFLOAD, OPT_IO_RATIO, OPT_BLOCKED_WARN, OPT_BLOCKED_TRACE, OPT_BOSSES,
     OPT_WORKERS, OPT_MAX_CONNS, OPT_IDLE_TIMEOUT, OPT_LINE_TIMEOUT,
     OPT_STALL_TIMEOUT,
 };
@@ -116,6 +122,7 @@ static const struct option serve_options[] = {
     { "offload", required_argument, NULL, OPT_OFFLOAD },
     { "io-ratio", required_argument, NULL, OPT_IO_RATIO },
     { "blocked-warn-ms", required_argument, NULL, OPT_BLOCKED_WARN },
+    { "blocked-trace-ms", required_argument, NULL, OPT_BLOCKED_TRACE },
     { "bosses", required_argument, NULL, OPT_BOSSES },
     { "workers", required_argument, NULL, OPT_WORKERS },
     { "max-conns", required_argument, NULL, OPT_MAX_CONNS },
@@ -227,6 +234,11 @@ static bool parse_serve_options(int argc, char **argv, struct server_opts *o,
             if (!cli_parse_long("serve", "--blocked-warn-ms", optarg, 10, 3600000, &v))
                 return false;
             o->blocked_warn_ms = (int)v;
+            break;
+        case OPT_BLOCKED_TRACE:
+            if (!cli_parse_long("serve", "--blocked-trace-ms", optarg, 0, 3600000, &v))
+                return false;
+            o->blocked_trace_ms = (int)v;
             break;
         case OPT_BOSSES:
             if (!cli_parse_long("serve", "--bosses", optarg, 1, 64, &v))
