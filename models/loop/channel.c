@@ -598,7 +598,11 @@ static bool process_lines(struct channel *ch, struct batch *b)
             reply.work = ECHO_WORK_NONE;
         }
         /* No business pool: the work runs here, and every channel of this
-         * loop waits for it. That is the lesson of the single reactor. */
+         * loop waits for it. That is the lesson of the single reactor. The
+         * replies before it are written first, so `hi\n!sleep 10000\n`
+         * answers `hi` at once, as the blocking models do. */
+        if (did_work && !flush(ch))
+            return false;
         if (reply.work == ECHO_WORK_SLEEP)
             board_thread_state(board, loop_board_ref(ch->loop), STATE_BLOCKED_SLEEP);
         echo_do_work(&reply);
