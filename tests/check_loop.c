@@ -301,9 +301,10 @@ static uint64_t rate_ran_ns[RATE_RUNS + 8];
 static void rate_tick_cb(void *arg)
 {
     (void)arg;
-    int k = atomic_fetch_add(&ticks, 1);
+    int k = atomic_load(&ticks);            /* only the loop writes it */
     if (k < RATE_RUNS + 8)
         rate_ran_ns[k] = loop_now_ns();
+    atomic_store(&ticks, k + 1);            /* publishes rate_ran_ns[k] */
     usleep(RATE_PERIOD_MS * 1000 / 2);
 }
 
@@ -619,18 +620,35 @@ static void sleep_task(void *arg)
     atomic_fetch_add(&sleeps_done, 1);
 }
 
+/* A task that stays until the checker has flagged it (10 s at most), then
+ * 1.2 s more: the checker looks twice or more meanwhile, and must not warn
+ * again about the same block. A fixed 2.5 s task would leave the checker,
+ * which looks every 500 ms, one chance to see it past 2 s: a checker
+ * thread held up by a busy machine would miss it. */
+static struct loop_checker *watching;
+
+static void block_until_flagged_task(void *arg)
+{
+    (void)arg;
+    uint64_t deadline = tn_now_ms() + 10000;
+    while (loop_checker_warnings(watching) == 0 && tn_now_ms() < deadline)
+        usleep(10000);
+    usleep(1200000);
+    atomic_fetch_add(&sleeps_done, 1);
+}
+
 START_TEST(checker_flags_long_handlers_only)
 {
     struct loop *l = start_loop(50);
     struct loop_checker *c = loop_checker_start(&l, 1, 2000, NULL, true);
+    watching = c;
     for (int i = 0; i < 10; i++)
         loop_execute(l, sleep_task, (void *)(intptr_t)100);
     ck_assert_int_eq(wait_count(&sleeps_done, 10), 10);
     ck_assert_uint_eq(loop_checker_warnings(c), 0);    /* 100 ms: fine */
-    loop_execute(l, sleep_task, (void *)(intptr_t)2500);
+    loop_execute(l, block_until_flagged_task, NULL);
     ck_assert_int_eq(wait_count(&sleeps_done, 11), 11);
-    usleep(200000);                     /* time for a wrong second warning */
-    ck_assert_uint_eq(loop_checker_warnings(c), 1);    /* 2.5 s: flagged once */
+    ck_assert_uint_eq(loop_checker_warnings(c), 1);    /* flagged, once */
     loop_checker_stop(c);
     stop_loop(l);
 }
