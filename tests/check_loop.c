@@ -314,7 +314,7 @@ START_TEST(fixed_rate_fires_the_expected_number_of_times)
     uint64_t start_ns = loop_now_ns();
     struct loop_timer *t = loop_schedule_at_fixed_rate(l, RATE_PERIOD_MS, RATE_PERIOD_MS,
                                                        rate_tick_cb, NULL);
-    ck_assert_int_eq(wait_count(&ticks, RATE_RUNS), RATE_RUNS);
+    ck_assert_int_ge(wait_count(&ticks, RATE_RUNS), RATE_RUNS);
     ck_assert(loop_timer_cancel(t));     /* from another thread, while running */
     int n = atomic_load(&ticks);
     usleep(100000);
