@@ -29,7 +29,8 @@ injected() {
 echo "== tests/faults/run.sh"
 for shim in eintr tinyio; do
   if [ "$shim" = tinyio ]; then cap=$tiny_bytes; else cap=0; fi
-  echo "  under $shim (each case at most ${cap} bytes; 0: the full case)"
+  if [ "$cap" = 0 ]; then echo "  under $shim: the full cases"
+  else echo "  under $shim: each case at most $cap bytes"; fi
   for model in bio pool reactor multireactor; do
     log="$logdir/$shim-$model.log"
     start=$(date +%s)
