@@ -17,7 +17,7 @@ failed=""
 stale_boards() {
   for b in "${THREADLAB_BOARD_DIR:-/nonexistent}"/*.board; do
     [ -e "$b" ] || continue
-    pid=$(basename "$b" .board)
+    pid=$(basename "$b" .board); pid=${pid%%.*}     # PID.board or PID.N.board
     [ -d "/proc/$pid" ] || echo "$b"
   done
 }
