@@ -6,6 +6,7 @@
 #   make check-asan   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check-tsan   the same under ThreadSanitizer
 #   make check-valgrind  leaks and memory errors under valgrind
+#   make check-faults  the echo suite's load cases under EINTR and 1-7 byte I/O shims
 #   make bench        every model vs the best peer of its kind, and the board's
 #                     cost (docs/performance.md; not part of check)
 #   make bench-sim    real models against their simulations (PROFILE=file)
@@ -70,7 +71,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo handout lab-check check check-asan check-tsan check-valgrind bench bench-sim peers fuzz soak install clean
+.PHONY: all demo handout lab-check check check-asan check-tsan check-valgrind check-faults bench bench-sim peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -125,6 +126,27 @@ check-asan:
 check-tsan:
 	TSAN_OPTIONS="atexit_sleep_ms=0 $${TSAN_OPTIONS:-}" \
 	  setarch $$(uname -m) -R $(MAKE) SAN=tsan check
+
+# Fault shims (tests/shims/): LD_PRELOAD libraries that interrupt every
+# thread with a signal at 1 kHz (eintr) or cut every socket read and write
+# to 1-7 bytes (tinyio); the four models' load cases run under each. Not
+# part of check (about 4 minutes); CI runs it. The sanitizer runtimes wrap
+# the same calls and must come first in the process, so the sanitizer
+# builds skip it.
+SHIMS := $(patsubst tests/shims/%.c,$(BUILD)/shims/%.so,$(wildcard tests/shims/*.c))
+FAULT_MODELS := bio pool reactor multireactor
+
+$(BUILD)/shims/%.so: tests/shims/%.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -pthread -fPIC -shared -o $@ $< -ldl
+
+ifeq ($(SAN),)
+check-faults: $(SHIMS) $(FAULT_MODELS:%=$(BUILD)/tests/check_%)
+	@THREADLAB_BOARD_DIR=$(TEST_BOARD_DIR) tests/faults/run.sh $(BUILD)
+else
+check-faults:
+	@echo "check-faults: skipped under SAN=$(SAN): an LD_PRELOAD shim and the sanitizer runtime wrap the same calls (run it on the plain build)"
+endif
 
 # Valgrind: the pure tests in one process (no fork), and a real server
 # under load, stopped by SIGINT; any leak or memory error fails.

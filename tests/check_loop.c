@@ -48,6 +48,17 @@ static void stop_loop(struct loop *l)
     loop_join_free(l);
 }
 
+/* Wait (up to 10 s) for a counter the loop's callbacks bump to reach want;
+ * its value then. A loaded machine may run the loop late, never wrongly:
+ * the tests wait for what the loop does, not for a fixed time. */
+static int wait_count(atomic_int *n, int want)
+{
+    uint64_t deadline = tn_now_ms() + 10000;
+    while (atomic_load(n) < want && tn_now_ms() < deadline)
+        usleep(1000);
+    return atomic_load(n);
+}
+
 /* ---- pure pieces ------------------------------------------------------------ */
 
 START_TEST(heap_orders_by_deadline_then_fifo)
@@ -181,6 +192,19 @@ static void nested_task(void *arg)
     atomic_fetch_add(&nested_ran, 1);
 }
 
+/* The first task of the burst holds the loop awake until the whole burst
+ * is queued: every other execute then finds it awake, so the wakeup rule
+ * allows exactly one write, whatever the scheduler does. */
+static atomic_bool burst_queued;
+
+static void hold_until_burst_queued(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&burst_queued))
+        usleep(100);
+    atomic_fetch_add(&nested_ran, 1);
+}
+
 static void execute_from_inside(void *arg)
 {
     struct loop *l = arg;
@@ -192,25 +216,20 @@ START_TEST(wakeup_written_only_when_needed)
 {
     struct loop *l = start_loop(50);
     struct loop_stats st, before_burst;
-    usleep(50000);                           /* let it fall asleep */
+    ck_assert(tn_wait_thread_state("test-loop", 'S', 10000));   /* asleep */
     loop_stats(l, &before_burst);
-    for (int i = 0; i < 1000; i++)
+    loop_execute(l, hold_until_burst_queued, NULL);
+    for (int i = 1; i < 1000; i++)
         loop_execute(l, nested_task, NULL);
-    WAIT_UNTIL(atomic_load(&nested_ran) >= 1000);
+    atomic_store(&burst_queued, true);
+    ck_assert_int_eq(wait_count(&nested_ran, 1000), 1000);
     loop_stats(l, &st);
-    ck_assert_int_eq(atomic_load(&nested_ran), 1000);
-    /* A write only wakes a sleeping loop: never more writes than times the
-     * loop went to sleep, and far fewer than tasks (typically 1 to 5 here;
-     * a slow, loaded machine lets the loop sleep between more of them). */
-    uint64_t sleeps = st.iterations - before_burst.iterations + 1;
-    ck_assert_uint_le(st.wakeups_written, sleeps);
-    ck_assert_uint_lt(st.wakeups_written, 500);
-    ck_assert_uint_ge(st.wakeups_written, 1);
+    /* One write woke the sleeping loop; the other 999 found it awake. */
+    ck_assert_uint_eq(st.wakeups_written - before_burst.wakeups_written, 1);
     uint64_t before = st.wakeups_written;
     loop_execute(l, execute_from_inside, l);
-    WAIT_UNTIL(atomic_load(&nested_ran) >= 1100);
+    ck_assert_int_eq(wait_count(&nested_ran, 1100), 1100);
     loop_stats(l, &st);
-    ck_assert_int_eq(atomic_load(&nested_ran), 1100);
     ck_assert_uint_le(st.wakeups_written, before + 1);   /* the outer one only */
     stop_loop(l);
 }
@@ -220,8 +239,13 @@ START_TEST(execute_after_end_is_refused)
 {
     struct loop *l = start_loop(50);
     loop_stop(l);
-    usleep(50000);
-    ck_assert_int_eq(loop_execute(l, nested_task, NULL), -ESHUTDOWN);
+    /* Tasks queued before the loop's thread returns still run; after, the
+     * loop refuses them. Wait for the thread to get there. */
+    int rc;
+    uint64_t deadline = tn_now_ms() + 10000;
+    while ((rc = loop_execute(l, nested_task, NULL)) == 0 && tn_now_ms() < deadline)
+        usleep(1000);
+    ck_assert_int_eq(rc, -ESHUTDOWN);
     ck_assert_ptr_null(loop_schedule(l, 1, nested_task, NULL));
     loop_join_free(l);
 }
@@ -253,9 +277,8 @@ START_TEST(timers_fire_in_deadline_order_never_early)
         args[i] = (struct timer_arg){ i, loop_now_ns() + delay_ms * 1000000u };
         loop_timer_release(loop_schedule(l, delay_ms, timer_cb, &args[i]));
     }
-    WAIT_UNTIL(atomic_load(&nfired) >= N);
+    ck_assert_int_eq(wait_count(&nfired, N), N);
     stop_loop(l);
-    ck_assert_int_eq(atomic_load(&nfired), N);
     for (int i = 0; i < N; i++) {
         ck_assert_msg(fired[i].at_ns >= fired[i].due_ns, "timer %d fired %lld ns early",
                       i, (long long)(fired[i].due_ns - fired[i].at_ns));
@@ -274,23 +297,55 @@ static void tick_cb(void *arg)
     atomic_fetch_add(&ticks, 1);
 }
 
+/* Each run of the fixed-rate timer notes when it ran, then takes half a
+ * period (a sleep, so a busy machine barely stretches it). Fixed rate
+ * (deadline + period) keeps to the schedule: run k comes k periods after
+ * the start, never before, and a loop that fell behind catches up. Fixed
+ * delay (now + period) drifts by the half period every run: run 26 is at
+ * least 25 * 10 = 250 ms late, and each later one later still, a bound the
+ * code sets whatever the scheduler does. So: of the second half's runs,
+ * at least one must be less late than that; a fixed-rate loop fails this
+ * only if a busy machine held it 200 ms behind for the whole half. */
+enum { RATE_PERIOD_MS = 20, RATE_RUNS = 50, RATE_LATE_LIMIT_MS = 200 };
+static uint64_t rate_ran_ns[RATE_RUNS + 8];
+
+static void rate_tick_cb(void *arg)
+{
+    (void)arg;
+    int k = atomic_load(&ticks);            /* only the loop writes it */
+    if (k < RATE_RUNS + 8)
+        rate_ran_ns[k] = loop_now_ns();
+    atomic_store(&ticks, k + 1);            /* publishes rate_ran_ns[k] */
+    usleep(RATE_PERIOD_MS * 1000 / 2);
+}
+
 START_TEST(fixed_rate_fires_the_expected_number_of_times)
 {
     struct loop *l = start_loop(50);
     uint64_t start_ns = loop_now_ns();
-    struct loop_timer *t = loop_schedule_at_fixed_rate(l, 20, 20, tick_cb, NULL);
-    usleep(510000);                      /* deadlines 20, 40, ... 500 ms: 25 */
+    struct loop_timer *t = loop_schedule_at_fixed_rate(l, RATE_PERIOD_MS, RATE_PERIOD_MS,
+                                                       rate_tick_cb, NULL);
+    ck_assert_int_ge(wait_count(&ticks, RATE_RUNS), RATE_RUNS);
     ck_assert(loop_timer_cancel(t));     /* from another thread, while running */
     int n = atomic_load(&ticks);
-    /* usleep may oversleep on a busy machine: count the deadlines passed in
-     * the time that really went by. A fixed-delay timer would fall behind
-     * that count; a loop that lagged at the end may not have run the last
-     * one or two yet. */
-    int due = (int)((loop_now_ns() - start_ns) / 20000000u);
     usleep(100000);
     ck_assert_int_eq(atomic_load(&ticks), n);     /* no run after cancel */
-    ck_assert_msg(n >= due - 3 && n <= due, "fixed rate: %d runs, %d deadlines passed",
-                  n, due);
+    for (int k = 0; k < RATE_RUNS; k++)
+        ck_assert_msg(rate_ran_ns[k] >= start_ns + (uint64_t)(k + 1) * RATE_PERIOD_MS * 1000000u,
+                      "fixed rate: run %d came %llu ms after the start, early", k + 1,
+                      (unsigned long long)((rate_ran_ns[k] - start_ns) / 1000000u));
+    uint64_t least_late_ms = UINT64_MAX;
+    for (int k = RATE_RUNS / 2; k < RATE_RUNS; k++) {
+        uint64_t due_ns = start_ns + (uint64_t)(k + 1) * RATE_PERIOD_MS * 1000000u;
+        uint64_t late_ms = (rate_ran_ns[k] - due_ns) / 1000000u;
+        if (late_ms < least_late_ms)
+            least_late_ms = late_ms;
+    }
+    printf("fixed rate: the second half's runs came at least %llu ms late\n",
+           (unsigned long long)least_late_ms);
+    ck_assert_msg(least_late_ms < RATE_LATE_LIMIT_MS, "fixed rate: every run of the "
+                  "second half came %llu ms late or more: it drifts like a fixed delay",
+                  (unsigned long long)least_late_ms);
     stop_loop(l);
 }
 END_TEST
@@ -301,14 +356,17 @@ START_TEST(cancel_before_and_after_firing)
     struct loop_timer *early = loop_schedule(l, 50, tick_cb, NULL);
     ck_assert(loop_timer_cancel(early));          /* before: it never runs */
     struct loop_timer *late = loop_schedule(l, 5, tick_cb, NULL);
-    WAIT_UNTIL(atomic_load(&ticks) >= 1);
-    usleep(60000);                                /* past `early`'s deadline */
-    int ran = atomic_load(&ticks);
-    ck_assert_int_eq(ran, 1);                     /* only `late` ran */
+    ck_assert_int_eq(wait_count(&ticks, 1), 1);
+    usleep(100000);                               /* `early` was due at 50 ms */
+    ck_assert_int_eq(atomic_load(&ticks), 1);     /* only `late` ran */
     ck_assert(!loop_timer_cancel(late));          /* after: nothing to stop */
     struct loop_timer *dropped = loop_schedule(l, 10000, tick_cb, NULL);
     struct loop_stats st;
-    WAIT_UNTIL((loop_stats(l, &st), st.timers == 1));
+    uint64_t deadline = tn_now_ms() + 10000;      /* counted at the next iteration */
+    do {
+        usleep(1000);
+        loop_stats(l, &st);
+    } while (st.timers != 1 && tn_now_ms() < deadline);
     ck_assert_uint_eq(st.timers, 1);              /* the pending one */
     stop_loop(l);                                 /* drops the pending one */
     ck_assert_int_eq(atomic_load(&ticks), 1);
@@ -333,10 +391,9 @@ START_TEST(a_timer_can_cancel_itself)
 {
     struct loop *l = start_loop(50);
     atomic_store(&self_cancelling, loop_schedule_at_fixed_rate(l, 5, 5, cancel_self_cb, NULL));
-    WAIT_UNTIL(atomic_load(&ticks) >= 3);
-    usleep(50000);                                /* a fourth would come now */
-    int ticked = atomic_load(&ticks);
-    ck_assert_int_eq(ticked, 3);
+    ck_assert_int_eq(wait_count(&ticks, 3), 3);
+    usleep(100000);                               /* 20 more periods: none run */
+    ck_assert_int_eq(atomic_load(&ticks), 3);
     stop_loop(l);
 }
 END_TEST
@@ -374,10 +431,9 @@ START_TEST(promise_listeners_run_on_the_loop_once)
     ck_assert_int_eq(promise_await(p, 5000), 0);  /* from a foreign thread */
     pthread_join(th, NULL);
     ck_assert_int_eq(promise_add_listener(p, listener_cb, NULL), 0); /* after */
-    WAIT_UNTIL(atomic_load(&listener_runs) >= 3);
-    usleep(20000);                                /* a fourth run would come now */
-    int runs = atomic_load(&listener_runs);
-    ck_assert_int_eq(runs, 3);
+    ck_assert_int_eq(wait_count(&listener_runs, 3), 3);
+    usleep(20000);                                /* and no fourth run */
+    ck_assert_int_eq(atomic_load(&listener_runs), 3);
     ck_assert_int_eq(atomic_load(&listener_on_loop), 3);
     ck_assert_int_eq(promise_state(p), PROMISE_SUCCESS);
     promise_release(p);
@@ -411,9 +467,10 @@ START_TEST(await_on_the_loop_is_refused)
     struct loop *l = start_loop(50);
     struct promise *pending = promise_create(l);
     loop_execute(l, await_inside, pending);
-    WAIT_UNTIL(atomic_load(&await_on_loop_rc) != 1);
-    int rc = atomic_load(&await_on_loop_rc);
-    ck_assert_int_eq(rc, -EDEADLK);
+    uint64_t deadline = tn_now_ms() + 10000;
+    while (atomic_load(&await_on_loop_rc) == 1 && tn_now_ms() < deadline)
+        usleep(1000);
+    ck_assert_int_eq(atomic_load(&await_on_loop_rc), -EDEADLK);
     ck_assert_int_eq(promise_await(pending, 20), -ETIMEDOUT);
     promise_cancel(pending);
     ck_assert_int_eq(promise_state(pending), PROMISE_CANCELLED);
@@ -434,112 +491,175 @@ END_TEST
 
 /* ---- ioRatio ------------------------------------------------------------------- */
 
-/* CPU time, not wall time: a preempted handler then costs the loop
- * what it would really cost, in I/O and tasks alike. */
-static void busy_us(unsigned us)
+/* What the loop promises: after I/O that took io_ns, tasks run until
+ * loop_task_budget_ns(io_ns) has passed, then the loop goes back to I/O.
+ * The test keeps both sides busy without needing the scheduler's help: an
+ * always-ready fd whose callback burns 5 ms of CPU, and a task queue that
+ * never runs dry because every task queues its successor (a producer
+ * thread could fall behind on a busy machine, and a drained queue ends
+ * the task phase early: the old test's 0.59 for an expected 0.80). The
+ * counters are read at iteration boundaries, from the I/O callback, where
+ * both are settled; the window is a count of iterations, not of seconds.
+ *
+ * The bounds are the loop's own: a task phase never ends before its
+ * deadline, so the task time is at least the budget; past the deadline it
+ * finishes one batch of LOOP_TASK_BATCH, plus whatever time the thread
+ * then spent waiting for a core, which the kernel tells us
+ * (/proc/thread-self/schedstat), so the upper bound does not depend on
+ * how busy the machine is. */
+enum {
+    RATIO_IO_US = 5000,                 /* CPU burnt per I/O callback */
+    RATIO_TASK_US = 2,                  /* CPU burnt per task */
+    RATIO_QUEUE = 256,                  /* tasks always waiting (> one batch) */
+    RATIO_WARMUP = 3,                   /* I/O rounds before the window opens */
+    RATIO_ROUNDS = 20,                  /* I/O rounds measured */
+    RATIO_BATCH_SLACK_NS = 500000,      /* one batch's overrun: 64 x 2 us, and room */
+};
+
+/* Nanoseconds this thread has waited on a run queue, or UINT64_MAX when
+ * the kernel does not say (no schedstats). */
+static uint64_t runqueue_wait_ns(void)
 {
-    echo_burn_cpu_us(us);
+    unsigned long long run_ns, wait_ns;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (!f)
+        return UINT64_MAX;
+    int got = fscanf(f, "%llu %llu", &run_ns, &wait_ns);
+    fclose(f);
+    return got == 2 ? (uint64_t)wait_ns : UINT64_MAX;
 }
+
+struct ratio_probe {
+    struct loop *l;
+    int rounds;                         /* I/O callbacks so far (loop thread) */
+    struct loop_stats first, last;      /* at the window's two ends */
+    uint64_t first_wait_ns, last_wait_ns;
+    atomic_bool done;                   /* the window is closed */
+    atomic_bool stop;                   /* tasks stop queueing successors */
+};
 
 static void io_burn_cb(void *arg, uint32_t events)
 {
-    (void)arg;
+    struct ratio_probe *p = arg;
     (void)events;
-    /* An always-ready fd, 5 ms of I/O work: long against a batch of 64
-     * small tasks, so the budget, not the batch, sets the split. */
-    busy_us(5000);
-}
-
-static void small_task(void *arg)
-{
-    (void)arg;
-    busy_us(2);
-}
-
-struct flood { struct loop *l; _Atomic bool stop; };
-
-static void *flood_main(void *arg)
-{
-    struct flood *f = arg;
-    struct loop_stats st;
-    while (!atomic_load(&f->stop)) {
-        loop_stats(f->l, &st);
-        if (st.queued < 2000)
-            for (int i = 0; i < 200; i++)
-                loop_execute(f->l, small_task, NULL);
-        else
-            usleep(100);
+    p->rounds++;
+    if (p->rounds == RATIO_WARMUP) {
+        loop_stats(p->l, &p->first);
+        p->first_wait_ns = runqueue_wait_ns();
+    } else if (p->rounds == RATIO_WARMUP + RATIO_ROUNDS) {
+        loop_stats(p->l, &p->last);
+        p->last_wait_ns = runqueue_wait_ns();
+        atomic_store(&p->done, true);
     }
-    return NULL;
+    echo_burn_cpu_us(RATIO_IO_US);
 }
 
-static struct loop *ratio_loop;
+static void endless_task(void *arg)
+{
+    struct ratio_probe *p = arg;
+    echo_burn_cpu_us(RATIO_TASK_US);
+    if (!atomic_load(&p->stop))
+        loop_execute(p->l, endless_task, p);
+}
 
 static void add_watch_task(void *arg)
 {
-    loop_watch_add(ratio_loop, arg);
+    struct loop_watch *w = arg;
+    ck_assert_int_eq(loop_watch_add(((struct ratio_probe *)w->arg)->l, w), 0);
 }
 
-static double measure_task_share(int ratio)
+/* Run RATIO_ROUNDS iterations at this ratio; the task share of the loop's
+ * busy time, after checking it against the loop's bounds. */
+static double check_task_share(int ratio)
 {
-    ratio_loop = start_loop(ratio);
+    struct ratio_probe p = { .l = start_loop(ratio) };
     int efd = eventfd(1, EFD_NONBLOCK);         /* readable, never read */
-    struct loop_watch w = { .fd = efd, .events = EPOLLIN, .cb = io_burn_cb };
-    loop_execute(ratio_loop, add_watch_task, &w);
-    struct flood f = { .l = ratio_loop };
-    pthread_t th;
-    pthread_create(&th, NULL, flood_main, &f);
-    usleep(100000);
-    struct loop_stats a, b;
-    loop_stats(ratio_loop, &a);
-    usleep(600000);
-    loop_stats(ratio_loop, &b);
-    atomic_store(&f.stop, true);
-    pthread_join(th, NULL);
-    stop_loop(ratio_loop);
+    struct loop_watch w = { .fd = efd, .events = EPOLLIN, .cb = io_burn_cb, .arg = &p };
+    ck_assert_int_eq(loop_execute(p.l, add_watch_task, &w), 0);
+    for (int i = 0; i < RATIO_QUEUE; i++)
+        ck_assert_int_eq(loop_execute(p.l, endless_task, &p), 0);
+    uint64_t deadline = tn_now_ms() + 10000;
+    while (!atomic_load(&p.done) && tn_now_ms() < deadline)
+        usleep(10000);
+    bool done = atomic_load(&p.done);
+    atomic_store(&p.stop, true);                /* the queue drains, the loop can stop */
+    ck_assert_msg(done, "ioRatio %d: fewer than %d I/O rounds in 10 s: a task "
+                  "phase that never ends?", ratio, RATIO_WARMUP + RATIO_ROUNDS);
+    stop_loop(p.l);
     close(efd);
-    double io = (double)(b.io_ns - a.io_ns), task = (double)(b.task_ns - a.task_ns);
-    return task / (io + task);
+
+    uint64_t io = p.last.io_ns - p.first.io_ns, task = p.last.task_ns - p.first.task_ns;
+    uint64_t rounds = p.last.iterations - p.first.iterations;
+    uint64_t budget = io * (uint64_t)(100 - ratio) / (uint64_t)ratio;
+    double share = (double)task / (double)(io + task);
+    printf("ioRatio %d: tasks took %.0f%% of the loop's busy time (expected %d%%)\n",
+           ratio, share * 100, 100 - ratio);
+    /* Each iteration's budget is rounded down: a nanosecond each at most. */
+    ck_assert_msg(task + rounds >= budget, "ioRatio %d: tasks ran %llu ns, less than "
+                  "their budget of %llu ns over %llu iterations", ratio,
+                  (unsigned long long)task, (unsigned long long)budget,
+                  (unsigned long long)rounds);
+    if (p.first_wait_ns == UINT64_MAX || p.last_wait_ns == UINT64_MAX) {
+        printf("ioRatio %d: no /proc/thread-self/schedstat, upper bound not checked\n", ratio);
+        return share;
+    }
+    uint64_t waited = p.last_wait_ns - p.first_wait_ns;
+    uint64_t most = budget + rounds * RATIO_BATCH_SLACK_NS + waited;
+    ck_assert_msg(task <= most, "ioRatio %d: tasks ran %llu ns, more than their "
+                  "budget of %llu ns plus a batch per iteration (%llu) plus %llu ns "
+                  "waiting for a core", ratio, (unsigned long long)task,
+                  (unsigned long long)budget, (unsigned long long)rounds,
+                  (unsigned long long)waited);
+    return share;
 }
 
 START_TEST(io_ratio_sets_the_task_share)
 {
-    int ratios[] = { 20, 50, 80 };
-    double shares[3];
-    for (int i = 0; i < 3; i++) {
-        shares[i] = measure_task_share(ratios[i]);
-        double want = (100.0 - ratios[i]) / 100.0;
-        printf("ioRatio %d: tasks took %.0f%% of the loop's busy time (expected %.0f%%)\n",
-               ratios[i], shares[i] * 100, want * 100);
-        /* Loose: the loop times wall clock, and a preempted loop thread (the
-         * cores are shared) blurs the split. Typically within 3 points. */
-        ck_assert_msg(shares[i] > want - 0.2 && shares[i] < want + 0.2,
-                      "ioRatio %d: task share %.2f, expected about %.2f",
-                      ratios[i], shares[i], want);
-    }
-    /* Whatever the noise, more ioRatio must mean less task time. */
-    ck_assert(shares[0] > shares[1] && shares[1] > shares[2]);
+    check_task_share(20);
+    check_task_share(50);
+    check_task_share(80);
 }
 END_TEST
 
 /* ---- the blocked checker ------------------------------------------------------ */
 
+static atomic_int sleeps_done;
+
 static void sleep_task(void *arg)
 {
     usleep((useconds_t)(intptr_t)arg * 1000);
+    atomic_fetch_add(&sleeps_done, 1);
+}
+
+/* A task that stays until the checker has flagged it (10 s at most), then
+ * 1.2 s more: the checker looks twice or more meanwhile, and must not warn
+ * again about the same block. A fixed 2.5 s task would leave the checker,
+ * which looks every 500 ms, one chance to see it past 2 s: a checker
+ * thread held up by a busy machine would miss it. */
+static struct loop_checker *watching;
+
+static void block_until_flagged_task(void *arg)
+{
+    (void)arg;
+    uint64_t deadline = tn_now_ms() + 10000;
+    while (loop_checker_warnings(watching) == 0 && tn_now_ms() < deadline)
+        usleep(10000);
+    usleep(1200000);
+    atomic_fetch_add(&sleeps_done, 1);
 }
 
 START_TEST(checker_flags_long_handlers_only)
 {
     struct loop *l = start_loop(50);
     struct loop_checker *c = loop_checker_start(&l, 1, 2000, 0, NULL, true);
+    watching = c;
     for (int i = 0; i < 10; i++)
         loop_execute(l, sleep_task, (void *)(intptr_t)100);
-    usleep(1300000);
+    ck_assert_int_eq(wait_count(&sleeps_done, 10), 10);
     ck_assert_uint_eq(loop_checker_warnings(c), 0);    /* 100 ms: fine */
-    loop_execute(l, sleep_task, (void *)(intptr_t)2500);
-    usleep(3000000);
-    ck_assert_uint_eq(loop_checker_warnings(c), 1);    /* 2.5 s: flagged once */
+    loop_execute(l, block_until_flagged_task, NULL);
+    ck_assert_int_eq(wait_count(&sleeps_done, 11), 11);
+    ck_assert_uint_eq(loop_checker_warnings(c), 1);    /* flagged, once */
     loop_checker_stop(c);
     stop_loop(l);
 }

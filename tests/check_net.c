@@ -22,14 +22,23 @@
 #include "model_suite.h"
 #include "testnet.h"
 
-enum { LINGER_MS = 50 };
+/* The sipper below takes one 4 KiB block every 50 ms; the linger gives up
+ * after LINGER_MS without progress. 150 ms leaves a busy machine 100 ms to
+ * run the sipper late before it really stops reading (with 50 ms and a
+ * read every 10 ms, a loaded machine made the linger give up on it,
+ * rightly). */
+enum { LINGER_MS = 150, SIP_BYTES = 4096, SIP_EVERY_US = 50000 };
 
 /* The server's end with its send queue full, as after a burst of replies
  * the client has not read yet. */
 static void full_pair(int sv[2])
 {
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-    char block[4096] = { 0 };
+    /* As large as the system allows: the sipper must not empty it before
+     * the cap (2.25 s x 80 KiB/s = 180 KiB). */
+    int big = 1 << 30;
+    setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    char block[SIP_BYTES] = { 0 };
     fcntl(sv[0], F_SETFL, O_NONBLOCK);
     while (write(sv[0], block, sizeof(block)) > 0)
         ;
@@ -38,13 +47,15 @@ static void full_pair(int sv[2])
 
 struct sipper { int fd; atomic_bool stop; };
 
-/* A client that reads 1 KiB every 10 ms: always taking a little. */
+/* A client that reads one block every 50 ms: always taking a little. (A
+ * Unix socket frees send-queue space a whole written block at a time, so
+ * it reads whole blocks.) */
 static void *sip(void *arg)
 {
     struct sipper *s = arg;
-    char buf[1024];
+    char buf[SIP_BYTES];
     while (!atomic_load(&s->stop) && read(s->fd, buf, sizeof(buf)) > 0)
-        usleep(10000);
+        usleep(SIP_EVERY_US);
     return NULL;
 }
 
@@ -77,13 +88,13 @@ START_TEST(a_peer_that_keeps_reading_is_waited_for_up_to_the_cap)
     atomic_store(&s.stop, true);
     pthread_join(th, NULL);
     close(sv[1]);
-    /* It was reading all along: the linger ran to the cap (750 ms), not
+    /* It was reading all along: the linger ran to the cap (2.25 s), not
      * to the first linger_ms, and stopped there though the peer had more
      * to read. */
     ck_assert_msg(took >= LINGER_MS * (NET_LINGER_MAX_PERIODS - 1),
                   "gave up after %llu ms on a peer that kept reading",
                   (unsigned long long)took);
-    ck_assert_msg(took < LINGER_MS * NET_LINGER_MAX_PERIODS * 3,
+    ck_assert_msg(took < LINGER_MS * NET_LINGER_MAX_PERIODS * 2,
                   "lingered %llu ms, past the cap", (unsigned long long)took);
 }
 END_TEST

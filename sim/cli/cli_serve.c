@@ -12,6 +12,7 @@
 #include "loop/checker.h"
 #include "loop/loop.h"
 #include "pool/pool.h"
+#include "probe/board.h"
 #include "multireactor/multireactor.h"
 #include "registry.h"
 
@@ -289,6 +290,13 @@ static void *second_signal_main(void *arg)
     int sig;
     sigwait(stop_signals, &sig);
     fprintf(stderr, "threadlab serve: %s again, exiting at once\n", strsignal(sig));
+    /* No graceful stop, but no stale board either: `threadlab top` would
+     * list it until a reader cleaned it up. */
+    char dir[200], path[240];
+    if (board_dir(dir, sizeof(dir)) == 0) {
+        snprintf(path, sizeof(path), "%s/%d.board", dir, (int)getpid());
+        unlink(path);
+    }
     _exit(CLI_EXIT_FAILED);
     return NULL;
 }

@@ -40,7 +40,8 @@ void ts_stop_now(struct test_server *t);
 /* The shared suite for one model. */
 Suite *model_suite(const char *model_name);
 
-/* Run suites with Check's fork mode; returns the process exit status. */
+/* Run suites with Check's fork mode; returns the process exit status.
+ * Afterwards removes the boards that failed or timed-out cases left. */
 int ts_run(Suite *s);
 
 #endif

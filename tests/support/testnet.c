@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <unistd.h>
 
 int tn_connect(uint16_t port)
 {
@@ -143,6 +144,28 @@ int tn_thread_count(const char *prefix)
     struct thread_tally t = { prefix, 0 };
     each_thread(count_thread, &t);
     return t.n;
+}
+
+struct state_wait { const char *prefix; char state; int n; };
+
+static void count_in_state(const char *name, char state, void *arg)
+{
+    struct state_wait *w = arg;
+    if (state == w->state && strncmp(name, w->prefix, strlen(w->prefix)) == 0)
+        w->n++;
+}
+
+bool tn_wait_thread_state(const char *prefix, char state, int timeout_ms)
+{
+    uint64_t deadline = tn_now_ms() + (uint64_t)timeout_ms;
+    do {
+        struct state_wait w = { prefix, state, 0 };
+        each_thread(count_in_state, &w);
+        if (w.n > 0)
+            return true;
+        usleep(1000);
+    } while (tn_now_ms() < deadline);
+    return false;
 }
 
 struct thread_list { char *out; size_t cap, used; };

@@ -38,6 +38,10 @@ void tn_close_reset(int fd);
  * /proc/self/task/N/comm. Naming keeps sanitizer helper threads out. */
 int tn_thread_count(const char *prefix);
 
+/* Wait up to timeout_ms for a thread whose name starts with prefix to be
+ * in this state ('S': asleep in a wait, such as epoll_wait). */
+bool tn_wait_thread_state(const char *prefix, char state, int timeout_ms);
+
 /* Every thread as "name (state)", comma-separated: what a failed thread
  * check prints, to say which thread stayed and what it was doing. */
 void tn_thread_names(char *out, size_t cap);
