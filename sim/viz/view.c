@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define FOOTER_ROWS_MAX 3       /* the narrator wraps onto up to 3 rows */
+
 static const enum style state_style[STATE_COUNT] = {
     [STATE_IDLE] = ST_IDLE,          [STATE_WAITING] = ST_WAITING,
     [STATE_RUNNING] = ST_RUNNING,    [STATE_BLOCKED_IO] = ST_BLOCKED_IO,
@@ -161,15 +163,24 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
                       s->counters[CTR_ERR_BAD_ARGUMENT] + s->counters[CTR_ERR_RESET] +
                       s->counters[CTR_ERR_ACCEPT];
     bool wide = r.w >= 100;     /* narrow panes get the short forms */
-    x = r.x + 1;
-    x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
-                       "conns %llu  lines/s %s  p50 %s  p99 %s",
-                       (unsigned long long)s->counters[CTR_ACTIVE], lps, p50, p99);
     uint64_t rejected = s->counters[CTR_REJECTED];
-    screen_printf(scr, x, r.y + 1, r.x + r.w - x,
-                  rejected || errors ? ST_WARN : ST_NORMAL,
-                  wide ? "  rejected %llu  errors %llu" : "  rej %llu err %llu",
-                  (unsigned long long)rejected, (unsigned long long)errors);
+    enum style bad = rejected || errors ? ST_WARN : ST_NORMAL;
+    x = r.x + 1;
+    x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL, "conns %llu",
+                       (unsigned long long)s->counters[CTR_ACTIVE]);
+    if (wide) {
+        x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
+                           "  lines/s %s  p50 %s  p99 %s", lps, p50, p99);
+        screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad,
+                      "  rejected %llu  errors %llu", (unsigned long long)rejected,
+                      (unsigned long long)errors);
+    } else {
+        /* The failures first: a narrow pane may cut the end of the row. */
+        x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad, " rej %llu err %llu",
+                           (unsigned long long)rejected, (unsigned long long)errors);
+        screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
+                      "  %s/s p50 %s p99 %s", lps, p50, p99);
+    }
 
     /* Threads by state: counted for every thread, slot or no slot. */
     uint64_t live = 0;
@@ -259,29 +270,40 @@ static void draw_bar(struct screen *scr, int x, int y, int w, uint64_t value,
     screen_put(scr, x + 1 + w, y, 1, ST_DIM, "]");
 }
 
+/* One row per loop. A pane under 70 columns (a 2x2 grid at 120) gets the
+ * short form: shorter name and bar, no timers, so that the PHASE and the
+ * BLOCKED warning (the slow-handler lesson) stay on screen. */
 static int draw_loops(const struct board_snapshot *s, struct screen *scr,
                       struct rect r)
 {
+    static const char *const phases[] = { "start", "wait", "io", "tasks", "stop" };
     if (s->nloops == 0 || r.h < 2)
         return 0;
-    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
-               "LOOP            CHANNELS TASK QUEUE        TIMERS  IO/TASK PHASE");
+    bool wide = r.w >= 70;
+    int name_w = wide ? 15 : 10, bar_w = wide ? 10 : 6;
+    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, wide
+               ? "LOOP            CHANNELS TASK QUEUE        TIMERS  IO/TASK PHASE"
+               : "LOOP       CHANS TASK QUEUE    IO/TASK PHASE");
     int n = 0;
     for (; n < s->nloops && n + 1 < r.h; n++) {
         const struct board_loop_snap *l = &s->loops[n];
         int y = r.y + 1 + n, x = r.x + 1;
-        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%-15s %8llu ",
-                           l->name, (unsigned long long)l->channels);
-        draw_bar(scr, x, y, 10, l->task_queue_depth, 64,
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%-*.*s %*llu ",
+                           name_w, name_w, l->name, wide ? 8 : 5,
+                           (unsigned long long)l->channels);
+        draw_bar(scr, x, y, bar_w, l->task_queue_depth, 64,
                  l->task_queue_depth > 32 ? ST_WARN : ST_BAR);
-        x += 12;
+        x += bar_w + 2;
         uint64_t total = l->io_ns + l->task_ns;
         int io_pct = total ? (int)(l->io_ns * 100 / total) : 0;
-        static const char *const phases[] = { "start", "wait", "io", "tasks", "stop" };
-        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%5llu %6llu  %3d/%-3d %-5s",
-                           (unsigned long long)l->task_queue_depth,
-                           (unsigned long long)l->timers, io_pct,
-                           total ? 100 - io_pct : 0, phases[l->phase < 5 ? l->phase : 0]);
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%5llu ",
+                           (unsigned long long)l->task_queue_depth);
+        if (wide)
+            x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%6llu ",
+                               (unsigned long long)l->timers);
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%s%3d/%-3d %-5s",
+                           wide ? " " : "", io_pct, total ? 100 - io_pct : 0,
+                           phases[l->phase < 5 ? l->phase : 0]);
         if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
             char age[32];
             fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
@@ -315,22 +337,33 @@ static int draw_queues(const struct board_snapshot *s, struct screen *scr,
     return n + 1;
 }
 
+/* The log tail, newest last. An event's text wraps inside the pane (under
+ * its own text, not under the time), so a reason is never cut mid-sentence;
+ * only the oldest shown may end in "..." when the pane is short. */
 static void draw_events(const struct board_snapshot *s, struct screen *scr,
                         struct rect r)
 {
+    enum { PREFIX_W = 18 };    /* "%+9.3fs %-7s " */
     if (r.h < 2)
         return;
     screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "EVENTS (newest last)");
-    int rows = r.h - 1;
-    int first = s->nevents > rows ? s->nevents - rows : 0;
-    for (int i = first; i < s->nevents; i++) {
+    int y_end = r.y + r.h;     /* the row below the last one ours */
+    for (int i = s->nevents - 1; i >= 0 && y_end > r.y + 1; i--) {
         const struct board_event_snap *e = &s->events[i];
         bool warn = e->kind == EV_REJECT || e->kind == EV_BLOCKED ||
                     e->kind == EV_ERROR;
-        screen_printf(scr, r.x + 1, r.y + 1 + i - first, r.w - 1,
-                      warn ? ST_WARN : ST_NORMAL, "%+9.3fs %-7s %s",
-                      (double)(e->time_ns - s->start_mono_ns) / 1e9,
-                      board_event_name(e->kind), e->text);
+        char line[sizeof(e->text) + 64];
+        snprintf(line, sizeof(line), "%+9.3fs %-7s %s",
+                 (double)(e->time_ns - s->start_mono_ns) / 1e9,
+                 board_event_name(e->kind), e->text);
+        int rows = screen_put_wrapped(NULL, 0, 0, r.w - 1, r.h, PREFIX_W,
+                                      ST_NORMAL, line);
+        int room = y_end - (r.y + 1);
+        if (rows > room)       /* the oldest shown: its first rows, ending "..." */
+            rows = room;
+        y_end -= rows;
+        screen_put_wrapped(scr, r.x + 1, y_end, r.w - 1, rows, PREFIX_W,
+                           warn ? ST_WARN : ST_NORMAL, line);
     }
 }
 
@@ -350,11 +383,12 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     if (p->error[0] && !p->gone)
         screen_put(scr, r.x + 1, r.y + used++, r.w - 1, ST_WARN, p->error);
 
-    /* Split the rest: loops and queues take what they need (up to a third
-     * and a quarter), the threads what they need of the remainder but
-     * leave the log a third, and the log takes whatever is left. */
+    /* Split the rest: loops and queues take what they need (up to a half
+     * and a quarter: a loop's row holds its BLOCKED warning), the threads
+     * what they need of the remainder but leave the log a third, and the
+     * log takes whatever is left. */
     int rest = r.h - used;
-    int loops_h = s->nloops ? (s->nloops + 1 < rest / 3 ? s->nloops + 1 : rest / 3) : 0;
+    int loops_h = s->nloops ? (s->nloops + 1 < rest / 2 ? s->nloops + 1 : rest / 2) : 0;
     int queues_h = s->nqueues ? (s->nqueues + 1 < rest / 4 ? s->nqueues + 1 : rest / 4) : 0;
     int for_threads = rest - loops_h - queues_h;
     int threads_max = v->show_log ? for_threads - for_threads / 3 : for_threads;
@@ -380,22 +414,36 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
 
 /* ---- the whole screen ------------------------------------------------------ */
 
+/* The bottom row: the states' letters, the keys, the refresh status at the
+ * right edge. What must never be cut is the way out and the way to the rest
+ * ("q quit  ? help") and the status; the states legend gives way first, a
+ * whole entry at a time, then the long list of keys. */
 static void draw_legend(const struct view *v, struct screen *scr)
 {
+    static const char keys_full[] = "| q quit p pause tab focus t list/grid l log "
+                                    "+/- speed ? help";
+    static const char keys_short[] = "q quit  ? help";
     char status[32];
     int y = scr->h - 1, x = 0;
     int status_w = snprintf(status, sizeof(status), " %s%dms",
                             v->paused ? "PAUSED " : "", v->refresh_ms);
-    int end = scr->w - status_w;       /* the status is never cut off */
-    for (int st = 0; st < STATE_COUNT && x < end; st++) {
-        x += screen_printf(scr, x, y, end - x, state_style[st], "%c",
+    int end = scr->w - status_w;
+    int states_w = 0;
+    for (int st = 0; st < STATE_COUNT; st++)
+        states_w += 3 + (int)strlen(board_state_name((enum board_state)st)) + 2;
+    const char *keys = states_w + (int)strlen(keys_full) <= end ? keys_full : keys_short;
+    int keys_x = end - (int)strlen(keys) - 1;
+    if (keys_x < 0)
+        keys_x = 0;
+    for (int st = 0; st < STATE_COUNT; st++) {
+        const char *name = board_state_name((enum board_state)st);
+        if (x + 1 + 1 + (int)strlen(name) + 2 > keys_x)
+            break;             /* whole entries only, and a gap before the keys */
+        x += screen_printf(scr, x, y, 1, state_style[st], "%c",
                            view_state_letter((enum board_state)st));
-        x += screen_printf(scr, x, y, end - x, ST_NORMAL, " %s  ",
-                           board_state_name((enum board_state)st));
+        x += screen_printf(scr, x, y, keys_x - x, ST_NORMAL, " %s  ", name);
     }
-    if (x < end)
-        screen_put(scr, x, y, end - x, ST_DIM, "| q quit p pause tab focus "
-                   "t list/grid l log +/- speed ? help");
+    screen_put(scr, keys == keys_full ? x : keys_x, y, end - keys_x, ST_DIM, keys);
     screen_put(scr, end, y, status_w, v->paused ? ST_WARN : ST_DIM, status);
 }
 
@@ -449,10 +497,14 @@ void view_render(const struct view *v, struct screen *scr)
     /* Side by side when each pane gets 60 columns; three or four in a 2x2
      * grid when each gets 60 columns and 12 rows; else stacked when each
      * gets 10 rows; else only the focused pane. The footer (the demo's
-     * narrator) takes the row above the legend. */
-    int avail_h = scr->h - (v->footer[0] ? 2 : 1), n = v->npanes;
-    if (v->footer[0])
-        screen_put(scr, 0, scr->h - 2, scr->w, ST_TITLE, v->footer);
+     * narrator) takes the rows above the legend, wrapped: it is the lesson
+     * in words, so it is never cut off at the screen's edge. */
+    int footer_h = v->footer[0] ? screen_put_wrapped(NULL, 0, 0, scr->w, FOOTER_ROWS_MAX,
+                                                     2, ST_TITLE, v->footer) : 0;
+    if (footer_h > FOOTER_ROWS_MAX)
+        footer_h = FOOTER_ROWS_MAX;
+    int avail_h = scr->h - 1 - footer_h, n = v->npanes;
+    screen_put_wrapped(scr, 0, avail_h, scr->w, footer_h, 2, ST_TITLE, v->footer);
     if (n == 0) {
         /* nothing to lay out */
     } else if (scr->w / n >= 60) {
