@@ -302,6 +302,140 @@ static pid_t board_child(char *path, size_t len)
     return pid;
 }
 
+/* How many rows contain needle. */
+static int rows_with(const struct screen *scr, const char *needle)
+{
+    char row[1024];
+    int n = 0;
+    for (int y = 0; y < scr->h; y++) {
+        screen_row_text(scr, y, row, sizeof(row));
+        n += strstr(row, needle) != NULL;
+    }
+    return n;
+}
+
+static const char long_reason[] =
+    "reactor unblocked: it was stuck in one handler for at least 0.2 s";
+static const char narrator[] =
+    "[slow-handler] 1% of lines sleep 200 ms: the reactor's one loop sleeps too "
+    "(BLOCKED) and all its connections wait; BIO and the pool block just one thread.";
+
+/* Four panes as the slow-handler demo has them: a reactor whose loop is
+ * blocked, a long event reason, the narrator under the panes. */
+static void demo_view(struct view *v, struct board_snapshot *s[4])
+{
+    static const char *const models[4] = { "bio", "pool", "reactor", "multireactor" };
+    view_init(v, false);
+    v->npanes = 4;
+    for (int i = 0; i < 4; i++) {
+        s[i] = make_snapshot(models[i], 100 + i, 6);
+        add_thread(s[i], ROLE_WORKER_LOOP, "loop", STATE_BLOCKED_SLEEP, 0);
+        s[i]->counters[CTR_ACTIVE] = 64;
+        s[i]->counters[CTR_LINES] = 123456789;
+        v->panes[i].pid = s[i]->pid;
+        v->panes[i].now = s[i];
+    }
+    struct board_snapshot *r = s[2];
+    r->nloops = 1;
+    snprintf(r->loops[0].name, BOARD_NAME_BYTES, "reactor");
+    r->loops[0].channels = 64;
+    r->loops[0].phase = 2;
+    r->loops[0].blocked_since_ns = r->taken_mono_ns - SEC / 5;
+    r->nevents = 1;
+    r->events[0].kind = EV_BLOCKED;
+    r->events[0].time_ns = r->taken_mono_ns - SEC;
+    snprintf(r->events[0].text, sizeof(r->events[0].text), "%s", long_reason);
+    snprintf(v->footer, sizeof(v->footer), "%s", narrator);
+}
+
+/* The rows from..to-1 joined by spaces, each row's leading blanks cut. */
+static void joined_rows(const struct screen *scr, int from, int to, int x0, int w,
+                        char *out, size_t len)
+{
+    out[0] = '\0';
+    for (int y = from; y < to; y++) {
+        char row[1024];
+        screen_row_text(scr, y, row, sizeof(row));
+        if ((int)strlen(row) > x0 + w)
+            row[x0 + w] = '\0';
+        for (size_t n = strlen(row); n > 0 && row[n - 1] == ' '; n--)
+            row[n - 1] = '\0';
+        const char *p = (int)strlen(row) > x0 ? row + x0 : "";
+        while (*p == ' ')
+            p++;
+        size_t n = strlen(out);
+        snprintf(out + n, len - n, "%s%s", n && *p ? " " : "", p);
+    }
+}
+
+START_TEST(nothing_essential_is_cut_at_120x40_or_80x24)
+{
+    struct board_snapshot *s[4];
+    struct view v;
+    struct screen scr;
+    demo_view(&v, s);
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+    /* Every pane: its failures, even in the short form. */
+    ck_assert_int_eq(rows_with(&scr, "rej 0 err 0"), 2);   /* two rows of two panes */
+    ck_assert_int_ge(screen_find(&scr, "rej 0 err 0 "), 0);
+    /* The reactor's loop row keeps its phase and its BLOCKED time. */
+    ck_assert_int_ge(screen_find(&scr, "PHASE"), 0);
+    ck_assert_int_ge(screen_find(&scr, "io    BLOCKED 0.2s"), 0);
+    /* The event reason wraps inside the reactor's pane (bottom left,
+     * columns 0-58), every word of it there. */
+    char text[2048];
+    int ev = screen_find(&scr, "+5.000s blocked reactor");
+    ck_assert_int_gt(ev, 18);          /* the bottom row of panes */
+    joined_rows(&scr, ev, ev + 3, 0, 59, text, sizeof(text));
+    ck_assert_msg(strstr(text, long_reason), "the reason is cut: '%s'", text);
+    /* The narrator, whole, on the rows above the legend. */
+    int top = screen_find(&scr, "[slow-handler]");
+    ck_assert_int_gt(top, 30);
+    joined_rows(&scr, top, 39, 0, 120, text, sizeof(text));
+    ck_assert_str_eq(text, narrator);
+    char row[256];
+    screen_row_text(&scr, 39, row, sizeof(row));
+    ck_assert_ptr_nonnull(strstr(row, "q quit  ? help"));
+    ck_assert_int_eq(strcmp(row + strlen(row) - 6, " 500ms"), 0);
+
+    /* 80x24: one pane at a time, and still the way out and to the help. */
+    screen_free(&scr);
+    screen_init(&scr, 80, 24);
+    view_render(&v, &scr);
+    screen_row_text(&scr, 23, row, sizeof(row));
+    ck_assert_msg(strstr(row, "q quit  ? help"), "legend at 80: '%s'", row);
+    ck_assert_int_eq(strcmp(row + strlen(row) - 6, " 500ms"), 0);
+    top = screen_find(&scr, "[slow-handler]");
+    joined_rows(&scr, top, 23, 0, 80, text, sizeof(text));
+    ck_assert_str_eq(text, narrator);
+    screen_free(&scr);
+    for (int i = 0; i < 4; i++)
+        free(s[i]);
+}
+END_TEST
+
+START_TEST(wrapping_breaks_at_words_and_marks_a_cut)
+{
+    struct screen scr;
+    screen_init(&scr, 20, 4);
+    /* 12 columns: "one two" / "three four" / "five" */
+    ck_assert_int_eq(screen_put_wrapped(NULL, 0, 0, 12, 9, 0, ST_NORMAL,
+                                        "one two three four five"), 3);
+    int rows = screen_put_wrapped(&scr, 0, 0, 12, 2, 2, ST_NORMAL,
+                                  "one two three four five six");
+    ck_assert_int_eq(rows, 3);                 /* needs 3, given 2 */
+    char row[64];
+    screen_row_text(&scr, 0, row, sizeof(row));
+    ck_assert_str_eq(row, "one two");
+    screen_row_text(&scr, 1, row, sizeof(row));
+    ck_assert_str_eq(row, "  three...");   /* indented, cut after a word */
+    /* A word longer than the row is cut hard, not lost. */
+    ck_assert_int_eq(screen_put_wrapped(NULL, 0, 0, 4, 9, 0, ST_NORMAL, "abcdefghij"), 3);
+    screen_free(&scr);
+}
+END_TEST
+
 static char board_tmp[64];
 
 static void use_temporary_board_dir(void)
@@ -410,6 +544,8 @@ int main(void)
     tcase_add_test(tc, two_panes_side_by_side_or_stacked);
     tcase_add_test(tc, keys_and_empty_view);
     tcase_add_test(tc, hostile_text_is_made_printable);
+    tcase_add_test(tc, nothing_essential_is_cut_at_120x40_or_80x24);
+    tcase_add_test(tc, wrapping_breaks_at_words_and_marks_a_cut);
     tcase_add_test(tc, a_server_killed_with_sigkill_is_gone_at_the_next_refresh);
     tcase_add_test(tc, out_of_memory_leaves_a_pane_as_it_was);
     suite_add_tcase(s, tc);

@@ -30,7 +30,11 @@ bool result_from_fleet(const struct fleet_server *s, struct result *r);
 /* Parse the JSON object `threadlab load --json` prints. */
 bool result_parse_load_json(const char *json, struct result *r);
 
+/* The table in 80 columns: model, lines/s, p50, p99, threads, RSS, CPU s,
+ * errors, server (its fate). */
 void results_print_table(FILE *out, const struct result *r, int n);
+/* Every column (125 wide): adds MB/s, p99.9 and the context switches. */
+void results_print_wide_table(FILE *out, const struct result *r, int n);
 void results_print_csv(FILE *out, const struct result *r, int n);
 void results_print_json(FILE *out, const struct result *r, int n);
 

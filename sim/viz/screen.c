@@ -91,11 +91,11 @@ int screen_put_wrapped(struct screen *s, int x, int y, int w, int max_rows,
         int left = rows > 0 ? indent : 0, cols = w - left;
         int n = wrap_break(text + pos, len - pos, cols);
         bool last = rows == max_rows - 1 && pos + n < len;
-        if (last && cols > 3)  /* the last row allowed, and more to come */
-            n = wrap_break(text + pos, len - pos, cols - 3);
         if (s && rows < max_rows) {
+            /* The last row allowed, with more to come: room for "...". */
+            int shown = last && cols > 3 ? wrap_break(text + pos, len - pos, cols - 3) : n;
             char row[1024];
-            snprintf(row, sizeof(row), "%.*s%s", n, text + pos, last ? "..." : "");
+            snprintf(row, sizeof(row), "%.*s%s", shown, text + pos, last ? "..." : "");
             screen_put(s, x + left, y + rows, cols, st, row);
         }
         pos += n;
