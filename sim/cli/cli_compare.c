@@ -178,7 +178,7 @@ int cli_compare(int argc, char **argv)
         fclose(csv_out);
     }
     if (plot && done > 0) {
-        if (results_plot(plot, results, done, err, sizeof(err)) < 0) {
+        if (results_plot(plot, plan.sc->name, results, done, err, sizeof(err)) < 0) {
             fprintf(stderr, "threadlab compare: %s\n", err);
             rc = CLI_EXIT_FAILED;
         } else {

@@ -151,8 +151,8 @@ void results_print_json(FILE *out, const struct result *r, int n)
     fprintf(out, "]\n");
 }
 
-int results_plot(const char *path, const struct result *r, int n, char *err,
-                 size_t err_len)
+int results_plot(const char *path, const char *scenario, const struct result *r,
+                 int n, char *err, size_t err_len)
 {
     const char *ext = strrchr(path, '.');
     const char *term = !ext ? NULL
@@ -186,10 +186,10 @@ int results_plot(const char *path, const struct result *r, int n, char *err,
     }
     /* The path goes inside single quotes: refuse one that holds a quote. */
     int rc = -1;
-    if (!strchr(path, '\'') && !strchr(data, '\'')) {
+    if (!strchr(path, '\'') && !strchr(data, '\'') && !strchr(scenario, '\'')) {
         fprintf(gp,
                 "set terminal %s\nset output '%s'\n"
-                "set multiplot layout 2,2 title 'threadlab compare'\n"
+                "set multiplot layout 2,2 title 'threadlab compare: %s'\n"
                 "set style fill solid 0.6\nset boxwidth 0.6\nset yrange [0:*]\n"
                 "unset key\nset grid ytics\n"
                 "set title 'lines/s'\nplot '%s' using 0:2:xtic(1) with boxes\n"
@@ -197,7 +197,7 @@ int results_plot(const char *path, const struct result *r, int n, char *err,
                 "set title 'peak threads'\nplot '%s' using 0:4:xtic(1) with boxes\n"
                 "set title 'peak RSS (MiB)'\nplot '%s' using 0:5:xtic(1) with boxes\n"
                 "unset multiplot\n",
-                term, path, data, data, data, data);
+                term, path, scenario, data, data, data, data);
         rc = 0;
     }
     int status = pclose(gp);

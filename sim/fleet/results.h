@@ -39,9 +39,10 @@ void results_print_csv(FILE *out, const struct result *r, int n);
 void results_print_json(FILE *out, const struct result *r, int n);
 
 /* Bars of lines/s, p99, peak threads and peak RSS per model, with gnuplot,
- * into path (.png or .svg). Returns 0, or -1 with a message in err (no
- * gnuplot, an unknown extension, gnuplot failed). */
-int results_plot(const char *path, const struct result *r, int n, char *err,
-                 size_t err_len);
+ * into path (.png or .svg), titled "threadlab compare: SCENARIO". Returns
+ * 0, or -1 with a message in err (no gnuplot, an unknown extension, a quote
+ * in the path or scenario, gnuplot failed). */
+int results_plot(const char *path, const char *scenario, const struct result *r,
+                 int n, char *err, size_t err_len);
 
 #endif

@@ -179,6 +179,7 @@ grep -Eq '^\[\{"model":"bio","have_load":true,"lines_ok":[1-9][0-9]*,.*\}\]$' "$
 "$BIN" compare --models bio --duration 1 --plot "$tmp/bars.svg" >"$tmp/plot" 2>&1; st=$?
 if command -v gnuplot >/dev/null; then
   [ "$st" = 0 ] && grep -q "<svg" "$tmp/bars.svg" && ok || bad "compare --plot wrote no SVG (exit $st)"
+  grep -q "threadlab compare: steady" "$tmp/bars.svg" && ok || bad "the plot's title lacks the scenario"
 else
   [ "$st" = 1 ] && grep -q "needs gnuplot, which is not installed" "$tmp/plot" && \
     grep -Eq "^bio +[0-9]+ " "$tmp/plot" && ok || bad "compare --plot without gnuplot: exit $st"
