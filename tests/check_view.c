@@ -14,6 +14,7 @@
 #include "model_suite.h"
 #include "probe/board.h"
 #include "viz/pane.h"
+#include "viz/term.h"
 #include "viz/view.h"
 
 #define SEC 1000000000ull
@@ -436,6 +437,57 @@ START_TEST(wrapping_breaks_at_words_and_marks_a_cut)
 }
 END_TEST
 
+START_TEST(the_list_scrolls_and_says_how_many_are_shown)
+{
+    struct board_snapshot *s = make_snapshot("bio", 7, 10);
+    add_thread(s, ROLE_ACCEPTOR, "acceptor", STATE_WAITING, 0);
+    for (int i = 1; i <= 200; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "conn-%d", i);
+        add_thread(s, ROLE_CONN, name, STATE_BLOCKED_IO, (uint64_t)i);
+    }
+    struct view v;
+    struct screen scr;
+    one_pane(&v, s, NULL);
+    v.layout = LAYOUT_LIST;
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+    char row[256];
+    int said = screen_find(&scr, " of 201 shown (1-");
+    ck_assert_int_ge(said, 0);
+    screen_row_text(&scr, said, row, sizeof(row));
+    int shown = atoi(row + 1);
+    ck_assert_int_gt(shown, 5);
+    ck_assert_int_lt(screen_find(&scr, "conn-200 "), 0);
+    /* End: the last thread, selected, and the window ends with it. */
+    view_key(&v, TERM_KEY_END);
+    view_render(&v, &scr);
+    int last = screen_find(&scr, "conn-200 ");
+    ck_assert_int_ge(last, 0);
+    ck_assert_int_eq(screen_at(&scr, 1, last)->style, ST_FOCUS);
+    char want[64];
+    snprintf(want, sizeof(want), "%d of 201 shown (%d-201;", shown, 201 - shown + 1);
+    ck_assert_int_eq(screen_find(&scr, want), last + 1);
+    /* Up scrolls at once (the window follows the selection), down past the
+     * end stays at the end, PgUp moves 10, Home goes back to the top. */
+    view_key(&v, TERM_KEY_UP);
+    view_key(&v, TERM_KEY_DOWN);
+    view_key(&v, TERM_KEY_DOWN);
+    ck_assert_int_eq(v.cursor, 200);
+    view_key(&v, TERM_KEY_PGUP);
+    ck_assert_int_eq(v.cursor, 190);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "conn-190 "), 0);
+    ck_assert_int_lt(screen_find(&scr, "conn-200 "), 0);
+    view_key(&v, TERM_KEY_HOME);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "acceptor "), 0);
+    ck_assert_int_ge(screen_find(&scr, " of 201 shown (1-"), 0);
+    screen_free(&scr);
+    free(s);
+}
+END_TEST
+
 static char board_tmp[64];
 
 static void use_temporary_board_dir(void)
@@ -546,6 +598,7 @@ int main(void)
     tcase_add_test(tc, hostile_text_is_made_printable);
     tcase_add_test(tc, nothing_essential_is_cut_at_120x40_or_80x24);
     tcase_add_test(tc, wrapping_breaks_at_words_and_marks_a_cut);
+    tcase_add_test(tc, the_list_scrolls_and_says_how_many_are_shown);
     tcase_add_test(tc, a_server_killed_with_sigkill_is_gone_at_the_next_refresh);
     tcase_add_test(tc, out_of_memory_leaves_a_pane_as_it_was);
     suite_add_tcase(s, tc);

@@ -191,10 +191,15 @@ int term_key(int timeout_ms)
     int c = getch();
     if (c == KEY_RESIZE)
         return TERM_KEY_RESIZE;
-    if (c == KEY_LEFT)
-        return TERM_KEY_LEFT;
-    if (c == KEY_RIGHT)
-        return TERM_KEY_RIGHT;
+    static const struct { int curses, ours; } keys[] = {
+        { KEY_LEFT, TERM_KEY_LEFT }, { KEY_RIGHT, TERM_KEY_RIGHT },
+        { KEY_UP, TERM_KEY_UP },     { KEY_DOWN, TERM_KEY_DOWN },
+        { KEY_PPAGE, TERM_KEY_PGUP }, { KEY_NPAGE, TERM_KEY_PGDN },
+        { KEY_HOME, TERM_KEY_HOME }, { KEY_END, TERM_KEY_END },
+    };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (c == keys[i].curses)
+            return keys[i].ours;
     return c == ERR ? TERM_KEY_NONE : c;
 }
 

@@ -12,6 +12,8 @@
  */
 #include "view.h"
 
+#include "term.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,26 +207,45 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     return 3;
 }
 
+/* The list, scrolled so that the selected thread (cursor, in a focused
+ * pane; -1 elsewhere) is on screen: the window starts at the top and, once
+ * the cursor passes its last row, follows it. When not every thread fits,
+ * the last row says how many are shown, so none is hidden without a word. */
 static void draw_thread_list(const struct board_snapshot *s, const int *order,
-                             int n, struct screen *scr, struct rect r)
+                             int n, int cursor, struct screen *scr, struct rect r)
 {
     screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "%-15s %-13s %8s %7s %9s",
                   "THREAD", "STATE", "FOR", "CONN", "LINES");
-    for (int i = 0; i < n && i + 1 < r.h; i++) {
-        const struct board_thread_snap *t = &s->threads[order[i]];
+    int rows = r.h - 1;
+    bool cut = n > rows;
+    if (cut)
+        rows--;                /* the last row says what is not shown */
+    if (rows < 1)
+        return;
+    int top = cursor >= rows ? cursor - rows + 1 : 0;
+    for (int i = 0; i < rows && top + i < n; i++) {
+        const struct board_thread_snap *t = &s->threads[order[top + i]];
+        bool selected = top + i == cursor;
         char age[32], conn[24] = "-";
         fmt_age(age, sizeof(age), s->taken_mono_ns - t->since_ns);
         if (t->conn)
             snprintf(conn, sizeof(conn), "%llu", (unsigned long long)t->conn);
-        int x = r.x + 1;
-        x += screen_printf(scr, x, r.y + 1 + i, r.x + r.w - x,
-                           t->state == STATE_TERMINATED ? ST_DIM : ST_NORMAL,
+        int x = r.x + 1, y = r.y + 1 + i;
+        x += screen_printf(scr, x, y, r.x + r.w - x,
+                           selected ? ST_FOCUS
+                           : t->state == STATE_TERMINATED ? ST_DIM : ST_NORMAL,
                            "%-15s ", t->name);
-        x += screen_printf(scr, x, r.y + 1 + i, r.x + r.w - x,
+        x += screen_printf(scr, x, y, r.x + r.w - x,
                            state_style[t->state], "%c", view_state_letter(t->state));
-        screen_printf(scr, x, r.y + 1 + i, r.x + r.w - x, ST_NORMAL,
-                      " %-11s %8s %7s %9llu", board_state_name(t->state), age,
+        screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL,
+                      " %-13s %6s %7s %9llu", board_state_name(t->state), age,
                       conn, (unsigned long long)t->lines);
+    }
+    if (cut) {
+        int last = top + rows < n ? top + rows : n;
+        screen_printf(scr, r.x + 1, r.y + r.h - 1, r.w - 1, ST_DIM,
+                      "%d of %d shown (%d-%d; up/down PgUp/PgDn Home/End)",
+                      last - top, n, top + 1, last);
     }
 }
 
@@ -402,7 +423,7 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     int threads_h = needed < threads_max ? needed : threads_max;
     struct rect tr = { r.x, r.y + used, r.w, threads_h };
     if (list)
-        draw_thread_list(s, order, n, scr, tr);
+        draw_thread_list(s, order, n, index == v->focus ? v->cursor : -1, scr, tr);
     else
         draw_thread_grid(v, s, order, n, scr, tr);
     int y = tr.y + threads_h;
@@ -457,6 +478,7 @@ static void draw_help(struct screen *scr)
         "  tab, 1-4 focus a pane (with several servers)",
         "  t        threads as a list, a grid, or automatic",
         "  l        show / hide the event log",
+        "  up/down  the list: select a thread (PgUp PgDn Home End)",
         "  + / -    refresh faster / slower",
         "  ?        this help (any key closes it)",
         "",
@@ -543,6 +565,26 @@ void view_render(const struct view *v, struct screen *scr)
         draw_help(scr);
 }
 
+/* Move the list's selection, kept within the focused pane's threads. */
+static void move_cursor(struct view *v, int key)
+{
+    const struct board_snapshot *s = v->npanes ? v->panes[v->focus].now : NULL;
+    int order[BOARD_THREAD_SLOTS];
+    int n = s ? shown_threads(s, order) : 0;
+    int c = v->cursor;
+    switch (key) {
+    case TERM_KEY_UP: c--; break;
+    case TERM_KEY_DOWN: c++; break;
+    case TERM_KEY_PGUP: c -= VIEW_PAGE_ROWS; break;
+    case TERM_KEY_PGDN: c += VIEW_PAGE_ROWS; break;
+    case TERM_KEY_HOME: c = 0; break;
+    case TERM_KEY_END: c = n - 1; break;
+    }
+    v->cursor = c >= n ? n - 1 : c;
+    if (v->cursor < 0)
+        v->cursor = 0;
+}
+
 bool view_key(struct view *v, int key)
 {
     if (v->help && key != 'q') {       /* any key closes the help */
@@ -558,10 +600,12 @@ bool view_key(struct view *v, int key)
     case '\t':
         if (v->npanes > 0)
             v->focus = (v->focus + 1) % v->npanes;
+        v->cursor = 0;         /* another pane's threads: from the top */
         break;
     case '1': case '2': case '3': case '4':
         if (key - '1' < v->npanes)
             v->focus = key - '1';
+        v->cursor = 0;
         break;
     case 't':
         v->layout = (enum thread_layout)((v->layout + 1) % 3);
@@ -579,6 +623,10 @@ bool view_key(struct view *v, int key)
         break;
     case '?': case 'h':
         v->help = true;
+        break;
+    case TERM_KEY_UP: case TERM_KEY_DOWN: case TERM_KEY_PGUP: case TERM_KEY_PGDN:
+    case TERM_KEY_HOME: case TERM_KEY_END:
+        move_cursor(v, key);
         break;
     }
     return true;

@@ -21,6 +21,7 @@
 #define VIEW_REFRESH_MS_BIG 1000   /* --big: slower, for a classroom */
 #define VIEW_REFRESH_MS_MIN 100
 #define VIEW_REFRESH_MS_MAX 5000
+#define VIEW_PAGE_ROWS 10          /* PgUp/PgDn in the thread list */
 
 /* How a pane draws its threads. */
 enum thread_layout {
@@ -57,6 +58,9 @@ struct view {
     bool big;                        /* --big: projector mode */
     bool help;                       /* ?: the help box */
     enum thread_layout layout;       /* t cycles auto, list, grid */
+    int cursor;                      /* list: the selected thread of the focused
+                                        pane (its index in the shown order);
+                                        the list scrolls to keep it on screen */
     int refresh_ms;
     char board_dir[200];             /* for the "nothing to watch" message */
     char footer[320];                /* a line under the panes (the demo's
@@ -73,7 +77,9 @@ void pane_rates(const struct pane *p, struct pane_rates *r);
 void view_render(const struct view *v, struct screen *scr);
 
 /* Apply a key. Returns false when the key means quit. Keys: q quit, p pause,
- * tab or 1-4 focus, t list/grid, l log, + faster, - slower, ? help. */
+ * tab or 1-4 focus, t list/grid, l log, + faster, - slower, ? help; in the
+ * list, up/down move the selection by one, PgUp/PgDn by VIEW_PAGE_ROWS,
+ * Home/End to the first/last thread (term.h's TERM_KEY_* codes). */
 bool view_key(struct view *v, int key);
 
 /* One letter per thread state, used in grids and legends. */
