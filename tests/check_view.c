@@ -488,6 +488,32 @@ START_TEST(the_list_scrolls_and_says_how_many_are_shown)
 }
 END_TEST
 
+START_TEST(exited_threads_are_counted_recent_and_in_all)
+{
+    struct board_snapshot *s = make_snapshot("bio", 7, 20);
+    add_thread(s, ROLE_ACCEPTOR, "acceptor", STATE_WAITING, 0);
+    add_thread(s, ROLE_CONN, "conn-1", STATE_TERMINATED, 1);     /* 1 s ago */
+    add_thread(s, ROLE_CONN, "conn-2", STATE_TERMINATED, 2);
+    s->threads[2].since_ns = s->taken_mono_ns - 10 * SEC;        /* faded */
+    s->threads_by_state[STATE_TERMINATED] = 205;                 /* lifetime */
+    struct view v;
+    struct screen scr;
+    one_pane(&v, s, NULL);
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "x 1 exited in 3s (205 in all)"), 0);
+    screen_free(&scr);
+    /* Two panes side by side at 120: the short form. */
+    v.npanes = 2;
+    v.panes[1] = v.panes[0];
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, " x1/205"), 0);
+    screen_free(&scr);
+    free(s);
+}
+END_TEST
+
 static char board_tmp[64];
 
 static void use_temporary_board_dir(void)
@@ -599,6 +625,7 @@ int main(void)
     tcase_add_test(tc, nothing_essential_is_cut_at_120x40_or_80x24);
     tcase_add_test(tc, wrapping_breaks_at_words_and_marks_a_cut);
     tcase_add_test(tc, the_list_scrolls_and_says_how_many_are_shown);
+    tcase_add_test(tc, exited_threads_are_counted_recent_and_in_all);
     tcase_add_test(tc, a_server_killed_with_sigkill_is_gone_at_the_next_refresh);
     tcase_add_test(tc, out_of_memory_leaves_a_pane_as_it_was);
     suite_add_tcase(s, tc);

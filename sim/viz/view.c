@@ -133,6 +133,24 @@ static int shown_threads(const struct board_snapshot *s, int *order)
 
 struct rect { int x, y, w, h; };
 
+/* The ended threads: how many in the last few seconds (the ones still
+ * fading in the list), beside the lifetime total the board counts (which
+ * only grows, so alone it says little about now). */
+static int draw_exited(const struct board_snapshot *s, bool wide, struct screen *scr,
+                       int x, int y, int w)
+{
+    unsigned recent = 0;
+    for (int i = 0; i < s->nthreads; i++)
+        recent += s->threads[i].state == STATE_TERMINATED &&
+                  thread_shown(s, &s->threads[i]);
+    unsigned long long total = s->threads_by_state[STATE_TERMINATED];
+    return wide ? screen_printf(scr, x, y, w, ST_NORMAL, " %u exited in %llus (%llu in all)",
+                                recent,
+                                (unsigned long long)(VIEW_TERMINATED_SHOWN_NS / 1000000000u),
+                                total)
+                : screen_printf(scr, x, y, w, ST_NORMAL, "%u/%llu", recent, total);
+}
+
 static int draw_header(const struct view *v, const struct pane *p, int index,
                        struct screen *scr, struct rect r)
 {
@@ -196,7 +214,9 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
         x += screen_put(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " ");
         x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, state_style[st], "%c",
                            view_state_letter((enum board_state)st));
-        if (wide)
+        if (st == STATE_TERMINATED)
+            x += draw_exited(s, wide, scr, x, r.y + 2, r.x + r.w - x);
+        else if (wide)
             x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " %llu %s",
                                (unsigned long long)s->threads_by_state[st],
                                board_state_name((enum board_state)st));
