@@ -514,6 +514,39 @@ START_TEST(exited_threads_are_counted_recent_and_in_all)
 }
 END_TEST
 
+START_TEST(tab_zooms_the_panes_in_turn_on_a_small_screen)
+{
+    struct board_snapshot *s[4];
+    struct view v;
+    struct screen scr;
+    demo_view(&v, s);
+    screen_init(&scr, 120, 36);
+    view_resize(&v, 120, 36);
+    view_key(&v, '\t');                   /* the grid -> pane 1 zoomed */
+    ck_assert(v.zoomed);
+    ck_assert_int_eq(v.focus, 0);
+    view_key(&v, '\t');
+    view_key(&v, '\t');                   /* the reactor */
+    view_render(&v, &scr);
+    ck_assert_int_eq(screen_find(&scr, "reactor  pid 102"), 0);
+    ck_assert_int_ge(screen_find(&scr, "LOOP            CHANNELS"), 0);   /* the wide row */
+    ck_assert_int_ge(screen_find(&scr, "io    BLOCKED 0.2s"), 0);
+    ck_assert_int_ge(screen_find(&scr, "pane 3 of 4, zoomed"), 0);
+    view_key(&v, '\t');
+    view_key(&v, '\t');                   /* after the last: all four */
+    ck_assert(!v.zoomed);
+    ck_assert_int_eq(v.focus, 0);
+    /* At the tested minimum tab only moves the focus. */
+    view_resize(&v, 120, 40);
+    view_key(&v, '\t');
+    ck_assert(!v.zoomed);
+    ck_assert_int_eq(v.focus, 1);
+    screen_free(&scr);
+    for (int i = 0; i < 4; i++)
+        free(s[i]);
+}
+END_TEST
+
 static char board_tmp[64];
 
 static void use_temporary_board_dir(void)
@@ -626,6 +659,7 @@ int main(void)
     tcase_add_test(tc, wrapping_breaks_at_words_and_marks_a_cut);
     tcase_add_test(tc, the_list_scrolls_and_says_how_many_are_shown);
     tcase_add_test(tc, exited_threads_are_counted_recent_and_in_all);
+    tcase_add_test(tc, tab_zooms_the_panes_in_turn_on_a_small_screen);
     tcase_add_test(tc, a_server_killed_with_sigkill_is_gone_at_the_next_refresh);
     tcase_add_test(tc, out_of_memory_leaves_a_pane_as_it_was);
     suite_add_tcase(s, tc);

@@ -153,6 +153,7 @@ static int run_terminal(struct player *p, struct view *v)
     if (rc < 0)
         return rc;
     term_size(&w, &h);
+    view_resize(v, w, h);
     if (screen_init(&scr, w, h) < 0) {
         term_close();
         return 1;
@@ -174,6 +175,7 @@ static int run_terminal(struct player *p, struct view *v)
         if (k == TERM_KEY_RESIZE) {
             term_size(&w, &h);
             screen_free(&scr);
+            view_resize(v, w, h);
             if (screen_init(&scr, w, h) < 0)
                 break;
         } else if (k != TERM_KEY_NONE) {

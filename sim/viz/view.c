@@ -495,7 +495,7 @@ static void draw_help(struct screen *scr)
         "",
         "  q        quit",
         "  p        pause / resume (the picture holds still)",
-        "  tab, 1-4 focus a pane (with several servers)",
+        "  tab, 1-4 focus a pane (below 120x40: tab zooms each in turn)",
         "  t        threads as a list, a grid, or automatic",
         "  l        show / hide the event log",
         "  up/down  the list: select a thread (PgUp PgDn Home End)",
@@ -549,6 +549,11 @@ void view_render(const struct view *v, struct screen *scr)
     screen_put_wrapped(scr, 0, avail_h, scr->w, footer_h, 2, ST_TITLE, v->footer);
     if (n == 0) {
         /* nothing to lay out */
+    } else if (v->zoomed && n > 1) {
+        draw_pane(v, v->focus, scr, (struct rect){ 0, 0, scr->w, avail_h - 1 });
+        screen_printf(scr, 0, avail_h - 1, -1, ST_DIM,
+                      "pane %d of %d, zoomed (tab: the next; after the last, all)",
+                      v->focus + 1, n);
     } else if (scr->w / n >= 60) {
         int w = scr->w / n;
         for (int i = 0; i < n; i++) {
@@ -585,6 +590,29 @@ void view_render(const struct view *v, struct screen *scr)
         draw_help(scr);
 }
 
+void view_resize(struct view *v, int w, int h)
+{
+    v->small = w < VIEW_GRID_MIN_W || h < VIEW_GRID_MIN_H;
+    if (!v->small)
+        v->zoomed = false;
+}
+
+/* Focus the next pane. On a small screen, where the grid may cut a pane's
+ * columns, tab zooms instead: the grid, then each pane full screen in
+ * turn, then the grid again. */
+static void tab(struct view *v)
+{
+    if (v->npanes == 0)
+        return;
+    if (v->small && v->npanes > 1 && !v->zoomed) {
+        v->zoomed = true;      /* the focused pane first */
+        return;
+    }
+    v->focus = (v->focus + 1) % v->npanes;
+    if (v->zoomed && v->focus == 0)
+        v->zoomed = false;     /* after the last: all of them again */
+}
+
 /* Move the list's selection, kept within the focused pane's threads. */
 static void move_cursor(struct view *v, int key)
 {
@@ -618,8 +646,7 @@ bool view_key(struct view *v, int key)
         v->paused = !v->paused;
         break;
     case '\t':
-        if (v->npanes > 0)
-            v->focus = (v->focus + 1) % v->npanes;
+        tab(v);
         v->cursor = 0;         /* another pane's threads: from the top */
         break;
     case '1': case '2': case '3': case '4':

@@ -16,6 +16,8 @@
 #define VIEW_MAX_PANES 4
 #define VIEW_MIN_W 40              /* smaller terminals get a message */
 #define VIEW_MIN_H 12
+#define VIEW_GRID_MIN_W 120        /* the tested minimum for the 2x2 grid: */
+#define VIEW_GRID_MIN_H 40         /* below it, tab zooms one pane */
 #define VIEW_TERMINATED_SHOWN_NS 3000000000ull /* ended threads fade after 3 s */
 #define VIEW_REFRESH_MS_DEFAULT 500
 #define VIEW_REFRESH_MS_BIG 1000   /* --big: slower, for a classroom */
@@ -57,6 +59,11 @@ struct view {
     bool show_log;                   /* l: the event log */
     bool big;                        /* --big: projector mode */
     bool help;                       /* ?: the help box */
+    bool small;                      /* the screen is below the grid's tested
+                                        minimum (view_resize) */
+    bool zoomed;                     /* small: the focused pane fills the
+                                        screen (tab steps through the panes,
+                                        then back to all of them) */
     enum thread_layout layout;       /* t cycles auto, list, grid */
     int cursor;                      /* list: the selected thread of the focused
                                         pane (its index in the shown order);
@@ -73,11 +80,16 @@ void view_init(struct view *v, bool big);
 /* Rates of a pane between its last two snapshots. */
 void pane_rates(const struct pane *p, struct pane_rates *r);
 
+/* Tell the view its screen's size (at start and at every resize): below
+ * VIEW_GRID_MIN_W x VIEW_GRID_MIN_H, tab zooms one pane. */
+void view_resize(struct view *v, int w, int h);
+
 /* Draw everything into scr (cleared first). */
 void view_render(const struct view *v, struct screen *scr);
 
 /* Apply a key. Returns false when the key means quit. Keys: q quit, p pause,
- * tab or 1-4 focus, t list/grid, l log, + faster, - slower, ? help; in the
+ * tab or 1-4 focus (on a small screen tab zooms the panes in turn, then
+ * shows them all again), t list/grid, l log, + faster, - slower, ? help; in the
  * list, up/down move the selection by one, PgUp/PgDn by VIEW_PAGE_ROWS,
  * Home/End to the first/last thread (term.h's TERM_KEY_* codes). */
 bool view_key(struct view *v, int key);

@@ -98,6 +98,21 @@ screen >"$tmp/s80"
 tail -1 "$tmp/s80" | grep -q "q quit  ? help  500ms$" && ok \
   || bad "80x24: the legend lacks 'q quit  ? help  500ms': $(tail -1 "$tmp/s80")"
 grep -q "tab switches" "$tmp/s80" && ok || bad "80x24: no word on the other panes"
+
+# 120x36, below the tested minimum: tab zooms the panes in turn; the third
+# is the reactor, full screen, with its whole loop row and BLOCKED.
+tmux -S "$sock" resize-window -t demo -x 120 -y 36
+sleep 0.5
+tmux -S "$sock" send-keys -t demo Tab Tab Tab
+seen=""
+for _ in $(seq 80); do
+  sleep 0.25
+  screen >"$tmp/s36"
+  if head -1 "$tmp/s36" | grep -q "reactor  pid" &&
+     grep -q "pane 3 of 4, zoomed" "$tmp/s36" &&
+     grep -Eq "^ reactor +64 \[.*io +BLOCKED 0\.[0-9]s" "$tmp/s36"; then seen=yes; break; fi
+done
+[ -n "$seen" ] && ok || { bad "120x36: tab did not zoom the reactor with its BLOCKED loop"; cat "$tmp/s36"; }
 tmux -S "$sock" send-keys -t demo q
 # The table is printed on the terminal once the full screen is gone.
 for _ in $(seq 100); do screen >"$tmp/table"; grep -q "^exit=" "$tmp/table" && break; sleep 0.1; done
