@@ -547,6 +547,38 @@ START_TEST(tab_zooms_the_panes_in_turn_on_a_small_screen)
 }
 END_TEST
 
+START_TEST(o_orders_the_list_by_role_state_or_lines)
+{
+    struct board_snapshot *s = make_snapshot("bio", 7, 10);
+    add_thread(s, ROLE_ACCEPTOR, "acceptor", STATE_WAITING, 0);
+    add_thread(s, ROLE_CONN, "conn-1", STATE_BLOCKED_IO, 1);
+    add_thread(s, ROLE_CONN, "conn-2", STATE_RUNNING, 2);
+    add_thread(s, ROLE_CONN, "conn-3", STATE_IDLE, 3);
+    s->threads[1].lines = 5;
+    s->threads[2].lines = 1;
+    s->threads[3].lines = 9;
+    struct view v;
+    struct screen scr;
+    one_pane(&v, s, NULL);
+    screen_init(&scr, 120, 40);
+    static const char *const want[ORDER_COUNT][4] = {
+        { "acceptor ", "conn-1 ", "conn-2 ", "conn-3 " },   /* role, conn */
+        { "conn-2 ", "conn-1 ", "acceptor ", "conn-3 " },   /* R, b, w, . */
+        { "conn-3 ", "conn-1 ", "conn-2 ", "acceptor " },   /* 9, 5, 1, 0 lines */
+    };
+    for (int o = 0; o < ORDER_COUNT; o++) {
+        view_render(&v, &scr);
+        for (int i = 0; i < 3; i++)
+            ck_assert_msg(screen_find(&scr, want[o][i]) < screen_find(&scr, want[o][i + 1]),
+                          "order %d: %s before %s", o, want[o][i], want[o][i + 1]);
+        view_key(&v, 'o');
+    }
+    ck_assert_int_eq(v.order, ORDER_ROLE);   /* o cycles back */
+    screen_free(&scr);
+    free(s);
+}
+END_TEST
+
 static char board_tmp[64];
 
 static void use_temporary_board_dir(void)
@@ -660,6 +692,7 @@ int main(void)
     tcase_add_test(tc, the_list_scrolls_and_says_how_many_are_shown);
     tcase_add_test(tc, exited_threads_are_counted_recent_and_in_all);
     tcase_add_test(tc, tab_zooms_the_panes_in_turn_on_a_small_screen);
+    tcase_add_test(tc, o_orders_the_list_by_role_state_or_lines);
     tcase_add_test(tc, a_server_killed_with_sigkill_is_gone_at_the_next_refresh);
     tcase_add_test(tc, out_of_memory_leaves_a_pane_as_it_was);
     suite_add_tcase(s, tc);

@@ -107,11 +107,11 @@ static bool thread_shown(const struct board_snapshot *s,
            s->taken_mono_ns - t->since_ns < VIEW_TERMINATED_SHOWN_NS;
 }
 
-static int by_role_then_conn(const void *x, const void *y, void *snapshot)
+/* Ties broken the same way in every order, so rows do not jump about
+ * between refreshes: by role, then connection, then name. */
+static int by_role_then_conn(const struct board_thread_snap *a,
+                             const struct board_thread_snap *b)
 {
-    const struct board_snapshot *s = snapshot;
-    const struct board_thread_snap *a = &s->threads[*(const int *)x];
-    const struct board_thread_snap *b = &s->threads[*(const int *)y];
     if (a->role != b->role)
         return a->role < b->role ? -1 : 1;
     if (a->conn != b->conn)
@@ -119,13 +119,42 @@ static int by_role_then_conn(const void *x, const void *y, void *snapshot)
     return strcmp(a->name, b->name);
 }
 
-static int shown_threads(const struct board_snapshot *s, int *order)
+/* Where a state comes in ORDER_STATE: what is happening first. */
+static int state_rank(enum board_state st)
+{
+    static const int rank[STATE_COUNT] = {
+        [STATE_RUNNING] = 0, [STATE_BLOCKED_SLEEP] = 1, [STATE_BLOCKED_IO] = 2,
+        [STATE_WAITING] = 3, [STATE_IDLE] = 4, [STATE_TERMINATED] = 5,
+    };
+    return (unsigned)st < STATE_COUNT ? rank[st] : STATE_COUNT;
+}
+
+struct order_ctx {
+    const struct board_snapshot *s;
+    enum thread_order order;
+};
+
+static int compare_threads(const void *x, const void *y, void *arg)
+{
+    const struct order_ctx *c = arg;
+    const struct board_thread_snap *a = &c->s->threads[*(const int *)x];
+    const struct board_thread_snap *b = &c->s->threads[*(const int *)y];
+    if (c->order == ORDER_STATE && a->state != b->state)
+        return state_rank(a->state) < state_rank(b->state) ? -1 : 1;
+    if (c->order == ORDER_LINES && a->lines != b->lines)
+        return a->lines > b->lines ? -1 : 1;
+    return by_role_then_conn(a, b);
+}
+
+static int shown_threads(const struct board_snapshot *s, enum thread_order order,
+                         int *out)
 {
     int n = 0;
     for (int i = 0; i < s->nthreads; i++)
         if (thread_shown(s, &s->threads[i]))
-            order[n++] = i;
-    qsort_r(order, (size_t)n, sizeof(*order), by_role_then_conn, (void *)s);
+            out[n++] = i;
+    struct order_ctx ctx = { s, order };
+    qsort_r(out, (size_t)n, sizeof(*out), compare_threads, &ctx);
     return n;
 }
 
@@ -231,11 +260,13 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
  * pane; -1 elsewhere) is on screen: the window starts at the top and, once
  * the cursor passes its last row, follows it. When not every thread fits,
  * the last row says how many are shown, so none is hidden without a word. */
-static void draw_thread_list(const struct board_snapshot *s, const int *order,
-                             int n, int cursor, struct screen *scr, struct rect r)
+static void draw_thread_list(const struct board_snapshot *s, enum thread_order order,
+                             const int *shown, int n, int cursor, struct screen *scr,
+                             struct rect r)
 {
-    screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "%-15s %-13s %8s %7s %9s",
-                  "THREAD", "STATE", "FOR", "CONN", "LINES");
+    static const char *const by[ORDER_COUNT] = { "", " (by state)", " (by lines)" };
+    screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "%-15s %-15s %6s %7s %9s%s",
+                  "THREAD", "STATE", "FOR", "CONN", "LINES", by[order]);
     int rows = r.h - 1;
     bool cut = n > rows;
     if (cut)
@@ -244,7 +275,7 @@ static void draw_thread_list(const struct board_snapshot *s, const int *order,
         return;
     int top = cursor >= rows ? cursor - rows + 1 : 0;
     for (int i = 0; i < rows && top + i < n; i++) {
-        const struct board_thread_snap *t = &s->threads[order[top + i]];
+        const struct board_thread_snap *t = &s->threads[shown[top + i]];
         bool selected = top + i == cursor;
         char age[32], conn[24] = "-";
         fmt_age(age, sizeof(age), s->taken_mono_ns - t->since_ns);
@@ -435,7 +466,7 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     int threads_max = v->show_log ? for_threads - for_threads / 3 : for_threads;
 
     int order[BOARD_THREAD_SLOTS];
-    int n = shown_threads(s, order);
+    int n = shown_threads(s, v->order, order);
     bool list = v->layout == LAYOUT_LIST ||
                 (v->layout == LAYOUT_AUTO && n + 1 <= threads_max && !v->big);
     int per_row = (r.w - 1) / (v->big ? 3 : 2);
@@ -443,7 +474,8 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     int threads_h = needed < threads_max ? needed : threads_max;
     struct rect tr = { r.x, r.y + used, r.w, threads_h };
     if (list)
-        draw_thread_list(s, order, n, index == v->focus ? v->cursor : -1, scr, tr);
+        draw_thread_list(s, v->order, order, n, index == v->focus ? v->cursor : -1,
+                         scr, tr);
     else
         draw_thread_grid(v, s, order, n, scr, tr);
     int y = tr.y + threads_h;
@@ -497,6 +529,7 @@ static void draw_help(struct screen *scr)
         "  p        pause / resume (the picture holds still)",
         "  tab, 1-4 focus a pane (below 120x40: tab zooms each in turn)",
         "  t        threads as a list, a grid, or automatic",
+        "  o        order threads by role, state (running first), lines",
         "  l        show / hide the event log",
         "  up/down  the list: select a thread (PgUp PgDn Home End)",
         "  + / -    refresh faster / slower",
@@ -618,7 +651,7 @@ static void move_cursor(struct view *v, int key)
 {
     const struct board_snapshot *s = v->npanes ? v->panes[v->focus].now : NULL;
     int order[BOARD_THREAD_SLOTS];
-    int n = s ? shown_threads(s, order) : 0;
+    int n = s ? shown_threads(s, v->order, order) : 0;
     int c = v->cursor;
     switch (key) {
     case TERM_KEY_UP: c--; break;
@@ -659,6 +692,9 @@ bool view_key(struct view *v, int key)
         break;
     case 'l':
         v->show_log = !v->show_log;
+        break;
+    case 'o':
+        v->order = (enum thread_order)((v->order + 1) % ORDER_COUNT);
         break;
     case '+': case '=':
         v->refresh_ms = v->refresh_ms / 2 < VIEW_REFRESH_MS_MIN

@@ -32,6 +32,14 @@ enum thread_layout {
     LAYOUT_GRID,
 };
 
+/* The order of the thread list and grid (o cycles them). */
+enum thread_order {
+    ORDER_ROLE,    /* by role, then connection: the model's shape */
+    ORDER_STATE,   /* running first, then blocked, waiting, idle, ended */
+    ORDER_LINES,   /* the busiest first */
+    ORDER_COUNT,
+};
+
 /* One watched server. */
 struct pane {
     char path[256];                  /* its board file */
@@ -65,6 +73,7 @@ struct view {
                                         screen (tab steps through the panes,
                                         then back to all of them) */
     enum thread_layout layout;       /* t cycles auto, list, grid */
+    enum thread_order order;         /* o cycles role, state, lines */
     int cursor;                      /* list: the selected thread of the focused
                                         pane (its index in the shown order);
                                         the list scrolls to keep it on screen */
@@ -89,7 +98,7 @@ void view_render(const struct view *v, struct screen *scr);
 
 /* Apply a key. Returns false when the key means quit. Keys: q quit, p pause,
  * tab or 1-4 focus (on a small screen tab zooms the panes in turn, then
- * shows them all again), t list/grid, l log, + faster, - slower, ? help; in the
+ * shows them all again), t list/grid, o order by role/state/lines, l log, + faster, - slower, ? help; in the
  * list, up/down move the selection by one, PgUp/PgDn by VIEW_PAGE_ROWS,
  * Home/End to the first/last thread (term.h's TERM_KEY_* codes). */
 bool view_key(struct view *v, int key);

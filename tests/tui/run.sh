@@ -68,6 +68,14 @@ screen | grep -Eq "[0-9]+ of 301 shown \([0-9]+-290;" && ok || bad "PgUp and Up 
 key kcud1; key khome
 sleep 0.8
 screen | grep -Eq "[0-9]+ of 301 shown \(1-[0-9]+;" && ok || bad "Home did not scroll to the top"
+# o orders the list: by state, then by lines, then back by role.
+tmux -S "$sock" send-keys -t top o
+sleep 0.8
+screen | grep -q "LINES (by state)" && ok || bad "o did not order the list by state"
+tmux -S "$sock" send-keys -t top o
+sleep 0.8
+screen | grep -q "LINES (by lines)" && ok || bad "a second o did not order the list by lines"
+tmux -S "$sock" send-keys -t top o
 tmux -S "$sock" send-keys -t top p
 sleep 0.8
 screen | grep -q "PAUSED" && ok || { bad "p did not pause"; screen | tail -3; }
