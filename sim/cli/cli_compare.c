@@ -161,7 +161,7 @@ static int compare_point(const struct compare_args *a, FILE *csv_out)
     if (csv_out)
         results_print_csv(csv_out, results, done);
     if (a->plot && done > 0) {
-        if (results_plot(a->plot, results, done, err, sizeof(err)) < 0) {
+        if (results_plot(a->plot, a->plan.sc->name, results, done, err, sizeof(err)) < 0) {
             fprintf(stderr, "threadlab compare: %s\n", err);
             rc = CLI_EXIT_FAILED;
         } else {

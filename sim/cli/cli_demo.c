@@ -41,6 +41,10 @@ static void demo_usage(FILE *out)
             "                   default when output is not a terminal)\n"
             "  --interval MS    refresh every MS milliseconds (default 500; 2000\n"
             "                   with --plain)\n"
+            "  --big            projector mode: bold, bigger grid cells, a slower\n"
+            "                   refresh (1000 ms)\n"
+            "  --wide           the table with every column (125 wide: adds MB/s,\n"
+            "                   p99.9 and context switches); the default fits 80\n"
             "  --record FILE    also record what the panes show, to play later with\n"
             "                   threadlab replay FILE (no server needed); a FILE that\n"
             "                   cannot be written is refused before any server starts\n"
@@ -55,13 +59,15 @@ static void demo_usage(FILE *out)
             "See docs/demo.md.\n");
 }
 
-enum { OPT_PLAIN = 256, OPT_INTERVAL, OPT_RECORD };
+enum { OPT_PLAIN = 256, OPT_INTERVAL, OPT_RECORD, OPT_BIG, OPT_WIDE };
 
 static const struct option demo_options[] = {
     PLAN_LONG_OPTIONS,
     { "plain", no_argument, NULL, OPT_PLAIN },
     { "interval", required_argument, NULL, OPT_INTERVAL },
     { "record", required_argument, NULL, OPT_RECORD },
+    { "big", no_argument, NULL, OPT_BIG },
+    { "wide", no_argument, NULL, OPT_WIDE },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -97,6 +103,7 @@ int cli_demo(int argc, char **argv)
 {
     struct plan plan;
     struct top_opts view = { 0 };
+    bool wide = false;
     long v;
     int c;
 
@@ -115,6 +122,12 @@ int cli_demo(int argc, char **argv)
             break;
         case OPT_RECORD:
             view.record_path = optarg;
+            break;
+        case OPT_BIG:
+            view.big = true;
+            break;
+        case OPT_WIDE:
+            wide = true;
             break;
         case OPT_INTERVAL:
             if (!cli_parse_long("demo", "--interval", optarg, VIEW_REFRESH_MS_MIN,
@@ -213,12 +226,14 @@ int cli_demo(int argc, char **argv)
         result_from_fleet(&d->fleet.servers[i], &results[i]);
     if (d->fleet.n > 0) {
         printf("\nscenario %s: %s\n", plan.sc->name, plan.sc->summary);
-        results_print_table(stdout, results, d->fleet.n);
+        (wide ? results_print_wide_table : results_print_table)(stdout, results,
+                                                                d->fleet.n);
         if (cut_short_s > 0)
-            printf("(cut short: stopped after %.1f s of the %g s planned; the figures are "
-                   "for that part)\n", cut_short_s, plan.duration_s);
-        printf("(side by side on a shared machine: for numbers, run threadlab compare "
-               "--scenario %s)\n", plan.sc->name);
+            printf("(cut short: stopped after %.1f s of the %g s planned; figures for "
+                   "that part)\n", cut_short_s, plan.duration_s);
+        /* Under 80 columns too, like the table. */
+        printf("(side by side on a shared machine; for numbers, run\n"
+               " threadlab compare --scenario %s)\n", plan.sc->name);
     }
     for (int i = 0; i < d->fleet.n; i++) {
         const struct fleet_server *s = &d->fleet.servers[i];

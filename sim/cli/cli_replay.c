@@ -27,7 +27,7 @@ static void replay_usage(FILE *out)
             "                   with --plain, print that frame)\n"
             "  --plain          print every frame as text (the default when output\n"
             "                   is not a terminal)\n"
-            "  --frame N        with --plain, only frame N\n"
+            "  --frame N        with --plain, only frame N (past the last: an error)\n"
             "  --backward       with --plain, the last frame first\n"
             "  --size WxH       with --plain, the frame size (default 120x40)\n"
             "  --big            projector mode\n"

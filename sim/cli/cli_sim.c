@@ -75,7 +75,10 @@ static void sim_usage(FILE *out)
             "                     q quit (then the report)\n"
             "  --record FILE      with --viz: also record the screen for threadlab replay\n"
             "  --speed X          with --viz: simulated seconds per real second\n"
-            "                     (default 0.001: a millisecond takes a second)\n"
+            "                     (default 0.001: a millisecond takes a second);\n"
+            "                     without --viz it is refused (a run without a screen\n"
+            "                     goes as fast as it can)\n"
+            "  --big              with --viz: projector mode, as top's --big\n"
             "  --json             the report as one JSON object\n"
             "  --engine-stats     also print the engine's wall time, events/s and RSS\n"
             "                     to stderr (the report itself is the same bytes for\n"
@@ -105,7 +108,7 @@ enum {
     OPT_CORES = 256, OPT_PROFILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_SEED,
     OPT_LINES_PER_CONN, OPT_THINK, OPT_MIX, OPT_SERVICE, OPT_RAMP, OPT_RANDOM,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_WORKERS, OPT_OFFLOAD, OPT_BACKLOG, OPT_JSON,
-    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_RECORD, OPT_ENGINE_STATS, OPT_IO_RATIO,
+    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_BIG, OPT_RECORD, OPT_ENGINE_STATS, OPT_IO_RATIO,
     OPT_SWEEP, OPT_CSV, OPT_PLOT, OPT_OVERLAY,
 };
 
@@ -127,6 +130,7 @@ static const struct option sim_options[] = {
     { "client-cpu", no_argument, NULL, OPT_CLIENT_CPU },
     { "viz", no_argument, NULL, OPT_VIZ },
     { "speed", required_argument, NULL, OPT_SPEED },
+    { "big", no_argument, NULL, OPT_BIG },
     { "record", required_argument, NULL, OPT_RECORD },
     { "min", required_argument, NULL, OPT_MIN },
     { "max", required_argument, NULL, OPT_MAX },
@@ -246,7 +250,7 @@ static bool viz_tick(void *arg)
 }
 
 static int run_with_viz(struct sim_opts *o, struct sim_report *r, double speed,
-                        const char *record_path)
+                        const char *record_path, bool big)
 {
     struct viz_run vr = { .o = o, .r = r };
     char err[256], model[16], options[192], pid[16];
@@ -270,7 +274,7 @@ static int run_with_viz(struct sim_opts *o, struct sim_report *r, double speed,
     char *targets[1] = { pid };
     struct top_opts view = { .targets = targets, .ntargets = 1, .refresh_ms = 200,
                              .tick = viz_tick, .tick_arg = &vr, .status = viz_status,
-                             .key = viz_key, .record_path = record_path };
+                             .key = viz_key, .record_path = record_path, .big = big };
     top_run(&view);
     atomic_store(&vr.ctl.quit, true);          /* q before the end: stop the run */
     pthread_join(t, NULL);
@@ -330,6 +334,7 @@ int cli_sim(int argc, char **argv)
     char sweep_err[256];
     bool json = false, viz = false, engine_stats = false;
     double speed = 0.001;
+    bool speed_given = false, big = false;
     const char *profile_path = NULL, *record_path = NULL;
     double stack_kb = -1;
     long v;
@@ -420,6 +425,10 @@ int cli_sim(int argc, char **argv)
             if (!cli_parse_double("sim", "--speed", optarg, 1e-9, 1e6, &d))
                 return CLI_EXIT_USAGE;
             speed = d;
+            speed_given = true;
+            break;
+        case OPT_BIG:
+            big = true;
             break;
         case OPT_MIN: case OPT_MAX: case OPT_QUEUE: case OPT_WORKERS:
         case OPT_OFFLOAD: case OPT_BACKLOG:
@@ -499,12 +508,14 @@ int cli_sim(int argc, char **argv)
         fprintf(stderr, "threadlab sim: out of memory\n");
         return CLI_EXIT_FAILED;
     }
-    if (record_path && !viz) {
-        cli_usage_error("sim", "--record goes with --viz");
+    const char *needs_viz = record_path ? "--record" : speed_given ? "--speed"
+                          : big ? "--big" : NULL;
+    if (needs_viz && !viz) {
+        cli_usage_error("sim", "%s goes with --viz", needs_viz);
         free(r);
         return CLI_EXIT_USAGE;
     }
-    int rc = viz ? run_with_viz(&o, r, speed, record_path) : sim_run(&o, r);
+    int rc = viz ? run_with_viz(&o, r, speed, record_path, big) : sim_run(&o, r);
     if (rc < 0) {
         free(r);
         return CLI_EXIT_FAILED;

@@ -30,14 +30,19 @@ bool result_from_fleet(const struct fleet_server *s, struct result *r);
 /* Parse the JSON object `threadlab load --json` prints. */
 bool result_parse_load_json(const char *json, struct result *r);
 
+/* The table in 80 columns: model, lines/s, p50, p99, threads, RSS, CPU s,
+ * errors, server (its fate). */
 void results_print_table(FILE *out, const struct result *r, int n);
+/* Every column (125 wide): adds MB/s, p99.9 and the context switches. */
+void results_print_wide_table(FILE *out, const struct result *r, int n);
 void results_print_csv(FILE *out, const struct result *r, int n);
 void results_print_json(FILE *out, const struct result *r, int n);
 
 /* Bars of lines/s, p99, peak threads and peak RSS per model, with gnuplot,
- * into path (.png or .svg). Returns 0, or -1 with a message in err (no
- * gnuplot, an unknown extension, gnuplot failed). */
-int results_plot(const char *path, const struct result *r, int n, char *err,
-                 size_t err_len);
+ * into path (.png or .svg), titled "threadlab compare: SCENARIO". Returns
+ * 0, or -1 with a message in err (no gnuplot, an unknown extension, a quote
+ * in the path or scenario, gnuplot failed). */
+int results_plot(const char *path, const char *scenario, const struct result *r,
+                 int n, char *err, size_t err_len);
 
 #endif

@@ -14,7 +14,7 @@
 
 const struct scenario scenarios[] = {
     { "steady", "many connections, small lines, closed loop",
-      "The same load on every model. Count threads: BIO one per connection, the pool up to "
+      "Count threads: BIO one per connection, the pool up to "
       "--max, the reactor one loop, the multi-reactor a boss and workers.",
       64, "", { "", "--max 128", LOOP_WARN, LOOP_WARN } },
     { "burst", "connections arrive in four waves",

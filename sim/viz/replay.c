@@ -125,8 +125,14 @@ static int run_plain(struct player *p, struct view *v, const struct replay_opts 
     if (screen_init(&scr, o->width > 0 ? o->width : 120, o->height > 0 ? o->height : 40) < 0)
         return 1;
     if (o->frame > 0 || o->at_s > 0) {
+        if (o->frame > p->nframes) {
+            fprintf(stderr, "threadlab replay: --frame %d: the recording has %d frame%s\n",
+                    o->frame, p->nframes, p->nframes == 1 ? "" : "s");
+            screen_free(&scr);
+            return 1;
+        }
         if (o->frame > 0)
-            p->frame = o->frame - 1 < p->nframes ? o->frame - 1 : p->nframes - 1;
+            p->frame = o->frame - 1;
         print_frame(p, v, &scr);
     } else if (o->backward) {
         for (p->frame = p->nframes - 1; p->frame >= 0; p->frame--)
@@ -147,6 +153,7 @@ static int run_terminal(struct player *p, struct view *v)
     if (rc < 0)
         return rc;
     term_size(&w, &h);
+    view_resize(v, w, h);
     if (screen_init(&scr, w, h) < 0) {
         term_close();
         return 1;
@@ -168,6 +175,7 @@ static int run_terminal(struct player *p, struct view *v)
         if (k == TERM_KEY_RESIZE) {
             term_size(&w, &h);
             screen_free(&scr);
+            view_resize(v, w, h);
             if (screen_init(&scr, w, h) < 0)
                 break;
         } else if (k != TERM_KEY_NONE) {

@@ -17,7 +17,7 @@ struct replay_opts {
 };
 
 /* Returns an exit status: 0, or 1 for a file that is not a good recording
- * (the reason on stderr). */
+ * or a --frame past its last (the reason on stderr). */
 int replay_run(const struct replay_opts *o);
 
 #endif

@@ -2,6 +2,7 @@
 #include "screen.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,50 @@ int screen_printf(struct screen *s, int x, int y, int max_w, enum style st,
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
     return screen_put(s, x, y, max_w, st, buf);
+}
+
+/* How many bytes of text (no newline, from its start) go on a row of width
+ * cols: all of it if it fits, else up to the last space that fits (the
+ * space itself is left for the next row to skip), else a hard cut at cols
+ * (one word longer than the row). */
+static int wrap_break(const char *text, int len, int cols)
+{
+    if (len <= cols)
+        return len;
+    for (int i = cols; i > 0; i--)
+        if (text[i] == ' ')
+            return i;
+    return cols;
+}
+
+int screen_put_wrapped(struct screen *s, int x, int y, int w, int max_rows,
+                       int indent, enum style st, const char *text)
+{
+    if (w < 1)
+        return 0;
+    if (indent >= w)
+        indent = 0;
+    int len = (int)strlen(text), pos = 0, rows = 0;
+    while (pos < len) {
+        if (rows > 0)
+            while (text[pos] == ' ')
+                pos++;
+        if (pos >= len)
+            break;
+        int left = rows > 0 ? indent : 0, cols = w - left;
+        int n = wrap_break(text + pos, len - pos, cols);
+        bool last = rows == max_rows - 1 && pos + n < len;
+        if (s && rows < max_rows) {
+            /* The last row allowed, with more to come: room for "...". */
+            int shown = last && cols > 3 ? wrap_break(text + pos, len - pos, cols - 3) : n;
+            char row[1024];
+            snprintf(row, sizeof(row), "%.*s%s", shown, text + pos, last ? "..." : "");
+            screen_put(s, x + left, y + rows, cols, st, row);
+        }
+        pos += n;
+        rows++;
+    }
+    return rows;
 }
 
 void screen_fill(struct screen *s, int x, int y, int n, char ch, enum style st)

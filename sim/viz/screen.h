@@ -44,6 +44,14 @@ int screen_put(struct screen *s, int x, int y, int max_w, enum style st,
 int screen_printf(struct screen *s, int x, int y, int max_w, enum style st,
                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* Write text at (x, y) wrapped at word boundaries into rows of w columns,
+ * at most max_rows of them; rows after the first start indent columns in.
+ * Text that needs more rows ends in "..." after the last word that fits.
+ * Returns the rows the whole text needs (more than max_rows when it was
+ * cut). s may be NULL: then nothing is drawn, and the rows are counted. */
+int screen_put_wrapped(struct screen *s, int x, int y, int w, int max_rows,
+                       int indent, enum style st, const char *text);
+
 /* Fill n cells from (x, y) with ch. */
 void screen_fill(struct screen *s, int x, int y, int n, char ch, enum style st);
 

@@ -149,6 +149,23 @@ void term_size(int *w, int *h)
     getmaxyx(stdscr, *h, *w);
 }
 
+static chtype cell_chtype(const struct cell *c)
+{
+    attr_t a = style_attr[c->style < ST_COUNT ? c->style : ST_NORMAL];
+    if (term_bold_all)
+        a |= A_BOLD;
+    return (chtype)(unsigned char)c->ch | a;
+}
+
+/* The bottom-right cell (the "s" of "500ms"), drawn without scrolling: put
+ * it one cell to the left, then insert the cell that belongs there before
+ * it; insch shifts the row right and does not move the cursor. */
+static void paint_last_cell(const struct screen *s, int x, int y)
+{
+    mvaddch(y, x - 1, cell_chtype(&s->cells[y * s->w + x]));
+    mvinsch(y, x - 1, cell_chtype(&s->cells[y * s->w + x - 1]));
+}
+
 void term_paint(const struct screen *s)
 {
     int w, h;
@@ -156,14 +173,13 @@ void term_paint(const struct screen *s)
     for (int y = 0; y < s->h && y < h; y++) {
         move(y, 0);
         for (int x = 0; x < s->w && x < w; x++) {
-            const struct cell *c = &s->cells[y * s->w + x];
-            attr_t a = style_attr[c->style < ST_COUNT ? c->style : ST_NORMAL];
-            if (term_bold_all)
-                a |= A_BOLD;
-            /* The last cell of the last row would scroll the screen. */
-            if (y == h - 1 && x == w - 1)
+            /* The last cell of the last row: addch there would move the
+             * cursor past the end and scroll the screen. */
+            if (y == h - 1 && x == w - 1 && x > 0) {
+                paint_last_cell(s, x, y);
                 break;
-            addch((chtype)(unsigned char)c->ch | a);
+            }
+            addch(cell_chtype(&s->cells[y * s->w + x]));
         }
     }
     refresh();
@@ -175,10 +191,15 @@ int term_key(int timeout_ms)
     int c = getch();
     if (c == KEY_RESIZE)
         return TERM_KEY_RESIZE;
-    if (c == KEY_LEFT)
-        return TERM_KEY_LEFT;
-    if (c == KEY_RIGHT)
-        return TERM_KEY_RIGHT;
+    static const struct { int curses, ours; } keys[] = {
+        { KEY_LEFT, TERM_KEY_LEFT }, { KEY_RIGHT, TERM_KEY_RIGHT },
+        { KEY_UP, TERM_KEY_UP },     { KEY_DOWN, TERM_KEY_DOWN },
+        { KEY_PPAGE, TERM_KEY_PGUP }, { KEY_NPAGE, TERM_KEY_PGDN },
+        { KEY_HOME, TERM_KEY_HOME }, { KEY_END, TERM_KEY_END },
+    };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (c == keys[i].curses)
+            return keys[i].ours;
     return c == ERR ? TERM_KEY_NONE : c;
 }
 

@@ -10,6 +10,12 @@
 #define TERM_KEY_RESIZE (-2)   /* the terminal changed size */
 #define TERM_KEY_LEFT (-3)     /* the arrow keys */
 #define TERM_KEY_RIGHT (-4)
+#define TERM_KEY_UP (-5)
+#define TERM_KEY_DOWN (-6)
+#define TERM_KEY_PGUP (-7)
+#define TERM_KEY_PGDN (-8)
+#define TERM_KEY_HOME (-9)
+#define TERM_KEY_END (-10)
 
 /* Take over the terminal. Colour unless NO_COLOR is set or the terminal
  * has none; big makes everything bold (projector mode). The terminal is

@@ -185,6 +185,7 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
 {
     struct screen scr;
     int w = o->width > 0 ? o->width : 120, h = o->height > 0 ? o->height : 40;
+    view_resize(v, w, h);
     if (screen_init(&scr, w, h) < 0)
         return 1;
     /* A reader that goes away (top --plain | head) ends top as q would, not
@@ -248,6 +249,7 @@ static int run_terminal(struct view *v, const struct top_opts *o, bool auto_atta
     if (rc < 0)
         return rc;
     term_size(&w, &h);
+    view_resize(v, w, h);
     if (screen_init(&scr, w, h) < 0) {
         term_close();
         return 1;
@@ -274,6 +276,7 @@ static int run_terminal(struct view *v, const struct top_opts *o, bool auto_atta
         if (key == TERM_KEY_RESIZE) {
             term_size(&w, &h);
             screen_free(&scr);
+            view_resize(v, w, h);
             if (screen_init(&scr, w, h) < 0)
                 break;
         } else if (key != TERM_KEY_NONE && !(o->key && o->key(o->tick_arg, key))) {

@@ -12,9 +12,13 @@
  */
 #include "view.h"
 
+#include "term.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define FOOTER_ROWS_MAX 3       /* the narrator wraps onto up to 3 rows */
 
 static const enum style state_style[STATE_COUNT] = {
     [STATE_IDLE] = ST_IDLE,          [STATE_WAITING] = ST_WAITING,
@@ -103,11 +107,11 @@ static bool thread_shown(const struct board_snapshot *s,
            s->taken_mono_ns - t->since_ns < VIEW_TERMINATED_SHOWN_NS;
 }
 
-static int by_role_then_conn(const void *x, const void *y, void *snapshot)
+/* Ties broken the same way in every order, so rows do not jump about
+ * between refreshes: by role, then connection, then name. */
+static int by_role_then_conn(const struct board_thread_snap *a,
+                             const struct board_thread_snap *b)
 {
-    const struct board_snapshot *s = snapshot;
-    const struct board_thread_snap *a = &s->threads[*(const int *)x];
-    const struct board_thread_snap *b = &s->threads[*(const int *)y];
     if (a->role != b->role)
         return a->role < b->role ? -1 : 1;
     if (a->conn != b->conn)
@@ -115,19 +119,66 @@ static int by_role_then_conn(const void *x, const void *y, void *snapshot)
     return strcmp(a->name, b->name);
 }
 
-static int shown_threads(const struct board_snapshot *s, int *order)
+/* Where a state comes in ORDER_STATE: what is happening first. */
+static int state_rank(enum board_state st)
+{
+    static const int rank[STATE_COUNT] = {
+        [STATE_RUNNING] = 0, [STATE_BLOCKED_SLEEP] = 1, [STATE_BLOCKED_IO] = 2,
+        [STATE_WAITING] = 3, [STATE_IDLE] = 4, [STATE_TERMINATED] = 5,
+    };
+    return (unsigned)st < STATE_COUNT ? rank[st] : STATE_COUNT;
+}
+
+struct order_ctx {
+    const struct board_snapshot *s;
+    enum thread_order order;
+};
+
+static int compare_threads(const void *x, const void *y, void *arg)
+{
+    const struct order_ctx *c = arg;
+    const struct board_thread_snap *a = &c->s->threads[*(const int *)x];
+    const struct board_thread_snap *b = &c->s->threads[*(const int *)y];
+    if (c->order == ORDER_STATE && a->state != b->state)
+        return state_rank(a->state) < state_rank(b->state) ? -1 : 1;
+    if (c->order == ORDER_LINES && a->lines != b->lines)
+        return a->lines > b->lines ? -1 : 1;
+    return by_role_then_conn(a, b);
+}
+
+static int shown_threads(const struct board_snapshot *s, enum thread_order order,
+                         int *out)
 {
     int n = 0;
     for (int i = 0; i < s->nthreads; i++)
         if (thread_shown(s, &s->threads[i]))
-            order[n++] = i;
-    qsort_r(order, (size_t)n, sizeof(*order), by_role_then_conn, (void *)s);
+            out[n++] = i;
+    struct order_ctx ctx = { s, order };
+    qsort_r(out, (size_t)n, sizeof(*out), compare_threads, &ctx);
     return n;
 }
 
 /* ---- the parts of a pane --------------------------------------------------- */
 
 struct rect { int x, y, w, h; };
+
+/* The ended threads: how many in the last few seconds (the ones still
+ * fading in the list), beside the lifetime total the board counts (which
+ * only grows, so alone it says little about now). */
+static int draw_exited(const struct board_snapshot *s, bool wide, struct screen *scr,
+                       int x, int y, int w)
+{
+    unsigned recent = 0;
+    for (int i = 0; i < s->nthreads; i++)
+        recent += s->threads[i].state == STATE_TERMINATED &&
+                  thread_shown(s, &s->threads[i]);
+    unsigned long long total = s->threads_by_state[STATE_TERMINATED];
+    return wide ? screen_printf(scr, x, y, w, ST_NORMAL, " %u exited in %llus (%llu in all)",
+                                recent,
+                                (unsigned long long)(VIEW_TERMINATED_SHOWN_NS / 1000000000u),
+                                total)
+                : screen_printf(scr, x, y, w, ST_NORMAL, "%u/%llu", recent, total);
+}
 
 static int draw_header(const struct view *v, const struct pane *p, int index,
                        struct screen *scr, struct rect r)
@@ -161,15 +212,24 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
                       s->counters[CTR_ERR_BAD_ARGUMENT] + s->counters[CTR_ERR_RESET] +
                       s->counters[CTR_ERR_ACCEPT];
     bool wide = r.w >= 100;     /* narrow panes get the short forms */
-    x = r.x + 1;
-    x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
-                       "conns %llu  lines/s %s  p50 %s  p99 %s",
-                       (unsigned long long)s->counters[CTR_ACTIVE], lps, p50, p99);
     uint64_t rejected = s->counters[CTR_REJECTED];
-    screen_printf(scr, x, r.y + 1, r.x + r.w - x,
-                  rejected || errors ? ST_WARN : ST_NORMAL,
-                  wide ? "  rejected %llu  errors %llu" : "  rej %llu err %llu",
-                  (unsigned long long)rejected, (unsigned long long)errors);
+    enum style bad = rejected || errors ? ST_WARN : ST_NORMAL;
+    x = r.x + 1;
+    x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL, "conns %llu",
+                       (unsigned long long)s->counters[CTR_ACTIVE]);
+    if (wide) {
+        x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
+                           "  lines/s %s  p50 %s  p99 %s", lps, p50, p99);
+        screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad,
+                      "  rejected %llu  errors %llu", (unsigned long long)rejected,
+                      (unsigned long long)errors);
+    } else {
+        /* The failures first: a narrow pane may cut the end of the row. */
+        x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad, " rej %llu err %llu",
+                           (unsigned long long)rejected, (unsigned long long)errors);
+        screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
+                      "  %s/s p50 %s p99 %s", lps, p50, p99);
+    }
 
     /* Threads by state: counted for every thread, slot or no slot. */
     uint64_t live = 0;
@@ -183,7 +243,9 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
         x += screen_put(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " ");
         x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, state_style[st], "%c",
                            view_state_letter((enum board_state)st));
-        if (wide)
+        if (st == STATE_TERMINATED)
+            x += draw_exited(s, wide, scr, x, r.y + 2, r.x + r.w - x);
+        else if (wide)
             x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " %llu %s",
                                (unsigned long long)s->threads_by_state[st],
                                board_state_name((enum board_state)st));
@@ -194,26 +256,47 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     return 3;
 }
 
-static void draw_thread_list(const struct board_snapshot *s, const int *order,
-                             int n, struct screen *scr, struct rect r)
+/* The list, scrolled so that the selected thread (cursor, in a focused
+ * pane; -1 elsewhere) is on screen: the window starts at the top and, once
+ * the cursor passes its last row, follows it. When not every thread fits,
+ * the last row says how many are shown, so none is hidden without a word. */
+static void draw_thread_list(const struct board_snapshot *s, enum thread_order order,
+                             const int *shown, int n, int cursor, struct screen *scr,
+                             struct rect r)
 {
-    screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "%-15s %-13s %8s %7s %9s",
-                  "THREAD", "STATE", "FOR", "CONN", "LINES");
-    for (int i = 0; i < n && i + 1 < r.h; i++) {
-        const struct board_thread_snap *t = &s->threads[order[i]];
+    static const char *const by[ORDER_COUNT] = { "", " (by state)", " (by lines)" };
+    screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "%-15s %-15s %6s %7s %9s%s",
+                  "THREAD", "STATE", "FOR", "CONN", "LINES", by[order]);
+    int rows = r.h - 1;
+    bool cut = n > rows;
+    if (cut)
+        rows--;                /* the last row says what is not shown */
+    if (rows < 1)
+        return;
+    int top = cursor >= rows ? cursor - rows + 1 : 0;
+    for (int i = 0; i < rows && top + i < n; i++) {
+        const struct board_thread_snap *t = &s->threads[shown[top + i]];
+        bool selected = top + i == cursor;
         char age[32], conn[24] = "-";
         fmt_age(age, sizeof(age), s->taken_mono_ns - t->since_ns);
         if (t->conn)
             snprintf(conn, sizeof(conn), "%llu", (unsigned long long)t->conn);
-        int x = r.x + 1;
-        x += screen_printf(scr, x, r.y + 1 + i, r.x + r.w - x,
-                           t->state == STATE_TERMINATED ? ST_DIM : ST_NORMAL,
+        int x = r.x + 1, y = r.y + 1 + i;
+        x += screen_printf(scr, x, y, r.x + r.w - x,
+                           selected ? ST_FOCUS
+                           : t->state == STATE_TERMINATED ? ST_DIM : ST_NORMAL,
                            "%-15s ", t->name);
-        x += screen_printf(scr, x, r.y + 1 + i, r.x + r.w - x,
+        x += screen_printf(scr, x, y, r.x + r.w - x,
                            state_style[t->state], "%c", view_state_letter(t->state));
-        screen_printf(scr, x, r.y + 1 + i, r.x + r.w - x, ST_NORMAL,
-                      " %-11s %8s %7s %9llu", board_state_name(t->state), age,
+        screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL,
+                      " %-13s %6s %7s %9llu", board_state_name(t->state), age,
                       conn, (unsigned long long)t->lines);
+    }
+    if (cut) {
+        int last = top + rows < n ? top + rows : n;
+        screen_printf(scr, r.x + 1, r.y + r.h - 1, r.w - 1, ST_DIM,
+                      "%d of %d shown (%d-%d; up/down PgUp/PgDn Home/End)",
+                      last - top, n, top + 1, last);
     }
 }
 
@@ -259,29 +342,40 @@ static void draw_bar(struct screen *scr, int x, int y, int w, uint64_t value,
     screen_put(scr, x + 1 + w, y, 1, ST_DIM, "]");
 }
 
+/* One row per loop. A pane under 70 columns (a 2x2 grid at 120) gets the
+ * short form: shorter name and bar, no timers, so that the PHASE and the
+ * BLOCKED warning (the slow-handler lesson) stay on screen. */
 static int draw_loops(const struct board_snapshot *s, struct screen *scr,
                       struct rect r)
 {
+    static const char *const phases[] = { "start", "wait", "io", "tasks", "stop" };
     if (s->nloops == 0 || r.h < 2)
         return 0;
-    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
-               "LOOP            CHANNELS TASK QUEUE        TIMERS  IO/TASK PHASE");
+    bool wide = r.w >= 70;
+    int name_w = wide ? 15 : 10, bar_w = wide ? 10 : 6;
+    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, wide
+               ? "LOOP            CHANNELS TASK QUEUE        TIMERS  IO/TASK PHASE"
+               : "LOOP       CHANS TASK QUEUE    IO/TASK PHASE");
     int n = 0;
     for (; n < s->nloops && n + 1 < r.h; n++) {
         const struct board_loop_snap *l = &s->loops[n];
         int y = r.y + 1 + n, x = r.x + 1;
-        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%-15s %8llu ",
-                           l->name, (unsigned long long)l->channels);
-        draw_bar(scr, x, y, 10, l->task_queue_depth, 64,
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%-*.*s %*llu ",
+                           name_w, name_w, l->name, wide ? 8 : 5,
+                           (unsigned long long)l->channels);
+        draw_bar(scr, x, y, bar_w, l->task_queue_depth, 64,
                  l->task_queue_depth > 32 ? ST_WARN : ST_BAR);
-        x += 12;
+        x += bar_w + 2;
         uint64_t total = l->io_ns + l->task_ns;
         int io_pct = total ? (int)(l->io_ns * 100 / total) : 0;
-        static const char *const phases[] = { "start", "wait", "io", "tasks", "stop" };
-        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%5llu %6llu  %3d/%-3d %-5s",
-                           (unsigned long long)l->task_queue_depth,
-                           (unsigned long long)l->timers, io_pct,
-                           total ? 100 - io_pct : 0, phases[l->phase < 5 ? l->phase : 0]);
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%5llu ",
+                           (unsigned long long)l->task_queue_depth);
+        if (wide)
+            x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%6llu ",
+                               (unsigned long long)l->timers);
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%s%3d/%-3d %-5s",
+                           wide ? " " : "", io_pct, total ? 100 - io_pct : 0,
+                           phases[l->phase < 5 ? l->phase : 0]);
         if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
             char age[32];
             fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
@@ -315,22 +409,33 @@ static int draw_queues(const struct board_snapshot *s, struct screen *scr,
     return n + 1;
 }
 
+/* The log tail, newest last. An event's text wraps inside the pane (under
+ * its own text, not under the time), so a reason is never cut mid-sentence;
+ * only the oldest shown may end in "..." when the pane is short. */
 static void draw_events(const struct board_snapshot *s, struct screen *scr,
                         struct rect r)
 {
+    enum { PREFIX_W = 18 };    /* "%+9.3fs %-7s " */
     if (r.h < 2)
         return;
     screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "EVENTS (newest last)");
-    int rows = r.h - 1;
-    int first = s->nevents > rows ? s->nevents - rows : 0;
-    for (int i = first; i < s->nevents; i++) {
+    int y_end = r.y + r.h;     /* the row below the last one ours */
+    for (int i = s->nevents - 1; i >= 0 && y_end > r.y + 1; i--) {
         const struct board_event_snap *e = &s->events[i];
         bool warn = e->kind == EV_REJECT || e->kind == EV_BLOCKED ||
                     e->kind == EV_ERROR;
-        screen_printf(scr, r.x + 1, r.y + 1 + i - first, r.w - 1,
-                      warn ? ST_WARN : ST_NORMAL, "%+9.3fs %-7s %s",
-                      (double)(e->time_ns - s->start_mono_ns) / 1e9,
-                      board_event_name(e->kind), e->text);
+        char line[sizeof(e->text) + 64];
+        snprintf(line, sizeof(line), "%+9.3fs %-7s %s",
+                 (double)(e->time_ns - s->start_mono_ns) / 1e9,
+                 board_event_name(e->kind), e->text);
+        int rows = screen_put_wrapped(NULL, 0, 0, r.w - 1, r.h, PREFIX_W,
+                                      ST_NORMAL, line);
+        int room = y_end - (r.y + 1);
+        if (rows > room)       /* the oldest shown: its first rows, ending "..." */
+            rows = room;
+        y_end -= rows;
+        screen_put_wrapped(scr, r.x + 1, y_end, r.w - 1, rows, PREFIX_W,
+                           warn ? ST_WARN : ST_NORMAL, line);
     }
 }
 
@@ -350,17 +455,18 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     if (p->error[0] && !p->gone)
         screen_put(scr, r.x + 1, r.y + used++, r.w - 1, ST_WARN, p->error);
 
-    /* Split the rest: loops and queues take what they need (up to a third
-     * and a quarter), the threads what they need of the remainder but
-     * leave the log a third, and the log takes whatever is left. */
+    /* Split the rest: loops and queues take what they need (up to a half
+     * and a quarter: a loop's row holds its BLOCKED warning), the threads
+     * what they need of the remainder but leave the log a third, and the
+     * log takes whatever is left. */
     int rest = r.h - used;
-    int loops_h = s->nloops ? (s->nloops + 1 < rest / 3 ? s->nloops + 1 : rest / 3) : 0;
+    int loops_h = s->nloops ? (s->nloops + 1 < rest / 2 ? s->nloops + 1 : rest / 2) : 0;
     int queues_h = s->nqueues ? (s->nqueues + 1 < rest / 4 ? s->nqueues + 1 : rest / 4) : 0;
     int for_threads = rest - loops_h - queues_h;
     int threads_max = v->show_log ? for_threads - for_threads / 3 : for_threads;
 
     int order[BOARD_THREAD_SLOTS];
-    int n = shown_threads(s, order);
+    int n = shown_threads(s, v->order, order);
     bool list = v->layout == LAYOUT_LIST ||
                 (v->layout == LAYOUT_AUTO && n + 1 <= threads_max && !v->big);
     int per_row = (r.w - 1) / (v->big ? 3 : 2);
@@ -368,7 +474,8 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     int threads_h = needed < threads_max ? needed : threads_max;
     struct rect tr = { r.x, r.y + used, r.w, threads_h };
     if (list)
-        draw_thread_list(s, order, n, scr, tr);
+        draw_thread_list(s, v->order, order, n, index == v->focus ? v->cursor : -1,
+                         scr, tr);
     else
         draw_thread_grid(v, s, order, n, scr, tr);
     int y = tr.y + threads_h;
@@ -380,22 +487,36 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
 
 /* ---- the whole screen ------------------------------------------------------ */
 
+/* The bottom row: the states' letters, the keys, the refresh status at the
+ * right edge. What must never be cut is the way out and the way to the rest
+ * ("q quit  ? help") and the status; the states legend gives way first, a
+ * whole entry at a time, then the long list of keys. */
 static void draw_legend(const struct view *v, struct screen *scr)
 {
+    static const char keys_full[] = "| q quit p pause tab focus t list/grid l log "
+                                    "+/- speed ? help";
+    static const char keys_short[] = "q quit  ? help";
     char status[32];
     int y = scr->h - 1, x = 0;
     int status_w = snprintf(status, sizeof(status), " %s%dms",
                             v->paused ? "PAUSED " : "", v->refresh_ms);
-    int end = scr->w - status_w;       /* the status is never cut off */
-    for (int st = 0; st < STATE_COUNT && x < end; st++) {
-        x += screen_printf(scr, x, y, end - x, state_style[st], "%c",
+    int end = scr->w - status_w;
+    int states_w = 0;
+    for (int st = 0; st < STATE_COUNT; st++)
+        states_w += 3 + (int)strlen(board_state_name((enum board_state)st)) + 2;
+    const char *keys = states_w + (int)strlen(keys_full) <= end ? keys_full : keys_short;
+    int keys_x = end - (int)strlen(keys) - 1;
+    if (keys_x < 0)
+        keys_x = 0;
+    for (int st = 0; st < STATE_COUNT; st++) {
+        const char *name = board_state_name((enum board_state)st);
+        if (x + 1 + 1 + (int)strlen(name) + 2 > keys_x)
+            break;             /* whole entries only, and a gap before the keys */
+        x += screen_printf(scr, x, y, 1, state_style[st], "%c",
                            view_state_letter((enum board_state)st));
-        x += screen_printf(scr, x, y, end - x, ST_NORMAL, " %s  ",
-                           board_state_name((enum board_state)st));
+        x += screen_printf(scr, x, y, keys_x - x, ST_NORMAL, " %s  ", name);
     }
-    if (x < end)
-        screen_put(scr, x, y, end - x, ST_DIM, "| q quit p pause tab focus "
-                   "t list/grid l log +/- speed ? help");
+    screen_put(scr, keys == keys_full ? x : keys_x, y, end - keys_x, ST_DIM, keys);
     screen_put(scr, end, y, status_w, v->paused ? ST_WARN : ST_DIM, status);
 }
 
@@ -406,9 +527,11 @@ static void draw_help(struct screen *scr)
         "",
         "  q        quit",
         "  p        pause / resume (the picture holds still)",
-        "  tab, 1-4 focus a pane (with several servers)",
+        "  tab, 1-4 focus a pane (below 120x40: tab zooms each in turn)",
         "  t        threads as a list, a grid, or automatic",
+        "  o        order threads by role, state (running first), lines",
         "  l        show / hide the event log",
+        "  up/down  the list: select a thread (PgUp PgDn Home End)",
         "  + / -    refresh faster / slower",
         "  ?        this help (any key closes it)",
         "",
@@ -449,12 +572,21 @@ void view_render(const struct view *v, struct screen *scr)
     /* Side by side when each pane gets 60 columns; three or four in a 2x2
      * grid when each gets 60 columns and 12 rows; else stacked when each
      * gets 10 rows; else only the focused pane. The footer (the demo's
-     * narrator) takes the row above the legend. */
-    int avail_h = scr->h - (v->footer[0] ? 2 : 1), n = v->npanes;
-    if (v->footer[0])
-        screen_put(scr, 0, scr->h - 2, scr->w, ST_TITLE, v->footer);
+     * narrator) takes the rows above the legend, wrapped: it is the lesson
+     * in words, so it is never cut off at the screen's edge. */
+    int footer_h = v->footer[0] ? screen_put_wrapped(NULL, 0, 0, scr->w, FOOTER_ROWS_MAX,
+                                                     2, ST_TITLE, v->footer) : 0;
+    if (footer_h > FOOTER_ROWS_MAX)
+        footer_h = FOOTER_ROWS_MAX;
+    int avail_h = scr->h - 1 - footer_h, n = v->npanes;
+    screen_put_wrapped(scr, 0, avail_h, scr->w, footer_h, 2, ST_TITLE, v->footer);
     if (n == 0) {
         /* nothing to lay out */
+    } else if (v->zoomed && n > 1) {
+        draw_pane(v, v->focus, scr, (struct rect){ 0, 0, scr->w, avail_h - 1 });
+        screen_printf(scr, 0, avail_h - 1, -1, ST_DIM,
+                      "pane %d of %d, zoomed (tab: the next; after the last, all)",
+                      v->focus + 1, n);
     } else if (scr->w / n >= 60) {
         int w = scr->w / n;
         for (int i = 0; i < n; i++) {
@@ -491,6 +623,49 @@ void view_render(const struct view *v, struct screen *scr)
         draw_help(scr);
 }
 
+void view_resize(struct view *v, int w, int h)
+{
+    v->small = w < VIEW_GRID_MIN_W || h < VIEW_GRID_MIN_H;
+    if (!v->small)
+        v->zoomed = false;
+}
+
+/* Focus the next pane. On a small screen, where the grid may cut a pane's
+ * columns, tab zooms instead: the grid, then each pane full screen in
+ * turn, then the grid again. */
+static void tab(struct view *v)
+{
+    if (v->npanes == 0)
+        return;
+    if (v->small && v->npanes > 1 && !v->zoomed) {
+        v->zoomed = true;      /* the focused pane first */
+        return;
+    }
+    v->focus = (v->focus + 1) % v->npanes;
+    if (v->zoomed && v->focus == 0)
+        v->zoomed = false;     /* after the last: all of them again */
+}
+
+/* Move the list's selection, kept within the focused pane's threads. */
+static void move_cursor(struct view *v, int key)
+{
+    const struct board_snapshot *s = v->npanes ? v->panes[v->focus].now : NULL;
+    int order[BOARD_THREAD_SLOTS];
+    int n = s ? shown_threads(s, v->order, order) : 0;
+    int c = v->cursor;
+    switch (key) {
+    case TERM_KEY_UP: c--; break;
+    case TERM_KEY_DOWN: c++; break;
+    case TERM_KEY_PGUP: c -= VIEW_PAGE_ROWS; break;
+    case TERM_KEY_PGDN: c += VIEW_PAGE_ROWS; break;
+    case TERM_KEY_HOME: c = 0; break;
+    case TERM_KEY_END: c = n - 1; break;
+    }
+    v->cursor = c >= n ? n - 1 : c;
+    if (v->cursor < 0)
+        v->cursor = 0;
+}
+
 bool view_key(struct view *v, int key)
 {
     if (v->help && key != 'q') {       /* any key closes the help */
@@ -504,18 +679,22 @@ bool view_key(struct view *v, int key)
         v->paused = !v->paused;
         break;
     case '\t':
-        if (v->npanes > 0)
-            v->focus = (v->focus + 1) % v->npanes;
+        tab(v);
+        v->cursor = 0;         /* another pane's threads: from the top */
         break;
     case '1': case '2': case '3': case '4':
         if (key - '1' < v->npanes)
             v->focus = key - '1';
+        v->cursor = 0;
         break;
     case 't':
         v->layout = (enum thread_layout)((v->layout + 1) % 3);
         break;
     case 'l':
         v->show_log = !v->show_log;
+        break;
+    case 'o':
+        v->order = (enum thread_order)((v->order + 1) % ORDER_COUNT);
         break;
     case '+': case '=':
         v->refresh_ms = v->refresh_ms / 2 < VIEW_REFRESH_MS_MIN
@@ -527,6 +706,10 @@ bool view_key(struct view *v, int key)
         break;
     case '?': case 'h':
         v->help = true;
+        break;
+    case TERM_KEY_UP: case TERM_KEY_DOWN: case TERM_KEY_PGUP: case TERM_KEY_PGDN:
+    case TERM_KEY_HOME: case TERM_KEY_END:
+        move_cursor(v, key);
         break;
     }
     return true;

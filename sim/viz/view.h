@@ -16,17 +16,28 @@
 #define VIEW_MAX_PANES 4
 #define VIEW_MIN_W 40              /* smaller terminals get a message */
 #define VIEW_MIN_H 12
+#define VIEW_GRID_MIN_W 120        /* the tested minimum for the 2x2 grid: */
+#define VIEW_GRID_MIN_H 40         /* below it, tab zooms one pane */
 #define VIEW_TERMINATED_SHOWN_NS 3000000000ull /* ended threads fade after 3 s */
 #define VIEW_REFRESH_MS_DEFAULT 500
 #define VIEW_REFRESH_MS_BIG 1000   /* --big: slower, for a classroom */
 #define VIEW_REFRESH_MS_MIN 100
 #define VIEW_REFRESH_MS_MAX 5000
+#define VIEW_PAGE_ROWS 10          /* PgUp/PgDn in the thread list */
 
 /* How a pane draws its threads. */
 enum thread_layout {
     LAYOUT_AUTO,   /* a list when they fit, a grid of cells when not */
     LAYOUT_LIST,
     LAYOUT_GRID,
+};
+
+/* The order of the thread list and grid (o cycles them). */
+enum thread_order {
+    ORDER_ROLE,    /* by role, then connection: the model's shape */
+    ORDER_STATE,   /* running first, then blocked, waiting, idle, ended */
+    ORDER_LINES,   /* the busiest first */
+    ORDER_COUNT,
 };
 
 /* One watched server. */
@@ -56,7 +67,16 @@ struct view {
     bool show_log;                   /* l: the event log */
     bool big;                        /* --big: projector mode */
     bool help;                       /* ?: the help box */
+    bool small;                      /* the screen is below the grid's tested
+                                        minimum (view_resize) */
+    bool zoomed;                     /* small: the focused pane fills the
+                                        screen (tab steps through the panes,
+                                        then back to all of them) */
     enum thread_layout layout;       /* t cycles auto, list, grid */
+    enum thread_order order;         /* o cycles role, state, lines */
+    int cursor;                      /* list: the selected thread of the focused
+                                        pane (its index in the shown order);
+                                        the list scrolls to keep it on screen */
     int refresh_ms;
     char board_dir[200];             /* for the "nothing to watch" message */
     char footer[320];                /* a line under the panes (the demo's
@@ -69,11 +89,18 @@ void view_init(struct view *v, bool big);
 /* Rates of a pane between its last two snapshots. */
 void pane_rates(const struct pane *p, struct pane_rates *r);
 
+/* Tell the view its screen's size (at start and at every resize): below
+ * VIEW_GRID_MIN_W x VIEW_GRID_MIN_H, tab zooms one pane. */
+void view_resize(struct view *v, int w, int h);
+
 /* Draw everything into scr (cleared first). */
 void view_render(const struct view *v, struct screen *scr);
 
 /* Apply a key. Returns false when the key means quit. Keys: q quit, p pause,
- * tab or 1-4 focus, t list/grid, l log, + faster, - slower, ? help. */
+ * tab or 1-4 focus (on a small screen tab zooms the panes in turn, then
+ * shows them all again), t list/grid, o order by role/state/lines, l log, + faster, - slower, ? help; in the
+ * list, up/down move the selection by one, PgUp/PgDn by VIEW_PAGE_ROWS,
+ * Home/End to the first/last thread (term.h's TERM_KEY_* codes). */
 bool view_key(struct view *v, int key);
 
 /* One letter per thread state, used in grids and legends. */

@@ -50,7 +50,7 @@ command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
 # 1. The slow-handler demo in a 160x48 terminal.
 tmux -S "$sock" new-session -d -s demo -x 160 -y 48 \
   "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR TMPDIR=$TMPDIR \
-   $BIN demo --scenario slow-handler --duration 8; echo \"exit=\$?\"; sleep 60"
+   $BIN demo --scenario slow-handler --duration 30; echo \"exit=\$?\"; sleep 60"
 seen=""
 for _ in $(seq 80); do
   sleep 0.25
@@ -67,6 +67,52 @@ done
 grep -q "reactor blocked 0\.[0-9] s in one handler" "$tmp/screen" && ok \
   || bad "the reactor pane shows no blocked warning in its log"
 grep -q "\[slow-handler\] 1% of lines sleep" "$tmp/screen" && ok || bad "no narrator line"
+grep -q " 500ms$" "$tmp/screen" && ok || bad "160x48: the refresh status is not drawn whole (500ms)"
+
+# 120x40, the documented minimum for the 2x2 grid: in every pane the
+# failures (rej/err), the reactor's PHASE with its BLOCKED time, the
+# narrator whole (wrapped), the keys and the last column.
+narrator="1% of lines sleep 200 ms: the reactor's one loop sleeps too (BLOCKED) and all \
+its connections wait; BIO and the pool block just one thread."
+tmux -S "$sock" resize-window -t demo -x 120 -y 40
+seen=""
+for _ in $(seq 80); do
+  sleep 0.25
+  screen >"$tmp/s120"
+  if grep -q "io    BLOCKED 0\.[0-9]s" "$tmp/s120"; then seen=yes; break; fi
+done
+[ -n "$seen" ] && ok || { bad "120x40: no loop row with its phase and BLOCKED time"; cat "$tmp/s120"; }
+[ "$(grep -o 'rej [0-9]* err [0-9]*' "$tmp/s120" | wc -l)" = 4 ] && ok \
+  || bad "120x40: not every pane shows its rej/err counts"
+[ "$(grep -c 'IO/TASK PHASE' "$tmp/s120")" -ge 1 ] && ok || bad "120x40: no PHASE column"
+# The narrator: the rows from "[slow-handler]" to the legend, joined.
+said=$(sed -n '/^\[slow-handler\]/,$p' "$tmp/s120" | sed '$d' | sed 's/^ *//' | tr '\n' ' ' | sed 's/ *$//')
+[ "$said" = "[slow-handler] $narrator" ] && ok || bad "120x40: the narrator is cut: '$said'"
+tail -1 "$tmp/s120" | grep -q "q quit  ? help  500ms$" && ok \
+  || bad "120x40: the legend lacks 'q quit  ? help' or the whole '500ms': $(tail -1 "$tmp/s120")"
+
+# 80x24: one pane at a time, and still the way out and to the help.
+tmux -S "$sock" resize-window -t demo -x 80 -y 24
+sleep 1
+screen >"$tmp/s80"
+tail -1 "$tmp/s80" | grep -q "q quit  ? help  500ms$" && ok \
+  || bad "80x24: the legend lacks 'q quit  ? help  500ms': $(tail -1 "$tmp/s80")"
+grep -q "tab switches" "$tmp/s80" && ok || bad "80x24: no word on the other panes"
+
+# 120x36, below the tested minimum: tab zooms the panes in turn; the third
+# is the reactor, full screen, with its whole loop row and BLOCKED.
+tmux -S "$sock" resize-window -t demo -x 120 -y 36
+sleep 0.5
+tmux -S "$sock" send-keys -t demo Tab Tab Tab
+seen=""
+for _ in $(seq 80); do
+  sleep 0.25
+  screen >"$tmp/s36"
+  if head -1 "$tmp/s36" | grep -q "reactor  pid" &&
+     grep -q "pane 3 of 4, zoomed" "$tmp/s36" &&
+     grep -Eq "^ reactor +64 \[.*io +BLOCKED 0\.[0-9]s" "$tmp/s36"; then seen=yes; break; fi
+done
+[ -n "$seen" ] && ok || { bad "120x36: tab did not zoom the reactor with its BLOCKED loop"; cat "$tmp/s36"; }
 tmux -S "$sock" send-keys -t demo q
 # The table is printed on the terminal once the full screen is gone.
 for _ in $(seq 100); do screen >"$tmp/table"; grep -q "^exit=" "$tmp/table" && break; sleep 0.1; done
@@ -74,6 +120,11 @@ grep -q "^exit=0" "$tmp/table" && ok || { bad "q did not end the demo with statu
 for m in bio pool reactor multireactor; do
   grep -Eq "^$m +[0-9]+ " "$tmp/table" && ok || bad "the table has no row for $m"
 done
+# The table fits the 80 columns it was printed in (tmux would wrap a wider
+# one onto the next row, and no row would start with a model's name then).
+long=$(sed -n '/^model /,/^ threadlab compare/p' "$tmp/table" | awk 'length > 80' | wc -l)
+[ "$long" = 0 ] && grep -q "^model  .*lines/s .*p99 .*threads .*errors  server$" "$tmp/table" && ok \
+  || { bad "the table is wider than 80 columns"; cat "$tmp/table"; }
 leftovers "after q"
 tmux -S "$sock" kill-server 2>/dev/null
 
@@ -126,7 +177,7 @@ leftovers "after SIGINT"
 "$BIN" compare --duration 1 --conns 16 --csv "$tmp/c.csv" >"$tmp/compare" 2>&1; st=$?
 [ "$st" = 0 ] && ok || { bad "compare exited $st"; cat "$tmp/compare"; }
 for m in bio pool reactor multireactor; do
-  awk -v m="$m" '$1 == m && $2 > 0 && $12 == 0 { found = 1 } END { exit !found }' \
+  awk -v m="$m" '$1 == m && $2 > 0 && $8 == 0 { found = 1 } END { exit !found }' \
     "$tmp/compare" && ok || bad "compare: no row for $m with lines/s > 0 and 0 errors"
 done
 # The CSV: a header naming the columns, then one row per model, in order.
@@ -143,6 +194,7 @@ grep -Eq '^\[\{"model":"bio","have_load":true,"lines_ok":[1-9][0-9]*,.*\}\]$' "$
 "$BIN" compare --models bio --duration 1 --plot "$tmp/bars.svg" >"$tmp/plot" 2>&1; st=$?
 if command -v gnuplot >/dev/null; then
   [ "$st" = 0 ] && grep -q "<svg" "$tmp/bars.svg" && ok || bad "compare --plot wrote no SVG (exit $st)"
+  grep -q "threadlab compare: steady" "$tmp/bars.svg" && ok || bad "the plot's title lacks the scenario"
 else
   [ "$st" = 1 ] && grep -q "needs gnuplot, which is not installed" "$tmp/plot" && \
     grep -Eq "^bio +[0-9]+ " "$tmp/plot" && ok || bad "compare --plot without gnuplot: exit $st"

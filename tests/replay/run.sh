@@ -43,6 +43,11 @@ grep -q "blocked reactor blocked 0\.[0-9] s in one handler" "$tmp/fwd" && ok \
 "$BIN" replay "$tmp/real.tlr" --plain --frame 3 >"$tmp/f3"
 awk '/^--- frame 3 /{p=1} /^--- frame 4 /{p=0} p' "$tmp/fwd" | cmp -s - "$tmp/f3" && ok \
   || bad "--frame 3 differs from frame 3 of the whole replay"
+# A frame past the end is an error that says how many there are (it used
+# to show the last frame without a word).
+"$BIN" replay "$tmp/real.tlr" --plain --frame $((frames + 1)) >"$tmp/fpast" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "the recording has $frames frames" "$tmp/fpast" && \
+  ! grep -q '^--- frame' "$tmp/fpast" && ok || { bad "--frame past the end: exit $st"; cat "$tmp/fpast"; }
 "$BIN" replay "$tmp/real.tlr" --plain --backward >"$tmp/bwd"
 awk '/^--- frame/{n++} {print n "\t" $0}' "$tmp/fwd" | sort -s -k1,1nr | cut -f2- >"$tmp/fwd.rev"
 cmp -s "$tmp/fwd.rev" "$tmp/bwd" && ok || bad "backward is not forward reversed"

@@ -136,6 +136,13 @@ grep -q "^exit=0" "$tmp/report" && grep -q "^sim multireactor: 4 cores, 4 conns"
 n=$(ls "$THREADLAB_BOARD_DIR" 2>/dev/null | wc -l)
 [ "$n" = 0 ] && ok || bad "--viz left $n board file(s)"
 
+# --speed and --big mean nothing without --viz: refused, not ignored.
+for opt in "--speed 0.5" --big; do
+  "$BIN" sim reactor --conns 2 --duration 0.0005 $opt >"$tmp/noviz" 2>&1; st=$?
+  [ "$st" = 2 ] && grep -q -- "${opt%% *} goes with --viz" "$tmp/noviz" && ok \
+    || { bad "sim $opt without --viz: exit $st"; cat "$tmp/noviz"; }
+done
+
 # --viz without a terminal: plain snapshots until the run ends, then the report.
 timeout 60 "$BIN" sim reactor --conns 2 --duration 0.0005 --viz --speed 0.001 >"$tmp/plain" 2>&1
 st=$?

@@ -53,6 +53,29 @@ grep -Eq "spawn +conn-[0-9]+: a thread for conn" "$tmp/screen1" && ok || bad "th
 tmux -S "$sock" send-keys -t top t
 sleep 0.8
 screen | grep -q "THREAD          STATE" && ok || bad "t did not switch to the list"
+# The list says how many it shows of the 301, and the keys scroll it. The
+# keys are sent as xterm's terminfo spells them (top runs with that TERM;
+# tmux's own names for End and Home send screen's sequences).
+key() { tmux -S "$sock" send-keys -t top -l "$(tput -T xterm-256color "$1")"; }
+screen | grep -Eq "[0-9]+ of 301 shown \(1-[0-9]+;" && ok \
+  || { bad "the list does not say how many threads it shows"; screen | tail -12; }
+key kend
+sleep 0.8
+screen | grep -Eq "[0-9]+ of 301 shown \([0-9]+-301;" && ok || bad "End did not scroll to the last thread"
+key kpp; key kcuu1
+sleep 0.8
+screen | grep -Eq "[0-9]+ of 301 shown \([0-9]+-290;" && ok || bad "PgUp and Up did not scroll back 11"
+key kcud1; key khome
+sleep 0.8
+screen | grep -Eq "[0-9]+ of 301 shown \(1-[0-9]+;" && ok || bad "Home did not scroll to the top"
+# o orders the list: by state, then by lines, then back by role.
+tmux -S "$sock" send-keys -t top o
+sleep 0.8
+screen | grep -q "LINES (by state)" && ok || bad "o did not order the list by state"
+tmux -S "$sock" send-keys -t top o
+sleep 0.8
+screen | grep -q "LINES (by lines)" && ok || bad "a second o did not order the list by lines"
+tmux -S "$sock" send-keys -t top o
 tmux -S "$sock" send-keys -t top p
 sleep 0.8
 screen | grep -q "PAUSED" && ok || { bad "p did not pause"; screen | tail -3; }
