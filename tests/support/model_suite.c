@@ -806,6 +806,21 @@ START_TEST(max_conns_refuses_with_busy)
 }
 END_TEST
 
+/* A server with --max-conns 1 and the one connection it takes, answered:
+ * every later client is refused. Returns the holder's fd. */
+static int start_full_server(struct test_server *t)
+{
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.max_conns = 1;
+    ts_start(t, model_under_test, &o);
+    int holder = tn_connect(t->port);
+    tn_send_str(holder, "in\n");
+    ck_assert_int_eq(tn_read_line(holder, line, sizeof(line)), 3);
+    return holder;
+}
+
 /* A refusal never holds the acceptor (or the boss): with the only place
  * taken and 300 silent clients refused just ahead of it, the next client
  * gets "!err busy" at once (typically 3-40 ms; the issue's bar is 100 ms),
@@ -819,14 +834,8 @@ START_TEST(refusals_do_not_hold_the_acceptor)
     enum { SILENT = 300 };
     const uint64_t bound_ms = SANITIZED ? 2000 : 1000;
     struct test_server t;
-    struct server_opts o;
     char line[64];
-    ts_opts(&o);
-    o.max_conns = 1;
-    ts_start(&t, model_under_test, &o);
-    int holder = tn_connect(t.port);
-    tn_send_str(holder, "in\n");
-    ck_assert_int_eq(tn_read_line(holder, line, sizeof(line)), 3);
+    int holder = start_full_server(&t);
     int silent[SILENT];
     for (int i = 0; i < SILENT; i++)
         silent[i] = tn_connect(t.port);           /* they send nothing, close nothing */
@@ -1731,14 +1740,8 @@ END_TEST
 START_TEST(a_reset_while_refused_does_not_spin)
 {
     struct test_server t;
-    struct server_opts o;
     char line[64];
-    ts_opts(&o);
-    o.max_conns = 1;
-    ts_start(&t, model_under_test, &o);
-    int holder = tn_connect(t.port);
-    tn_send_str(holder, "in\n");
-    ck_assert_int_eq(tn_read_line(holder, line, sizeof(line)), 3);
+    int holder = start_full_server(&t);
     int refused = tn_connect(t.port);
     tn_send_str(refused, "me too\n");
     ck_assert(tn_readable(refused, 5000));    /* the refusal is under way */
