@@ -293,17 +293,10 @@ static void check_deadlines(void *arg)
         channel_end(ch, ECHO_END_LINE_TIMEOUT);
         return;
     }
-    /* LAB 05 BEGIN: the idle timeout (Netty's IdleStateHandler). With
-     * --idle-timeout set, a channel that has read nothing for that long
-     * (since ch->last_read_ns) ends with ECHO_END_IDLE. Reads only note the
-     * time; this one timer per channel, re-armed below, does the rest.
-     * STUB: (void)0;
-     */
     if (h->idle_timeout_ms > 0 && now >= ch->last_read_ns + ms_ns(h->idle_timeout_ms)) {
         channel_end(ch, ECHO_END_IDLE);
         return;
     }
-    /* LAB 05 END */
     rearm_deadline(ch, now);
 }
 
@@ -422,18 +415,6 @@ static bool update(struct channel *ch, bool lines_left)
 /* Back on the loop: the offloaded line's reply, then the lines behind it. */
 static void offload_done(void *arg)
 {
-    /* LAB 04 BEGIN: back on the loop's thread. If the client left
-     * meanwhile (the channel is CHANNEL_CLOSED), free the channel and the
-     * task and stop. Else the channel leaves CHANNEL_OFFLOADED
-     * (input_state), and a new batch begins (batch_begin, from the task's
-     * read_ns): append the offloaded line's reply to the channel's output
-     * (append_out; out of memory ends the channel with
-     * ECHO_END_NO_MEMORY), count it (ch->lines, batch_count), free the
-     * task, and go on with the lines that waited behind it
-     * (process_lines, then settle): that is what keeps the replies in
-     * order.
-     * STUB: (void)arg;
-     */
     struct offload *o = arg;
     struct channel *ch = o->ch;
     if (ch->state == CHANNEL_CLOSED) {  /* the client left meanwhile */
@@ -456,26 +437,11 @@ static void offload_done(void *arg)
     batch_count(&b, true);
     if (process_lines(ch, &b))
         settle(ch, &b);
-    /* LAB 04 END */
 }
 
 /* On a business thread: the slow part, then post the reply back. */
 static void offload_run(void *arg, struct pool_thread *self)
 {
-    /* LAB 04 BEGIN: on a business thread. Do the line's slow work
-     * (echo_do_work), showing the thread blocked in !sleep on the board
-     * while it sleeps (pool_thread_board(self), board_thread_state). Then
-     * send the reply home: the channel belongs to its loop's thread, so do
-     * not touch it here; queue offload_done on the channel's loop
-     * (loop_execute). A full queue (-EAGAIN) is waited out, not dropped:
-     * the channel waits for this reply. If the loop no longer takes tasks,
-     * free the task.
-     * STUB: struct offload *o = arg;
-     * STUB: (void)self;
-     * STUB: (void)offload_done;
-     * STUB: echo_do_work(&o->work);
-     * STUB: free(o);
-     */
     struct offload *o = arg;
     struct board *board = o->ch->host->board;
     struct board_thread_ref *me = self ? pool_thread_board(self) : NULL;
@@ -491,7 +457,6 @@ static void offload_run(void *arg, struct pool_thread *self)
         echo_sleep_ms(1);          /* the loop is behind: this thread can wait */
     if (rc < 0)
         free(o);
-    /* LAB 04 END */
 }
 
 /* Hand a !cpu or !sleep line to the business pool. Returns false if the
