@@ -207,6 +207,32 @@ START_TEST(shrinking_respects_the_adaptive_min)
 }
 END_TEST
 
+/* The watchdog hands a task to an idle thread before it makes a new one:
+ * tasks submitted one at a time, each after the last completed (then its
+ * thread is idle: completed is counted as the thread goes idle, under the
+ * pool lock), need one thread however many there are. */
+START_TEST(an_idle_thread_is_used_before_a_new_one)
+{
+    struct pool_opts o = small_opts(1, 4, 100);
+    o.idle_ms = 60000;
+    struct pool *p = pool_create(&o);
+    struct pool_stats st;
+    for (int i = 1; i <= 6; i++) {
+        ck_assert_int_eq(pool_submit(p, sleepy_task, NULL, 0), 0);
+        uint64_t deadline = tn_now_ms() + 10000;
+        do {
+            usleep(2000);
+            pool_stats(p, &st);
+        } while (st.completed < (uint64_t)i && tn_now_ms() < deadline);
+        ck_assert_msg(st.completed == (uint64_t)i, "task %d never ran", i);
+    }
+    ck_assert_msg(st.spawned == 1 && st.size == 1, "the pool made a new thread while one "
+                  "was idle (%llu threads made, size %d, for one task at a time)",
+                  (unsigned long long)st.spawned, st.size);
+    pool_shutdown(p, true);
+}
+END_TEST
+
 /* One thread busy behind the gate, a queue of two full: the next submit
  * meets the policy. */
 static struct pool *full_pool(enum pool_reject policy)
@@ -442,6 +468,7 @@ int main(void)
     tcase_add_test(lib, idle_threads_shrink_to_min);
     tcase_add_test(lib, adaptive_min_follows_the_queue);
     tcase_add_test(lib, shrinking_respects_the_adaptive_min);
+    tcase_add_test(lib, an_idle_thread_is_used_before_a_new_one);
     tcase_add_test(lib, reject_abort_fails_the_submit);
     tcase_add_test(lib, reject_caller_runs_on_the_caller);
     tcase_add_test(lib, reject_discard_oldest_drops_the_oldest);
