@@ -40,8 +40,15 @@ explain() {
   }'
 }
 
-# JSON string: backslashes, quotes, control characters.
-jstr() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g; s/	/ /g')"; }
+# JSON string: backslashes and quotes escaped, lines joined by \n, other
+# control characters (a compiler's colours) dropped.
+jstr() {
+  printf '%s' "$1" | tr -d '\000-\010\013-\037' | awk '
+    BEGIN { printf "\"" }
+    { gsub(/\\/, "&&"); gsub(/"/, "\\\""); gsub(/\t/, " ")
+      printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }
+    END { printf "\"" }'
+}
 
 built=1
 for b in $(echo "$steps" | awk -F'|' '{ gsub(/ /, "", $1); print $1 }' | sort -u); do
