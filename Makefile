@@ -11,7 +11,12 @@
 #                     cost (docs/performance.md; not part of check)
 #   make bench-sim    real models against their simulations (PROFILE=file)
 #   make soak         ten minutes of faults against every model (not in check)
-#   make handout LAB=NN DEST=dir   a lab's handout; make lab-check LAB=NN
+#   make handout LAB=NN DEST=dir   a lab's handout (no answers in it)
+#   make lab-check LAB=NN          points per step and a total (LAB_JSON=1: JSON)
+#   make lab-grade LAB=NN DIR=path grade a student's tree (only its lab files)
+#   make answers LAB=NN DEST=dir   for teachers: answers, reference code, mutants
+#   make lab-mutants LAB=NN        the lab's check fails on every wrong answer
+#   make check-mutants             the labs test with every lab's mutants (CI)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -43,7 +48,7 @@ LDFLAGS  += -pthread -rdynamic $(SANFLAGS)
 # pkg-config is asked only when building, so that `make clean` works anywhere.
 # Check is needed only by the goals that build tests.
 NEEDS_DEPS := $(filter-out clean,$(or $(MAKECMDGOALS),all))
-NEEDS_CHECK := $(filter check% lab-check lab-grade $(BUILD)/tests/%,$(NEEDS_DEPS))
+NEEDS_CHECK := $(filter check% lab-check lab-grade lab-mutants $(BUILD)/tests/%,$(NEEDS_DEPS))
 ifneq ($(NEEDS_DEPS),)
   DEPS_OK := $(shell scripts/need-deps $(if $(NEEDS_CHECK),tests) >&2 && echo ok)
   ifneq ($(DEPS_OK),ok)
@@ -71,7 +76,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo handout lab-check check check-asan check-tsan check-valgrind check-faults bench bench-sim peers fuzz soak install clean
+.PHONY: all demo handout lab-check lab-grade lab-mutants check-mutants answers check check-asan check-tsan check-valgrind check-faults bench bench-sim peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -204,6 +209,26 @@ handout:
 lab-check: $(BIN)
 	@[ -n "$(LAB)" ] || { echo "usage: make lab-check LAB=NN"; exit 2; }
 	@BUILD=$(BUILD) scripts/lab-check.sh $(LAB)
+
+# A student's tree, graded with this tree's tests (DIR is not written to).
+lab-grade: $(BIN)
+	@[ -n "$(LAB)" ] && [ -n "$(DIR)" ] || { echo "usage: make lab-grade LAB=NN DIR=path"; exit 2; }
+	@BUILD=$(BUILD) scripts/lab-grade.sh $(LAB) $(DIR)
+
+# Each of the lab's mutants (labs/NN-*/mutants/) must fail its check.
+lab-mutants: $(BIN)
+	@[ -n "$(LAB)" ] || { echo "usage: make lab-mutants LAB=NN"; exit 2; }
+	@BUILD=$(BUILD) scripts/lab-mutants.sh $(LAB)
+
+# Every lab's mutants, with the rest of the labs test (.ci/run runs it
+# after make check: 8.5 min of wall time measured on a loaded 2-core
+# machine, too long for make check's budget).
+check-mutants: $(BIN)
+	@THREADLAB_BOARD_DIR=$(TEST_BOARD_DIR) THREADLAB_BIN=$(BIN) LAB_MUTANTS=1 tests/labs/run.sh
+
+answers:
+	@[ -n "$(LAB)" ] && [ -n "$(DEST)" ] || { echo "usage: make answers LAB=NN DEST=dir"; exit 2; }
+	@scripts/answers.sh $(LAB) $(DEST)
 
 # Each real model against its simulation, and the simulator's speed.
 bench-sim: $(BIN)

@@ -1,44 +1,110 @@
 #!/bin/sh
-# lab-check.sh LAB -- `make lab-check LAB=NN`: build and run lab NN's checks
-# (the lines of labs/NN-*/checks: "TEST-BINARY | CHECK-CASE | what it checks")
-# and say pass or fail for each step. Exit 0 only when every step passes.
+# lab-check.sh [--json] LAB -- `make lab-check LAB=NN`: build and run lab
+# NN's checks (labs/NN-topic/checks: "TEST-BINARY | CHECK-CASE | POINTS |
+# what it checks") and print, for a student, each step's points and a
+# total; with --json (or LAB_JSON=1) the same as one JSON object, for a
+# course system. Exit 0 only when every step passes; 1 when one fails or
+# the code does not compile; 2 on a usage error.
+#
+# A failure is said in the tests' words, not as raw assertion text: the
+# message a test gave (ck_assert_msg), else the name of the test that
+# failed ("idle threads shrink to min"), with where it is for the curious.
 set -u
-lab=${1:?usage: lab-check.sh LAB}
-labdir=$(ls -d labs/"$lab"-* 2>/dev/null | head -1)
-[ -n "$labdir" ] && [ -f "$labdir/checks" ] || { echo "lab-check: no checks for lab $lab" >&2; exit 2; }
+. "$(dirname "$0")/lab-lib.sh"
+json=${LAB_JSON:-0}
+[ "${1:-}" = "--json" ] && { json=1; shift; }
+lab=${1:?usage: lab-check.sh [--json] LAB}
+labdir=$(lab_dir "$lab") || exit 2
+[ -f "$labdir/checks" ] || { echo "lab-check: lab $lab has no checks" >&2; exit 2; }
 build=${BUILD:-build}
-echo "lab $lab: $(head -1 "$labdir/README.md" | sed 's/^# *//; s/^Lab [0-9]*: *//')"
-bins=$(grep -v '^#' "$labdir/checks" | awk -F'|' 'NF { gsub(/ /, "", $1); print $1 }' | sort -u)
-for b in $bins; do
-  if ! make -s "$build/tests/$b" >"$build/lab-check-$lab.log" 2>&1; then
-    echo "  build: FAIL (it does not compile; see $build/lab-check-$lab.log)"
-    sed 's/^/    /' "$build/lab-check-$lab.log" | grep -E 'error|warning' | head -10
-    exit 1
-  fi
+mkdir -p "$build"
+log=$build/lab-check-$lab
+title=$(head -1 "$labdir/README.md" | sed 's/^# *//; s/^Lab [0-9]*: *//')
+steps=$(grep -v '^#' "$labdir/checks" | awk -F'|' 'NF >= 4')
+
+# Say a Check log's failures for a student, one per line.
+explain() {
+  grep -E '^[^:]+:[0-9]+:[FE]:' "$1" | head -5 | awk -F: '{
+    where = $1 ":" $2; test = $5; gsub(/_/, " ", test)
+    msg = $0
+    for (i = 0; i < 6; i++) msg = substr(msg, index(msg, ":") + 1)
+    sub(/^ /, "", msg)
+    if ($3 == "E" && msg ~ /timeout/)
+      print test ": it never finished (timed out: something it waits for never happens)"
+    else if ($3 == "E" && msg ~ /signal/)
+      print test ": the code crashed (" msg ")"
+    else if (msg ~ /^Assertion .* failed/ || msg == "")
+      print test ": this did not hold (" where ")"
+    else
+      print test ": " msg
+  }'
+}
+
+# JSON string: backslashes and quotes escaped, lines joined by \n, other
+# control characters (a compiler's colours) dropped.
+jstr() {
+  printf '%s' "$1" | tr -d '\000-\010\013-\037' | awk '
+    BEGIN { printf "\"" }
+    { gsub(/\\/, "&&"); gsub(/"/, "\\\""); gsub(/\t/, " ")
+      printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }
+    END { printf "\"" }'
+}
+
+built=1
+for b in $(echo "$steps" | awk -F'|' '{ gsub(/ /, "", $1); print $1 }' | sort -u); do
+  make -s "$build/tests/$b" "$build/threadlab" >"$log-build.log" 2>&1 || { built=0; break; }
 done
-rm -f "$build/lab-check-$lab.failed"
-step=0
-grep -v '^#' "$labdir/checks" | while IFS='|' read -r bin tcase what; do
-  bin=$(echo "$bin" | tr -d ' ')
-  tcase=$(echo "$tcase" | sed 's/^ *//; s/ *$//')
-  what=$(echo "$what" | sed 's/^ *//')
-  [ -n "$bin" ] || continue
-  step=$((step + 1))
-  if CK_RUN_CASE="$tcase" THREADLAB_BIN="$build/threadlab" "$build/tests/$bin" \
-       >"$build/lab-check-$lab-$step.log" 2>&1 &&
-     ! grep -q "Checks: 0," "$build/lab-check-$lab-$step.log"; then
-    echo "  step $step: $what: PASS"
+
+total=0 max=0 step=0 failed=0 out_json=""
+[ "$json" = 1 ] || echo "lab $lab: $title"
+if [ "$built" = 0 ]; then
+  errors=$(grep -E 'error|undefined reference' "$log-build.log" | head -8)
+  if [ "$json" = 1 ]; then
+    printf '{"lab":"%s","title":%s,"built":false,"build_errors":%s,"steps":[],"total":0,"max":%s}\n' \
+      "$lab" "$(jstr "$title")" "$(jstr "$errors")" \
+      "$(echo "$steps" | awk -F'|' '{ s += $3 } END { print s + 0 }')"
   else
-    echo "  step $step: $what: FAIL"
-    grep -q "Checks: 0," "$build/lab-check-$lab-$step.log" &&
-      echo "      no check case '$tcase' in $bin"
-    grep -E ':[FE]:' "$build/lab-check-$lab-$step.log" | head -3 | sed 's/^/      /'
-    echo fail >>"$build/lab-check-$lab.failed"
+    echo "  build: FAIL: the code does not compile, so no step can run (whole log: $log-build.log)"
+    echo "$errors" | sed 's/^/    /'
+    echo "lab $lab: 0 points (fix the build first)"
   fi
-done
-if [ -s "$build/lab-check-$lab.failed" ]; then
-  rm -f "$build/lab-check-$lab.failed"
-  echo "lab $lab: not yet (the steps marked FAIL say what is still wrong)"
   exit 1
 fi
-echo "lab $lab: every step passes"
+
+# A here-document, not a pipe: the totals must survive the loop.
+while IFS='|' read -r bin tcase points what; do
+  bin=$(echo "$bin" | tr -d ' ')
+  tcase=$(echo "$tcase" | sed 's/^ *//; s/ *$//')
+  points=$(echo "$points" | tr -d ' ')
+  what=$(echo "$what" | sed 's/^ *//')
+  step=$((step + 1)) max=$((max + points))
+  steplog=$log-$step.log
+  if CK_RUN_CASE="$tcase" THREADLAB_BIN="$build/threadlab" "$build/tests/$bin" \
+       </dev/null >"$steplog" 2>&1 && grep -q "^100%: Checks: [1-9]" "$steplog"; then
+    pass=1 earned=$points why=""
+  else
+    pass=0 earned=0 failed=1
+    if grep -q "Checks: 0," "$steplog"; then why="no check case '$tcase' in $bin (the checks file is wrong)"
+    else why=$(explain "$steplog"); [ -n "$why" ] || why="it failed without a message (log: $steplog)"; fi
+  fi
+  total=$((total + earned))
+  if [ "$json" = 1 ]; then
+    out_json="$out_json${out_json:+,}{\"step\":$step,\"what\":$(jstr "$what"),\"points\":$points,\"earned\":$earned,\"passed\":$([ $pass = 1 ] && echo true || echo false),\"failures\":$(jstr "$why")}"
+  else
+    printf '  step %d: %3d/%-3d %s: %s\n' "$step" "$earned" "$points" "$what" \
+      "$([ $pass = 1 ] && echo PASS || echo FAIL)"
+    [ -n "$why" ] && echo "$why" | sed 's/^/      /'
+  fi
+done <<EOF
+$steps
+EOF
+
+if [ "$json" = 1 ]; then
+  printf '{"lab":"%s","title":%s,"built":true,"steps":[%s],"total":%d,"max":%d}\n' \
+    "$lab" "$(jstr "$title")" "$out_json" "$total" "$max"
+elif [ "$failed" = 1 ]; then
+  echo "lab $lab: $total of $max points: not yet (the steps marked FAIL say what is still wrong)"
+else
+  echo "lab $lab: $total of $max points: every step passes"
+fi
+[ "$failed" = 0 ]

@@ -103,7 +103,15 @@ START_TEST(chooser_round_robin_and_mask)
     int counts[3] = { 0 };
     for (unsigned i = 0; i < 300; i++)
         counts[loop_group_choose(i, 3, false)]++;
-    ck_assert(counts[0] == 100 && counts[1] == 100 && counts[2] == 100);
+    ck_assert_msg(counts[0] == 100 && counts[1] == 100 && counts[2] == 100,
+                  "300 connections over 3 workers went %d, %d, %d (round robin: 100 each)",
+                  counts[0], counts[1], counts[2]);
+}
+END_TEST
+
+/* Netty 4.1's ioRatio: tasks get io_time * (100 - ratio) / ratio. */
+START_TEST(io_ratio_task_budget)
+{
     ck_assert_uint_eq(loop_task_budget_ns(1000, 50), 1000);
     ck_assert_uint_eq(loop_task_budget_ns(1000, 80), 250);
     ck_assert_uint_eq(loop_task_budget_ns(1000, 20), 4000);
@@ -975,6 +983,7 @@ int main(void)
     TCase *pure = tcase_create("pure");
     tcase_add_test(pure, heap_orders_by_deadline_then_fifo);
     tcase_add_test(pure, chooser_round_robin_and_mask);
+    tcase_add_test(pure, io_ratio_task_budget);
     suite_add_tcase(s, pure);
     TCase *run = tcase_create("running");
     tcase_set_timeout(run, 30);

@@ -174,6 +174,67 @@ START_TEST(adaptive_min_follows_the_queue)
 }
 END_TEST
 
+/* The adaptive minimum is the floor for shrinking, not o.min_threads: a
+ * pool whose queue kept min_now up keeps that many threads while idle
+ * ones time out. The invariant is checked at every look, so no timing
+ * matters: a pool that retires against the fixed min breaks it within
+ * idle_ms (50 ms) of the load ending, long before the average (over a
+ * 3 s window) brings min_now down. */
+START_TEST(shrinking_respects_the_adaptive_min)
+{
+    struct pool_opts o = small_opts(1, 3, 1000);
+    o.adaptive = true;
+    o.adaptive_window_ms = 3000;
+    o.idle_ms = 50;
+    struct pool *p = pool_create(&o);
+    struct pool_stats st;
+    uint64_t deadline = tn_now_ms() + 10000;
+    do {                                /* a queue until min_now reaches 3 */
+        for (int i = 0; i < 15; i++)
+            pool_submit(p, sleepy_task, NULL, 0);
+        usleep(100000);
+        pool_stats(p, &st);
+    } while (st.min_now < 3 && tn_now_ms() < deadline);
+    ck_assert_msg(st.min_now == 3, "a sustained queue did not raise the adaptive min "
+                  "to max (min %d, max 3)", st.min_now);
+    deadline = tn_now_ms() + 15000;
+    do {
+        usleep(10000);
+        pool_stats(p, &st);
+        ck_assert_msg(st.size >= st.min_now,
+                      "the pool shrank below its minimum (size %d, min %d)",
+                      st.size, st.min_now);
+    } while (st.min_now > 1 && tn_now_ms() < deadline);
+    pool_shutdown(p, true);
+}
+END_TEST
+
+/* The watchdog hands a task to an idle thread before it makes a new one:
+ * tasks submitted one at a time, each after the last completed (then its
+ * thread is idle: completed is counted as the thread goes idle, under the
+ * pool lock), need one thread however many there are. */
+START_TEST(an_idle_thread_is_used_before_a_new_one)
+{
+    struct pool_opts o = small_opts(1, 4, 100);
+    o.idle_ms = 60000;
+    struct pool *p = pool_create(&o);
+    struct pool_stats st;
+    for (int i = 1; i <= 6; i++) {
+        ck_assert_int_eq(pool_submit(p, sleepy_task, NULL, 0), 0);
+        uint64_t deadline = tn_now_ms() + 10000;
+        do {
+            usleep(2000);
+            pool_stats(p, &st);
+        } while (st.completed < (uint64_t)i && tn_now_ms() < deadline);
+        ck_assert_msg(st.completed == (uint64_t)i, "task %d never ran", i);
+    }
+    ck_assert_msg(st.spawned == 1 && st.size == 1, "the pool made a new thread while one "
+                  "was idle (%llu threads made, size %d, for one task at a time)",
+                  (unsigned long long)st.spawned, st.size);
+    pool_shutdown(p, true);
+}
+END_TEST
+
 /* One thread busy behind the gate, a queue of two full: the next submit
  * meets the policy. */
 static struct pool *full_pool(enum pool_reject policy)
@@ -551,6 +612,8 @@ int main(void)
     tcase_add_test(lib, k_tasks_over_max_m_wait);
     tcase_add_test(lib, idle_threads_shrink_to_min);
     tcase_add_test(lib, adaptive_min_follows_the_queue);
+    tcase_add_test(lib, shrinking_respects_the_adaptive_min);
+    tcase_add_test(lib, an_idle_thread_is_used_before_a_new_one);
     tcase_add_test(lib, reject_abort_fails_the_submit);
     tcase_add_test(lib, reject_caller_runs_on_the_caller);
     tcase_add_test(lib, reject_discard_oldest_drops_the_oldest);

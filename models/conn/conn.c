@@ -144,25 +144,6 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                               .tv_usec = (srv->opts->stall_timeout_ms % 1000) * 1000 };
         setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     }
-    /* LAB 01 BEGIN: the connection thread's loop. Until the client leaves:
-     * wait for input (wait_readable with input_deadline's deadline: the
-     * idle and line timeouts), read into the session's space
-     * (echo_session_space, net_read, echo_session_commit), then answer
-     * every complete line (echo_session_next, echo_do_work,
-     * net_write_all), and end on EOF, a reset, a failed write, !quit or
-     * a line too long. Show the thread's state on the board as you go
-     * (board_thread_state: blocked in I/O while it waits, running while
-     * it works) and count lines and bytes (board_add). When wait_readable
-     * says a stop began, answer only what the kernel holds then
-     * (net_bytes_held), and end.
-     * STUB: (void)thread_name;
-     * STUB: (void)me;
-     * STUB: (void)board;
-     * STUB: (void)reply;
-     * STUB: (void)wait_readable;
-     * STUB: (void)input_deadline;
-     * STUB: end = ECHO_END_EOF;
-     */
     uint64_t last_read_ns = net_now_ns(), partial_since_ns = 0;
     /* A stop leaves the socket open, and the client may go on sending:
      * answer what the kernel held when we noticed the stop, then no more. */
@@ -266,7 +247,6 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
         if (closing)
             break;
     }
-    /* LAB 01 END */
     echo_session_free(&session);
     return end;
 }

@@ -301,17 +301,10 @@ static void check_deadlines(void *arg)
         channel_end(ch, ECHO_END_LINE_TIMEOUT);
         return;
     }
-    /* LAB 05 BEGIN: the idle timeout (Netty's IdleStateHandler). With
-     * --idle-timeout set, a channel that has read nothing for that long
-     * (since ch->last_read_ns) ends with ECHO_END_IDLE. Reads only note the
-     * time; this one timer per channel, re-armed below, does the rest.
-     * STUB: (void)0;
-     */
     if (h->idle_timeout_ms > 0 && now >= ch->last_read_ns + ms_ns(h->idle_timeout_ms)) {
         channel_end(ch, ECHO_END_IDLE);
         return;
     }
-    /* LAB 05 END */
     rearm_deadline(ch, now);
 }
 
@@ -439,20 +432,6 @@ static bool update(struct channel *ch, bool lines_left)
  * then the lines behind it. */
 static void offload_done(struct promise *done, void *arg)
 {
-    /* LAB 04 BEGIN: the promise's listener, back on the loop's thread
-     * (Netty's listener on a business executor's future). If the client
-     * left meanwhile (the channel is CHANNEL_CLOSED), free the channel and
-     * the task and stop. Else the channel leaves CHANNEL_OFFLOADED
-     * (input_state), and a new batch begins (batch_begin, from the task's
-     * read_ns): append the offloaded line's reply to the channel's output
-     * (append_out; out of memory ends the channel with
-     * ECHO_END_NO_MEMORY), count it (ch->lines, batch_count), free the
-     * task, and go on with the lines that waited behind it
-     * (process_lines, then settle): that is what keeps the replies in
-     * order.
-     * STUB: (void)done;
-     * STUB: (void)arg;
-     */
     struct offload *o = arg;
     struct channel *ch = o->ch;
     (void)done;                         /* the reply is in o: the promise just says when */
@@ -476,7 +455,6 @@ static void offload_done(struct promise *done, void *arg)
     batch_count(&b, true);
     if (process_lines(ch, &b))
         settle(ch, &b);
-    /* LAB 04 END */
 }
 
 /* On a business thread: an offloaded !who is answered by this thread, in
@@ -504,19 +482,6 @@ static void answer_who_here(struct offload *o, const char *thread_name)
 /* On a business thread: the slow part, then complete the promise. */
 static void offload_run(void *arg, struct pool_thread *self)
 {
-    /* LAB 04 BEGIN: on a business thread. Do the line's slow work
-     * (echo_do_work), showing the thread blocked in !sleep on the board
-     * while it sleeps (pool_thread_board(self), board_thread_state); an
-     * offloaded !who is answered here (answer_who_here). Then send the
-     * result home: the channel belongs to its loop's thread, so do not
-     * touch it here; complete the task's promise (promise_succeed), whose
-     * listener, offload_done, runs on the channel's loop, and give back
-     * this thread's reference (promise_release).
-     * STUB: struct offload *o = arg;
-     * STUB: (void)self;
-     * STUB: (void)answer_who_here;
-     * STUB: echo_do_work(&o->work);
-     */
     struct offload *o = arg;
     struct board_thread_ref *me = self ? pool_thread_board(self) : NULL;
     if (me && o->work.work == ECHO_WORK_SLEEP)
@@ -533,7 +498,6 @@ static void offload_run(void *arg, struct pool_thread *self)
     struct promise *done = o->done;
     promise_succeed(done, NULL);
     promise_release(done);
-    /* LAB 04 END */
 }
 
 /* Is this reply the session's answer to !who? */

@@ -7,19 +7,9 @@
 
 int loop_group_choose(unsigned counter, int size, bool power_of_two)
 {
-    /* LAB 06 BEGIN: the chooser. The n-th connection goes to loop
-     * n mod size: round robin, as Netty's EventExecutorChooser. When size
-     * is a power of two, a mask does the same without a division (Netty's
-     * PowerOfTwoEventExecutorChooser).
-     * STUB: (void)counter;
-     * STUB: (void)size;
-     * STUB: (void)power_of_two;
-     * STUB: return 0;
-     */
     if (power_of_two)
         return (int)(counter & (unsigned)(size - 1));
     return (int)(counter % (unsigned)size);
-    /* LAB 06 END */
 }
 
 struct loop_group *loop_group_create(int size, const char *prefix,

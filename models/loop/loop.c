@@ -177,16 +177,6 @@ int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
         report_rejected(l, rc);
         return rc;
     }
-    /* LAB 03 BEGIN: the wakeup rule. The stub below wakes the loop for
-     * every task, also when it is awake, also from the loop itself. Write
-     * to the eventfd only when a producer outside the loop finds it
-     * asleep, and let exactly one producer of a burst do it: clear the
-     * `sleeping` flag and write only if you were the one to clear it
-     * (atomic_exchange). Count each write in wakeups_written.
-     * STUB: uint64_t one = 1;
-     * STUB: (void)!write(l->wake.fd, &one, sizeof(one));
-     * STUB: atomic_fetch_add_explicit(&l->wakeups_written, 1, memory_order_relaxed);
-     */
     /* The wakeup rule: only the producer that finds the loop asleep (and
      * clears the flag) writes. The loop's own tasks never need a write. */
     if (!loop_in_loop(l) && atomic_exchange(&l->sleeping, false)) {
@@ -194,7 +184,6 @@ int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
         (void)!write(l->wake.fd, &one, sizeof(one));
         atomic_fetch_add_explicit(&l->wakeups_written, 1, memory_order_relaxed);
     }
-    /* LAB 03 END */
     return 0;
 }
 
@@ -338,21 +327,6 @@ void loop_timer_release(struct loop_timer *t)
 /* Fire every timer that is due. Loop thread. */
 static void run_due_timers(struct loop *l, uint64_t now)
 {
-    /* LAB 05 BEGIN: fire the timers that are due. Take each timer whose
-     * deadline has passed off the heap (heap_peek, heap_pop), earliest
-     * first. Skip a cancelled one (its state is not TIMER_PENDING) but
-     * release the loop's hold on it (timer_unref). Run a pending one
-     * (run_timed), holding an extra ref while it runs, and count it. A
-     * fixed-rate timer that is still pending goes back on the heap one
-     * period later (deadline + period, not now + period: no drift); a
-     * one-shot one becomes TIMER_FIRED (compare-and-swap: its callback or
-     * another thread may cancel it meanwhile). Read the clock again after
-     * each callback.
-     * STUB: (void)l;
-     * STUB: (void)now;
-     * STUB: (void)from_node;
-     * STUB: (void)timer_unref;
-     */
     struct heap_node *n;
     while ((n = heap_peek(&l->timers)) && n->deadline_ns <= now) {
         struct loop_timer *t = from_node(n);
@@ -381,7 +355,6 @@ static void run_due_timers(struct loop *l, uint64_t now)
         timer_unref(t);                         /* the running ref */
         now = loop_now_ns();
     }
-    /* LAB 05 END */
 }
 
 /* ---- fds ---------------------------------------------------------------- */
@@ -497,18 +470,9 @@ static void wake_cb(void *arg, uint32_t events)
 
 uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct)
 {
-    /* LAB 07 BEGIN: Netty's ioRatio. The loop just spent io_ns on I/O;
-     * ioRatio percent of its busy time should be I/O, the rest tasks. How
-     * long may tasks run now? At 100, without limit (UINT64_MAX), as in
-     * Netty. (The stub gives tasks no limit at all.)
-     * STUB: (void)io_ns;
-     * STUB: (void)io_ratio_pct;
-     * STUB: return UINT64_MAX;
-     */
     if (io_ratio_pct >= 100)
         return UINT64_MAX;
     return io_ns * (uint64_t)(100 - io_ratio_pct) / (uint64_t)io_ratio_pct;
-    /* LAB 07 END */
 }
 
 static void set_phase(struct loop *l, enum loop_phase p)
@@ -577,27 +541,6 @@ static void wait_failed(struct loop *l, int err)
 
 static void loop_iteration(struct loop *l)
 {
-    /* LAB 03 BEGIN: one iteration of the loop. 1. Wait for I/O: set
-     * `sleeping`, then epoll_wait with wait_timeout_ms(l) (0 when tasks
-     * wait), then clear `sleeping` (the wakeup rule's other half); if it
-     * failed, let wait_failed(l, errno) deal with it. 2. Take the resumed
-     * watches (take_resumes), call each ready watch's callback
-     * (w->cb(w->arg, events), adding LOOP_EV_RESUME and unlinking a watch
-     * that was also waiting for a resume), then the resumed ones
-     * (run_resumes), timing the I/O (io_ns), with busy_begin and busy_end
-     * around each callback for the blocked checker. 3. Run timers and tasks for
-     * as long as ioRatio allows: run_tasks(l, loop_task_budget_ns(io_ns,
-     * l->io_ratio_pct)). Count the iteration. Keep the phases and board
-     * states as you go.
-     * STUB: (void)wait_timeout_ms(l);
-     * STUB: (void)set_phase;
-     * STUB: (void)run_tasks;
-     * STUB: (void)wait_failed;
-     * STUB: (void)take_resumes;
-     * STUB: (void)run_resumes;
-     * STUB: struct timespec nap = { 0, 1000000 };
-     * STUB: nanosleep(&nap, NULL);
-     */
     struct epoll_event events[LOOP_MAX_EVENTS];
     struct loop_watch due;                /* resumes asked for before this iteration */
 
@@ -652,7 +595,6 @@ static void loop_iteration(struct loop *l)
         atomic_store_explicit(&s->longest_task_ns, atomic_load(&l->longest_task_ns),
                               memory_order_relaxed);
     }
-    /* LAB 03 END */
 }
 
 static void *loop_main(void *arg)

@@ -206,16 +206,7 @@ static void on_acceptable(void *arg, uint32_t events)
             board_event(s->board, EV_REJECT, "conn %llu: %d of %d connections open "
                         "(--max-conns)", (unsigned long long)id, s->opts.max_conns,
                         s->opts.max_conns);
-        /* LAB 06 BEGIN: the hand-off. The boss must not register the
-         * connection itself: from now on only the worker's thread may touch
-         * it. Hand register_task (with h) to the worker's loop through its
-         * task queue (loop_run_in_loop: it runs at once when the boss and
-         * the worker are the same loop, as in the single reactor). If the
-         * loop does not take the task (its queue is full, or it ended),
-         * close the fd, free h, and give back the slot counted above
-         * (release_open_slot), counting the loss (count_lost_handoff).
-         * STUB: register_task(h);
-         */
+        /* lab 06 region: the hand-off, from here to the end of the loop body */
         /* Through the worker's task queue: from here on, only the worker's
          * thread touches this connection. (Same loop: it runs at once.) */
         int rc = loop_run_in_loop(w->loop, register_task, h);
@@ -225,7 +216,6 @@ static void on_acceptable(void *arg, uint32_t events)
             free(h);
             release_open_slot(s);
         }
-        /* LAB 06 END */
     }
 }
 

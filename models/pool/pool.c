@@ -287,15 +287,6 @@ static void sample_queue(struct pool *p, uint64_t now)
  * the next one would be due (0: none). */
 static uint64_t retire_idle(struct pool *p, uint64_t now)
 {
-    /* LAB 02 BEGIN: shrink. While the pool is above its min (p->min_now),
-     * end each idle thread (TASK_IDLE, no task handed to it) that has been
-     * idle longer than idle_ms (retire_task_thread, with a reason such as
-     * "idle 5.1 s > 5.0 s"). Return when the next idle thread would be
-     * due, so the watchdog wakes for it; 0 when none is.
-     * STUB: (void)p;
-     * STUB: (void)now;
-     * STUB: return 0;
-     */
     uint64_t idle_ns = (uint64_t)p->o.idle_ms * 1000000u, next_due = 0;
     struct pool_thread *t = p->threads;
     while (t && p->size > p->min_now) {
@@ -314,7 +305,6 @@ static uint64_t retire_idle(struct pool *p, uint64_t now)
         t = next;
     }
     return next_due;
-    /* LAB 02 END */
 }
 
 static void watchdog_wait(struct pool *p, uint64_t until_ns)
@@ -352,21 +342,12 @@ static void *watchdog_main(void *arg)
                 dispatch(p, t);
                 continue;
             }
-            /* LAB 02 BEGIN: grow. No task thread is idle and tasks wait: if
-             * the pool is below max, make one more thread
-             * (spawn_task_thread, with a reason for the event log, like
-             * "no idle thread, 3 queued") and go round again to hand it
-             * the task. At max, fall through: the watchdog waits until a
-             * thread frees up.
-             * STUB: (void)spawn_task_thread;
-             */
             if (p->size < p->o.max_threads) {
                 char why[64];
                 snprintf(why, sizeof(why), "no idle thread, %d queued", p->count);
                 if (spawn_task_thread(p, why))
                     continue;
             }
-            /* LAB 02 END */
             /* At max: until a thread frees up. Below max, a thread could
              * not be created: until then, or the time to try again. */
             uint64_t retry = p->size < p->o.max_threads ? p->spawn_retry_ns : 0;

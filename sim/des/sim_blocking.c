@@ -82,15 +82,7 @@ void sim__blocking_client_closed(struct sim *s, uint32_t c)
 
 bool sim__can_spawn(const struct sim *s)
 {
-    /* LAB 08 BEGIN: the machine's thread limit. A new thread may be made
-     * unless --max-threads is set (not 0) and that many threads are alive
-     * already (s->m.live): then pthread_create fails, and BIO must refuse
-     * the connection. This is what breaks BIO at 100 000 connections.
-     * STUB: (void)s;
-     * STUB: return true;
-     */
     return s->o->max_threads == 0 || s->m.live < s->o->max_threads;
-    /* LAB 08 END */
 }
 
 /* ---- the acceptor ------------------------------------------------------------------ */

@@ -1,7 +1,10 @@
 #!/bin/sh
-# run.sh -- every lab's check bites: it passes on the reference code and
-# fails on the lab's handout (which must still compile); and every command
-# a lab's README quotes exists (its --help runs), so the labs cannot rot.
+# run.sh -- every lab's check bites: it passes on the reference code, fails
+# on the lab's handout (which must still compile) and on every one of the
+# lab's mutants (plausible wrong answers, labs/NN-*/mutants/); the handout
+# carries no answers (no ANSWERS*.md, no mutants, no line of the lab's
+# reference regions: scripts/lab-leaks.sh); and every command a lab's
+# README quotes exists (its --help runs), so the labs cannot rot.
 set -u
 BIN=${THREADLAB_BIN:-build/threadlab}
 tmp=$(mktemp -d)
@@ -12,7 +15,7 @@ echo "== tests/labs/run.sh"
 for dir in labs/[0-9][0-9]-*/; do
   lab=$(basename "$dir" | cut -c1-2)
   [ -f "$dir/checks" ] || continue
-  for f in README.md README.zh.md ANSWERS.md; do
+  for f in README.md README.zh.md ANSWERS.md ANSWERS.zh.md regions; do
     [ -s "$dir/$f" ] && ok || bad "lab $lab has no $f"
   done
 
@@ -23,11 +26,14 @@ for dir in labs/[0-9][0-9]-*/; do
   # The handout compiles, and fails the check. (Its failures come fast:
   # Check's timeouts are cut, as the stubs make some tests wait.)
   make -s handout LAB="$lab" DEST="$tmp/h$lab" >/dev/null 2>&1 || bad "lab $lab: no handout"
-  grep -rq "TODO(lab $lab)" "$tmp/h$lab/models" "$tmp/h$lab/sim" 2>/dev/null && ok \
+  # The reference's objects, times kept: only the stubbed files compile.
+  [ -d build/obj ] && mkdir -p "$tmp/h$lab/build" && cp -a build/obj "$tmp/h$lab/build/"
+  [ "$(grep -rl "TODO(lab $lab)" "$tmp/h$lab/models" "$tmp/h$lab/sim" 2>/dev/null | wc -l)" -ge 1 ] && ok \
     || bad "lab $lab: the handout has no TODO"
-  if grep -rq "LAB $lab BEGIN" "$tmp/h$lab/models" "$tmp/h$lab/sim" 2>/dev/null; then
-    bad "lab $lab: the handout still holds the reference code"
-  else ok; fi
+  leaked=$(find "$tmp/h$lab" -name 'ANSWERS*' -o -type d -name mutants | head -3)
+  [ -z "$leaked" ] && ok || bad "lab $lab: the handout ships answers: $leaked"
+  if scripts/lab-leaks.sh "$lab" "$tmp/h$lab" >"$tmp/leaks-$lab" 2>&1; then ok
+  else bad "lab $lab: the handout holds the reference code"; head -5 "$tmp/leaks-$lab"; fi
   ( cd "$tmp/h$lab" && CK_TIMEOUT_MULTIPLIER=0.1 make -s -j2 lab-check LAB="$lab" ) \
       >"$tmp/hand-$lab" 2>&1
   st=$?
@@ -37,6 +43,14 @@ for dir in labs/[0-9][0-9]-*/; do
     bad "lab $lab: the check passes on the handout: it does not bite"
   elif grep -q ": FAIL" "$tmp/hand-$lab"; then ok
   else bad "lab $lab: the handout's check failed without saying which step"; tail -5 "$tmp/hand-$lab"; fi
+
+  # Every mutant fails the check; the ones that survive are named. (A few
+  # minutes of wall time on a busy machine: `make check-mutants` runs it,
+  # from .ci/run, with LAB_MUTANTS=1.)
+  if [ "${LAB_MUTANTS:-0}" = 1 ] && [ -d "$dir/mutants" ]; then
+    if make -s lab-mutants LAB="$lab" >"$tmp/mut-$lab" 2>&1; then ok
+    else bad "lab $lab: its check misses wrong answers:"; grep -v ': caught by' "$tmp/mut-$lab" | head -8; fi
+  fi
 
   # Every threadlab command the READMEs quote exists.
   for cmd in $(cat "$dir/README.md" "$dir/README.zh.md" | grep -o 'threadlab [a-z][a-z]*' |

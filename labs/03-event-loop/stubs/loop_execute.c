@@ -1,0 +1,23 @@
+int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
+{
+    /* TODO(lab 03): queue a task for the loop. Any thread.
+     *
+     * fn(arg) must run later on the loop's thread, after every task queued
+     * before it (FIFO). Return 0, or -ESHUTDOWN once the loop has ended
+     * (l->ended), or the queue's error when it is full (counted and
+     * reported: report_rejected). The queue is shared: l->lock guards it.
+     *
+     * The wakeup rule: a loop asleep in epoll_wait must wake for a new
+     * task, but the eventfd write is a syscall: write it only when it is
+     * needed, by exactly one producer of a burst, and never from the
+     * loop's own thread (it is awake). Pair it with loop_iteration's
+     * `sleeping` flag. Count each write in l->wakeups_written: the check
+     * counts them.
+     */
+    (void)l;
+    (void)fn;
+    (void)arg;
+    (void)ring_push;
+    (void)report_rejected;
+    return -ENOSYS;
+}

@@ -1,0 +1,50 @@
+# lab-lib.sh -- what the lab scripts share (sourced, not run): finding a
+# lab, its regions, and putting its stubs in a tree.
+
+# lab_dir NN: labs/NN-topic, or a message and exit 2.
+lab_dir() {
+  case "$1" in [0-9][0-9]) ;; *) echo "lab: LAB is two digits, like 03 (not '$1')" >&2; exit 2 ;; esac
+  d=$(ls -d labs/"$1"-* 2>/dev/null | head -1)
+  [ -n "$d" ] || { echo "lab: no lab $1 under labs/" >&2; exit 2; }
+  echo "$d"
+}
+
+# lab_regions LABDIR: one "FILE FUNCTION" line per region of the lab
+# (LABDIR/regions: "file | function" lines, # comments).
+lab_regions() {
+  [ -f "$1/regions" ] || return 0
+  grep -v '^#' "$1/regions" | awk -F'|' 'NF >= 2 { gsub(/ /, "", $1); gsub(/ /, "", $2); print $1, $2 }'
+}
+
+# region_awk MODE LAB FILE FUNCTION [STUB]: run scripts/lab-region.awk.
+region_awk() {
+  awk -v mode="$1" -v lab="$2" -v fn="$4" -v stub="${5:-}" \
+      -f "$LAB_SCRIPTS/lab-region.awk" "$3" "$3"
+}
+
+# copy_tree DEST [EXCLUDE-REGEX]: copy this tree's tracked files (or all
+# files, outside git) into DEST, without build output and without the
+# paths matching the extended regex.
+copy_tree() {
+  if git rev-parse --git-dir >/dev/null 2>&1; then
+    git ls-files -co --exclude-standard
+  else
+    find . -type f ! -path './build/*' | sed 's|^\./||'
+  fi | grep -Ev "${2:-^$}" | while read -r f; do
+    [ -f "$f" ] || continue
+    mkdir -p "$1/$(dirname "$f")"
+    cp -p "$f" "$1/$f"
+  done
+}
+
+# put_stubs LAB LABDIR TREE: in TREE, replace each of the lab's regions by
+# its stub (LABDIR/stubs/FUNCTION.c). Fails, naming it, on a region whose
+# function, marker or signature no longer matches the code.
+put_stubs() {
+  lab_regions "$2" | while read -r file fn; do
+    region_awk apply "$1" "$3/$file" "$fn" "$2/stubs/$fn.c" >"$3/$file.lab" || exit 3
+    mv "$3/$file.lab" "$3/$file"
+  done
+}
+
+LAB_SCRIPTS=$(cd "$(dirname "$0")" && pwd)

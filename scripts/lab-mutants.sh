@@ -1,0 +1,37 @@
+#!/bin/sh
+# lab-mutants.sh LAB -- prove that lab NN's check catches wrong answers:
+# each labs/NN-topic/mutants/NAME.patch (a plausible mistake, against the
+# reference) is applied in a scratch copy of this tree, and the lab's
+# check must fail on it. Prints which step caught each mutant, names every
+# mutant that SURVIVED, and exits 1 if one did, or if a mutant no longer
+# applies or no longer compiles (then it proves nothing).
+set -u
+. "$(dirname "$0")/lab-lib.sh"
+lab=${1:?usage: lab-mutants.sh LAB}
+labdir=$(lab_dir "$lab") || exit 2
+build=${BUILD:-build}
+ls "$labdir"/mutants/*.patch >/dev/null 2>&1 || { echo "lab $lab: no mutants"; exit 1; }
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/lab-mutants-$lab.XXXXXX") || exit 2
+trap 'rm -rf "$scratch"' EXIT INT TERM
+copy_tree "$scratch" '^labs/[^/]+/mutants/'
+[ -d "$build/obj" ] && mkdir -p "$scratch/$build" && cp -a "$build/obj" "$scratch/$build/"
+bad=0 n=0
+for m in "$labdir"/mutants/*.patch; do
+  name=$(basename "$m" .patch) n=$((n + 1))
+  if ! patch -s -p1 -d "$scratch" <"$m" >"$scratch/patch.log" 2>&1; then
+    echo "  mutant $name: DOES NOT APPLY to the reference (update it)"; bad=1; continue
+  fi
+  ( cd "$scratch" && BUILD=$build sh scripts/lab-check.sh "$lab" ) >"$scratch/check.log" 2>&1
+  st=$?
+  if grep -q "build: FAIL" "$scratch/check.log"; then
+    echo "  mutant $name: DOES NOT COMPILE (a mutant must build to prove anything)"; bad=1
+  elif [ "$st" = 0 ]; then
+    echo "  mutant $name: SURVIVED: lab $lab's check passes on this wrong answer"; bad=1
+  else
+    echo "  mutant $name: caught by $(grep -E '^  step [0-9]+: .*FAIL$' "$scratch/check.log" |
+      sed 's/^  step \([0-9]*\):.*/\1/' | tr '\n' ' ' | sed 's/ $//; s/ /, /g; s/^/step(s) /')"
+  fi
+  patch -s -R -p1 -d "$scratch" <"$m" >/dev/null 2>&1 || { echo "  mutant $name: does not revert"; exit 1; }
+done
+[ "$bad" = 0 ] && echo "lab $lab: all $n mutants caught" || echo "lab $lab: some mutants not caught (above)"
+[ "$bad" = 0 ]
