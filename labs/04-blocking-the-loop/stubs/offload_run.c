@@ -1,16 +1,16 @@
 static void offload_run(void *arg, struct pool_thread *self)
 {
-    /* TODO(lab 04): on a business thread (arg is the struct offload).
+    /* TODO(lab 04): on a business thread (arg is the struct offload; self
+     * is NULL if the caller ran it). Business thread only: the channel
+     * belongs to its loop's thread, so do not touch it here.
      *
-     * Do the line's slow work (echo_do_work), the thread shown blocked in
-     * !sleep on the board while it sleeps (pool_thread_board(self),
-     * board_thread_state). Then send the reply home: the channel belongs
-     * to its loop's thread, so do not touch it here; queue offload_done
-     * on the channel's loop (loop_execute). A full queue (-EAGAIN) is
-     * waited out, not dropped: the channel waits for this reply. If the
-     * loop no longer takes tasks, free the task.
+     * The contract: the line's slow work runs here, and while it sleeps
+     * the board shows this thread blocked, not the loop; an offloaded !who
+     * names this thread (answer_who_here); then the task's promise is
+     * completed, so that its listener brings the reply home on the loop,
+     * and this thread gives back its reference to the promise.
      */
     (void)arg;
     (void)self;
-    (void)offload_done;
+    (void)answer_who_here;
 }
