@@ -258,6 +258,28 @@ static bool answer_lines(const struct conn_server *srv, struct conn *c,
     return ends;
 }
 
+/* A client that never reads makes write() block; past --stall-timeout
+ * the write fails with EAGAIN and the connection is closed. */
+static void set_stall_timeout(int fd, int stall_timeout_ms)
+{
+    if (stall_timeout_ms <= 0)
+        return;
+    struct timeval tv = { .tv_sec = stall_timeout_ms / 1000,
+                          .tv_usec = (stall_timeout_ms % 1000) * 1000 };
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* One read's figures on the board, added once per read, not per line:
+ * with pipelined lines that keeps shared cache lines out of the hot path. */
+static void publish_read(struct board *board, struct board_thread_ref *me,
+                         uint64_t bytes_in, uint64_t bytes_out, uint64_t lines)
+{
+    board_add(board, CTR_BYTES_IN, bytes_in);
+    board_add(board, CTR_BYTES_OUT, bytes_out);
+    board_add(board, CTR_LINES, lines);
+    board_thread_lines(board, me, lines);
+}
+
 enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                          const char *thread_name,
                          struct board_thread_ref *me, uint64_t *lines)
@@ -270,13 +292,7 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
     *lines = 0;
     if (echo_session_init(&session, srv->model, c->id, srv->opts->max_line) < 0)
         return ECHO_END_NO_MEMORY;
-    /* A client that never reads makes write() block; past --stall-timeout
-     * the write fails with EAGAIN and the connection is closed. */
-    if (srv->opts->stall_timeout_ms > 0) {
-        struct timeval tv = { .tv_sec = srv->opts->stall_timeout_ms / 1000,
-                              .tv_usec = (srv->opts->stall_timeout_ms % 1000) * 1000 };
-        setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    }
+    set_stall_timeout(c->fd, srv->opts->stall_timeout_ms);
     /* LAB 01 BEGIN: the connection thread's loop. Until the client leaves:
      * wait for input (wait_readable with input_deadline's deadline: the
      * idle and line timeouts), read into the session's space
@@ -285,8 +301,8 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
      * the replies of one read written together), and end on EOF, a reset,
      * a failed write, !quit or a line too long. Show the thread's state on
      * the board as you go (board_thread_state: blocked in I/O while it
-     * waits, running while it works) and count lines and bytes
-     * (board_add). When wait_readable says a stop began, answer only what
+     * waits, running while it works) and count lines and bytes once per
+     * read (publish_read). When wait_readable says a stop began, answer only what
      * the kernel holds then (net_bytes_held), and end.
      * STUB: (void)thread_name;
      * STUB: (void)me;
@@ -295,6 +311,7 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
      * STUB: (void)wait_readable;
      * STUB: (void)input_deadline;
      * STUB: (void)answer_lines;
+     * STUB: (void)publish_read;
      * STUB: end = ECHO_END_EOF;
      */
     uint64_t last_read_ns = net_now_ns(), partial_since_ns = 0;
@@ -347,9 +364,6 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
         echo_session_commit(&session, (size_t)n);
         last_read_ns = now_ns;
 
-        /* The board's counters are added once per read, not per line:
-         * with pipelined lines that keeps shared cache lines out of the
-         * hot path. */
         uint64_t batch_lines = 0;
         replies.bytes = 0;
         bool closing = answer_lines(srv, c, &session, thread_name, me, now_ns,
@@ -361,10 +375,7 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
             partial_since_ns = 0;
         else if (partial_since_ns == 0 || batch_lines > 0)
             partial_since_ns = now_ns;
-        board_add(board, CTR_BYTES_IN, (uint64_t)n);
-        board_add(board, CTR_BYTES_OUT, replies.bytes);
-        board_add(board, CTR_LINES, batch_lines);
-        board_thread_lines(board, me, batch_lines);
+        publish_read(board, me, (uint64_t)n, replies.bytes, batch_lines);
         if (closing)
             break;
     }
