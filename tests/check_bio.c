@@ -3,11 +3,16 @@
  * --max-threads refusing the rest with "!err busy". */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bio/bio.h"
+#include "conn/conn.h"
 #include "echo/session.h"
 #include "model_suite.h"
 #include "testnet.h"
@@ -176,6 +181,135 @@ START_TEST(port_in_use_is_an_error)
 }
 END_TEST
 
+/* ---- the connection loop itself, on a socketpair ---------------------------- */
+
+/* conn_serve on one end of a SOCK_SEQPACKET socketpair: the packets keep
+ * their boundaries, so each write the server makes arrives as one packet
+ * and the test can count them. Bio and pool share this loop. */
+struct conn_on_pair {
+    struct server_opts opts;
+    struct conn_server srv;
+    struct conn conn;
+    int client;                 /* the test's end */
+    enum echo_end end;          /* how conn_serve ended */
+    uint64_t lines;             /* lines it answered */
+    pthread_t thread;
+};
+
+static void *serve_pair_cb(void *arg)
+{
+    struct conn_on_pair *p = arg;
+    struct board_thread_ref me = { .slot = -1 };
+    p->end = conn_serve(&p->srv, &p->conn, "conn-test", &me, &p->lines);
+    return NULL;
+}
+
+static void conn_pair_start(struct conn_on_pair *p)
+{
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    server_opts_init(&p->opts);
+    p->srv = (struct conn_server){ .model = "bio", .opts = &p->opts,
+                                   .board = NULL,
+                                   .stop_fd = eventfd(0, EFD_CLOEXEC) };
+    ck_assert_int_ge(p->srv.stop_fd, 0);
+    p->conn = (struct conn){ .fd = sv[0], .id = 1 };
+    p->client = sv[1];
+    ck_assert_int_eq(pthread_create(&p->thread, NULL, serve_pair_cb, p), 0);
+}
+
+/* Close the client's end and wait for conn_serve to see the EOF. */
+static void conn_pair_finish(struct conn_on_pair *p)
+{
+    close(p->client);
+    pthread_join(p->thread, NULL);
+    close(p->conn.fd);
+    close(p->srv.stop_fd);
+}
+
+/* Read packets until want bytes came; returns how many packets. */
+static int read_packets(int fd, char *buf, size_t want)
+{
+    int packets = 0;
+    size_t got = 0;
+    while (got < want) {
+        ck_assert(tn_readable(fd, 5000));
+        ssize_t n = recv(fd, buf + got, want - got, 0);
+        ck_assert_int_gt(n, 0);
+        got += (size_t)n;
+        packets++;
+    }
+    return packets;
+}
+
+/* Sixteen lines in one packet make one read, and their replies leave in
+ * one write, in order: a write per line (the old loop: 16 packets) is the
+ * syscall that made bio and pool cost several times the naive peer per
+ * line (docs/performance.md). One read, one write: fixed by the code, not
+ * by the scheduler. */
+START_TEST(replies_of_one_read_leave_in_one_write)
+{
+    enum { LINES = 16 };
+    struct conn_on_pair p;
+    char sent[LINES * 8 + 1] = "", got[sizeof(sent)];
+    for (int i = 0; i < LINES; i++)
+        snprintf(sent + strlen(sent), sizeof(sent) - strlen(sent), "line%02d\n", i);
+    conn_pair_start(&p);
+    tn_send(p.client, sent, strlen(sent));
+    int packets = read_packets(p.client, got, strlen(sent));
+    ck_assert_int_eq(memcmp(got, sent, strlen(sent)), 0);
+    ck_assert_int_eq(packets, 1);
+    conn_pair_finish(&p);
+    ck_assert_int_eq(p.end, ECHO_END_EOF);
+    ck_assert_uint_eq(p.lines, LINES);
+}
+END_TEST
+
+/* Work splits a batch: the replies before a !cpu leave before its work,
+ * the rest after it (three packets: "a b", then the !cpu line and "c"
+ * together), in order. A loop that wrote a read's replies only at its end
+ * would send one packet; one that wrote per line, four. */
+START_TEST(work_writes_what_was_collected_first)
+{
+    struct conn_on_pair p;
+    const char *sent = "a\nb\n!cpu 1000\nc\n";
+    char got[64];
+    conn_pair_start(&p);
+    tn_send(p.client, sent, strlen(sent));
+    ck_assert(tn_readable(p.client, 5000));
+    ssize_t n = recv(p.client, got, sizeof(got), 0);
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(memcmp(got, "a\nb\n", 4), 0);
+    int packets = read_packets(p.client, got, strlen(sent) - 4);
+    ck_assert_int_eq(memcmp(got, "!cpu 1000\nc\n", strlen(sent) - 4), 0);
+    ck_assert_int_eq(packets, 1);
+    conn_pair_finish(&p);
+    ck_assert_uint_eq(p.lines, 4);
+}
+END_TEST
+
+/* !quit ends the batch: what came before it and its own reply are
+ * written, the line after it is not answered. */
+START_TEST(quit_flushes_the_batch_and_ends)
+{
+    struct conn_on_pair p;
+    const char *sent = "x\n!quit\nnever\n";
+    char got[64];
+    conn_pair_start(&p);
+    tn_send(p.client, sent, strlen(sent));
+    pthread_join(p.thread, NULL);
+    ck_assert_int_eq(p.end, ECHO_END_QUIT);
+    ck_assert_uint_eq(p.lines, 2);
+    ssize_t n = recv(p.client, got, sizeof(got), MSG_DONTWAIT);
+    ck_assert_int_eq(n, 8);
+    ck_assert_int_eq(memcmp(got, "x\n!quit\n", 8), 0);
+    ck_assert_int_lt(recv(p.client, got, sizeof(got), MSG_DONTWAIT), 0);
+    close(p.client);
+    close(p.conn.fd);
+    close(p.srv.stop_fd);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = model_suite("bio");
@@ -186,6 +320,9 @@ int main(void)
     tcase_add_test(tc, small_stacks_still_serve);
     tcase_add_test(tc, stop_with_idle_connections_joins_all);
     tcase_add_test(tc, port_in_use_is_an_error);
+    tcase_add_test(tc, replies_of_one_read_leave_in_one_write);
+    tcase_add_test(tc, work_writes_what_was_collected_first);
+    tcase_add_test(tc, quit_flushes_the_batch_and_ends);
     suite_add_tcase(s, tc);
     return ts_run(s);
 }

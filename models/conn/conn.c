@@ -7,6 +7,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "echo/session.h"
@@ -125,25 +126,173 @@ static uint64_t input_deadline(const struct server_opts *o, uint64_t last_read_n
     return 0;
 }
 
+/* The replies of one read, collected to leave in one sendmsg(): with
+ * pipelined lines a write per line costs a syscall per line, the largest
+ * share of a blocking thread's CPU (docs/performance.md). */
+#define REPLY_BATCH_MAX 64      /* replies per write; more: write, go on */
+
+struct reply_batch {
+    struct iovec iov[REPLY_BATCH_MAX]; /* the replies, in order */
+    int count;                  /* replies collected, not yet written */
+    uint64_t bytes;             /* their bytes */
+    bool holds_who;             /* one points at the session's !who buffer,
+                                   which the next !who overwrites */
+};
+
+/* Write iov[0..count) in order, all of it: sendmsg() retried on EINTR and
+ * after partial writes (iov advanced past what went). A blocking socket
+ * with SO_SNDTIMEO fails with EAGAIN when the client stops reading.
+ * MSG_NOSIGNAL: a peer gone is -EPIPE, not a signal. Returns 0 or -errno. */
+static int write_iov_all(int fd, struct iovec *iov, int count)
+{
+    while (count > 0) {
+        struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)count };
+        ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        while (count > 0 && (size_t)n >= iov->iov_len) {
+            n -= (ssize_t)iov->iov_len;
+            iov++;
+            count--;
+        }
+        if (count > 0) {
+            iov->iov_base = (char *)iov->iov_base + n;
+            iov->iov_len -= (size_t)n;
+        }
+    }
+    return 0;
+}
+
+/* Write what the batch holds; its lines took from the read at read_ns to
+ * now. The clock is read once per write, and the latency recorded for all
+ * the batch's lines at once: the same measure in every model. */
+static int flush_replies(struct board *board, int fd, struct reply_batch *rb,
+                         uint64_t read_ns)
+{
+    if (rb->count == 0)
+        return 0;
+    int rc = write_iov_all(fd, rb->iov, rb->count);
+    if (rc == 0)
+        board_record_latency_n(board, board_now_ns() - read_ns,
+                               (uint64_t)rb->count);
+    rb->count = 0;
+    rb->holds_who = false;
+    return rc;
+}
+
+/* Add a reply to the batch; a full batch (or a second !who) is written
+ * first. Returns 0 or -errno from that write. */
+static int collect_reply(struct board *board, int fd, struct reply_batch *rb,
+                         const struct echo_session *s,
+                         const struct echo_reply *r, uint64_t read_ns)
+{
+    bool is_who = r->data == s->who;
+    if (rb->count == REPLY_BATCH_MAX || (is_who && rb->holds_who)) {
+        int rc = flush_replies(board, fd, rb, read_ns);
+        if (rc < 0)
+            return rc;
+    }
+    rb->iov[rb->count++] = (struct iovec){ .iov_base = (void *)r->data,
+                                           .iov_len = r->len };
+    rb->bytes += r->len;
+    rb->holds_who |= is_who;
+    return 0;
+}
+
+static enum echo_end end_of_failed_write(int wrc)
+{
+    return wrc == -EAGAIN ? ECHO_END_STALLED
+         : wrc == -ECONNRESET || wrc == -EPIPE ? ECHO_END_RESET
+         : ECHO_END_IO_ERROR;
+}
+
+/* Answer every complete line the session holds, in order, replies
+ * collected and written together. Work (!cpu, !sleep) first writes what is
+ * collected: no reply waits behind another line's sleep, and the sleep
+ * blocks only this thread. Returns true when the connection ends (*end
+ * says why): a failed write, !quit, or a line too long (its error reply
+ * written first). */
+static bool answer_lines(const struct conn_server *srv, struct conn *c,
+                         struct echo_session *session, const char *thread_name,
+                         struct board_thread_ref *me, uint64_t read_ns,
+                         struct reply_batch *rb, uint64_t *batch_lines,
+                         enum echo_end *end)
+{
+    struct board *board = srv->board;
+    struct echo_reply reply;
+    bool ends = false;
+    int wrc = 0;
+    while (!ends && echo_session_next(session, thread_name, &reply)) {
+        if (reply.work != ECHO_WORK_NONE) {
+            if ((wrc = flush_replies(board, c->fd, rb, read_ns)) < 0)
+                break;
+            if (reply.work == ECHO_WORK_SLEEP)
+                board_thread_state(board, me, STATE_BLOCKED_SLEEP);
+            echo_do_work(&reply);     /* blocking is fine: a thread of our own */
+            if (reply.work == ECHO_WORK_SLEEP)
+                board_thread_state(board, me, STATE_RUNNING);
+        }
+        if (reply.error == ECHO_ERROR_BAD_ARGUMENT)
+            board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
+        if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
+            board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
+        (*batch_lines)++;
+        if ((wrc = collect_reply(board, c->fd, rb, session, &reply, read_ns)) < 0)
+            break;
+        if (reply.close_after) {
+            *end = reply.error == ECHO_ERROR_LINE_TOO_LONG ? ECHO_END_TOO_LONG
+                                                           : ECHO_END_QUIT;
+            ends = true;
+        }
+    }
+    /* A reply collected is written before the thread reads again (or
+     * closes): replies never wait for more input. */
+    if (wrc == 0)
+        wrc = flush_replies(board, c->fd, rb, read_ns);
+    if (wrc < 0) {
+        *end = end_of_failed_write(wrc);
+        return true;
+    }
+    return ends;
+}
+
+/* A client that never reads makes write() block; past --stall-timeout
+ * the write fails with EAGAIN and the connection is closed. */
+static void set_stall_timeout(int fd, int stall_timeout_ms)
+{
+    if (stall_timeout_ms <= 0)
+        return;
+    struct timeval tv = { .tv_sec = stall_timeout_ms / 1000,
+                          .tv_usec = (stall_timeout_ms % 1000) * 1000 };
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* One read's figures on the board, added once per read, not per line:
+ * with pipelined lines that keeps shared cache lines out of the hot path. */
+static void publish_read(struct board *board, struct board_thread_ref *me,
+                         uint64_t bytes_in, uint64_t bytes_out, uint64_t lines)
+{
+    board_add(board, CTR_BYTES_IN, bytes_in);
+    board_add(board, CTR_BYTES_OUT, bytes_out);
+    board_add(board, CTR_LINES, lines);
+    board_thread_lines(board, me, lines);
+}
+
 enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                          const char *thread_name,
                          struct board_thread_ref *me, uint64_t *lines)
 {
     struct board *board = srv->board;
     struct echo_session session;
-    struct echo_reply reply;
+    struct reply_batch replies = { .count = 0 };
     enum echo_end end = ECHO_END_EOF;
 
     *lines = 0;
     if (echo_session_init(&session, srv->model, c->id, srv->opts->max_line) < 0)
         return ECHO_END_NO_MEMORY;
-    /* A client that never reads makes write() block; past --stall-timeout
-     * the write fails with EAGAIN and the connection is closed. */
-    if (srv->opts->stall_timeout_ms > 0) {
-        struct timeval tv = { .tv_sec = srv->opts->stall_timeout_ms / 1000,
-                              .tv_usec = (srv->opts->stall_timeout_ms % 1000) * 1000 };
-        setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    }
+    set_stall_timeout(c->fd, srv->opts->stall_timeout_ms);
     uint64_t last_read_ns = net_now_ns(), partial_since_ns = 0;
     /* A stop leaves the socket open, and the client may go on sending:
      * answer what the kernel held when we noticed the stop, then no more. */
@@ -194,43 +343,10 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
         echo_session_commit(&session, (size_t)n);
         last_read_ns = now_ns;
 
-        /* Answer every line this read completed. The board's counters are
-         * added once per read, not per line: with pipelined lines that
-         * keeps shared cache lines out of the hot path. */
-        uint64_t batch_lines = 0, batch_bytes = 0;
-        bool closing = false;
-        while (!closing && echo_session_next(&session, thread_name, &reply)) {
-            if (reply.work == ECHO_WORK_SLEEP)
-                board_thread_state(board, me, STATE_BLOCKED_SLEEP);
-            echo_do_work(&reply);       /* blocking is fine: a thread of our own */
-            board_thread_state(board, me, STATE_RUNNING);
-            /* A write to a socket with room returns at once; the thread is
-             * shown blocked in I/O only while it waits in read(). */
-            int wrc = net_write_all(c->fd, reply.data, reply.len);
-            if (wrc < 0) {
-                end = wrc == -EAGAIN ? ECHO_END_STALLED
-                    : wrc == -ECONNRESET || wrc == -EPIPE ? ECHO_END_RESET
-                    : ECHO_END_IO_ERROR;
-                closing = true;
-                break;
-            }
-            if (board) {
-                /* From the read that completed the line to its reply
-                 * written: the same measure in every model. */
-                board_record_latency(board, board_now_ns() - now_ns);
-                if (reply.error == ECHO_ERROR_BAD_ARGUMENT)
-                    board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
-                if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
-                    board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
-            }
-            batch_lines++;
-            batch_bytes += reply.len;
-            if (reply.close_after) {
-                end = reply.error == ECHO_ERROR_LINE_TOO_LONG ? ECHO_END_TOO_LONG
-                                                              : ECHO_END_QUIT;
-                closing = true;
-            }
-        }
+        uint64_t batch_lines = 0;
+        replies.bytes = 0;
+        bool closing = answer_lines(srv, c, &session, thread_name, me, now_ns,
+                                    &replies, &batch_lines, &end);
         *lines += batch_lines;
         /* A partial line left over starts (or keeps) the line clock; one
          * that began after a complete line restarts it. */
@@ -238,12 +354,7 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
             partial_since_ns = 0;
         else if (partial_since_ns == 0 || batch_lines > 0)
             partial_since_ns = now_ns;
-        if (board) {
-            board_add(board, CTR_BYTES_IN, (uint64_t)n);
-            board_add(board, CTR_BYTES_OUT, batch_bytes);
-            board_add(board, CTR_LINES, batch_lines);
-            board_thread_lines(board, me, batch_lines);
-        }
+        publish_read(board, me, (uint64_t)n, replies.bytes, batch_lines);
         if (closing)
             break;
     }

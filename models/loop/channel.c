@@ -550,9 +550,10 @@ static bool process_lines(struct channel *ch, struct batch *b)
     const struct channel_host *h = ch->host;
     struct board *board = h->board;
     struct echo_reply reply;
+    const char *thread_name = loop_name(ch->loop);   /* for !who */
 
     while (answers_lines(ch) && !b->spent &&
-           echo_session_next(&ch->session, loop_name(ch->loop), &reply)) {
+           echo_session_next(&ch->session, thread_name, &reply)) {
         bool did_work = reply.work != ECHO_WORK_NONE;
         if ((did_work || is_who(ch, &reply)) && h->business) {
             if (offload(ch, &reply, b->read_ns))
@@ -610,8 +611,7 @@ static bool settle(struct channel *ch, struct batch *b)
      * brought it to its reply being written (here: handed to the socket). */
     if (board && b->lines) {
         uint64_t took = board_now_ns() - b->read_ns;
-        for (uint32_t i = 0; i < b->lines; i++)
-            board_record_latency(board, took);
+        board_record_latency_n(board, took, b->lines);
         board_add(board, CTR_LINES, b->lines);
         board_thread_lines(board, loop_board_ref(ch->loop), b->lines);
     }

@@ -316,6 +316,12 @@ void board_record_latency(struct board *b, uint64_t ns)
         hist_record(b->hist, ns);
 }
 
+void board_record_latency_n(struct board *b, uint64_t ns, uint64_t n)
+{
+    if (b)
+        hist_record_n(b->hist, ns, n);
+}
+
 /* ---- threads ------------------------------------------------------------- */
 
 /* Claim a free slot, or one whose thread has ended. -1 when all are live.

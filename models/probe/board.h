@@ -205,6 +205,10 @@ uint64_t board_counter(const struct board *b, enum board_counter c);
 /* Record a line's handling time. Any thread. */
 void board_record_latency(struct board *b, uint64_t ns);
 
+/* Record n lines that took the same time (one batch of replies written
+ * together): one histogram update, not n. Any thread. */
+void board_record_latency_n(struct board *b, uint64_t ns, uint64_t n);
+
 /* The clock the board uses (CLOCK_MONOTONIC, ns; a vDSO call, no syscall).
  * Pass its value to the _at functions to read it once for several uses. */
 uint64_t board_now_ns(void);

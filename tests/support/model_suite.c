@@ -1754,6 +1754,34 @@ START_TEST(a_reset_while_refused_does_not_spin)
 }
 END_TEST
 
+/* A blocking thread writes the replies of one read together, but never
+ * holds one back behind another line's work: with `hi` and a !sleep 3000
+ * pipelined in one send, `hi` comes at once (bounded at 1.5 s, half the
+ * sleep, for a busy machine), the sleep's reply after it. A batch written
+ * only after the whole read's lines held `hi` the whole 3 s. Blocking
+ * models only: a loop without offload answers its read's lines together,
+ * after the sleep, and that stall is the reactor's lesson. */
+START_TEST(a_reply_is_not_held_behind_a_pipelined_sleep)
+{
+    if (is_loop_model(model_under_test))
+        return;
+    struct test_server t;
+    char line[64];
+    start_default(&t);
+    int fd = tn_connect(t.port);
+    uint64_t sent_ms = tn_now_ms();
+    tn_send_str(fd, "hi\n!sleep 3000\n");
+    ck_assert_msg(tn_readable(fd, 1500), "hi was held behind the !sleep");
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 3);
+    ck_assert_int_eq(memcmp(line, "hi\n", 3), 0);
+    ck_assert_uint_lt(tn_now_ms() - sent_ms, 1500);
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 12);
+    ck_assert_int_eq(memcmp(line, "!sleep 3000\n", 12), 0);
+    close(fd);
+    ts_stop(&t);
+}
+END_TEST
+
 Suite *model_suite(const char *model_name)
 {
     model_under_test = model_name;
@@ -1763,6 +1791,7 @@ Suite *model_suite(const char *model_name)
     tcase_set_timeout(proto, 30);
     tcase_add_test(proto, echo_commands_over_socket);
     tcase_add_test(proto, one_byte_at_a_time);
+    tcase_add_test(proto, a_reply_is_not_held_behind_a_pipelined_sleep);
     tcase_add_test(proto, oversized_line_closes_only_that_connection);
     tcase_add_test(proto, reset_mid_line_leaves_server_serving);
     tcase_add_test(proto, socat_client_echoes);

@@ -12,9 +12,11 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
      * (echo_do_work: a thread of our own may block). It ends on EOF, a
      * reset, a failed or stalled write (--stall-timeout, SO_SNDTIMEO),
      * !quit, a line too long, and the idle and line timeouts
-     * (input_deadline, wait_readable). A stop shuts the read side
-     * (c->input_ended): then answer only what the kernel already held.
-     * *lines is how many lines were answered.
+     * (input_deadline, wait_readable). When wait_readable says a stop
+     * began, answer only what the kernel held then (net_bytes_held), and
+     * end. *lines is how many lines were answered. Given: answer_lines
+     * answers a read's complete lines, their replies written together;
+     * set_stall_timeout and publish_read.
      *
      * Board: the thread is blocked in I/O while it waits for input,
      * blocked in sleep during !sleep, running otherwise; lines and bytes
@@ -27,6 +29,9 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
     (void)me;
     (void)wait_readable;
     (void)input_deadline;
+    (void)answer_lines;
+    (void)set_stall_timeout;
+    (void)publish_read;
     *lines = 0;
     return ECHO_END_EOF;
 }
