@@ -17,6 +17,12 @@ cleanup() {
 }
 trap cleanup EXIT
 screen() { tmux -S "$sock" capture-pane -p -t top; }
+# shows ERE: the screen shows it within 10 s. A refresh on a machine that
+# others load can take seconds; what is tested is what top draws, not when.
+shows() {
+  for _ in $(seq 100); do screen | grep -Eq -- "$1" && return 0; sleep 0.1; done
+  return 1
+}
 
 echo "== tests/tui/run.sh ($BIN)"
 command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
@@ -51,8 +57,7 @@ grep -Eq "spawn +conn-[0-9]+: a thread for conn" "$tmp/screen1" && ok || bad "th
 
 # Keys: t switches to a list, p pauses.
 tmux -S "$sock" send-keys -t top t
-sleep 0.8
-screen | grep -q "THREAD          STATE" && ok || bad "t did not switch to the list"
+shows "THREAD          STATE" && ok || bad "t did not switch to the list"
 # The list says how many it shows of the 301, and the keys scroll it. The
 # keys are sent as xterm's terminfo spells them (top runs with that TERM;
 # tmux's own names for End and Home send screen's sequences).
@@ -60,40 +65,31 @@ key() { tmux -S "$sock" send-keys -t top -l "$(tput -T xterm-256color "$1")"; }
 screen | grep -Eq "[0-9]+ of 301 shown \(1-[0-9]+;" && ok \
   || { bad "the list does not say how many threads it shows"; screen | tail -12; }
 key kend
-sleep 0.8
-screen | grep -Eq "[0-9]+ of 301 shown \([0-9]+-301;" && ok || bad "End did not scroll to the last thread"
+shows "[0-9]+ of 301 shown \([0-9]+-301;" && ok || bad "End did not scroll to the last thread"
 key kpp; key kcuu1
-sleep 0.8
-screen | grep -Eq "[0-9]+ of 301 shown \([0-9]+-290;" && ok || bad "PgUp and Up did not scroll back 11"
+shows "[0-9]+ of 301 shown \([0-9]+-290;" && ok || bad "PgUp and Up did not scroll back 11"
 key kcud1; key khome
-sleep 0.8
-screen | grep -Eq "[0-9]+ of 301 shown \(1-[0-9]+;" && ok || bad "Home did not scroll to the top"
+shows "[0-9]+ of 301 shown \(1-[0-9]+;" && ok || bad "Home did not scroll to the top"
 # o orders the list: by state, then by lines, then back by role.
 tmux -S "$sock" send-keys -t top o
-sleep 0.8
-screen | grep -q "LINES (by state)" && ok || bad "o did not order the list by state"
+shows "LINES \(by state\)" && ok || bad "o did not order the list by state"
 tmux -S "$sock" send-keys -t top o
-sleep 0.8
-screen | grep -q "LINES (by lines)" && ok || bad "a second o did not order the list by lines"
+shows "LINES \(by lines\)" && ok || bad "a second o did not order the list by lines"
 tmux -S "$sock" send-keys -t top o
 tmux -S "$sock" send-keys -t top p
-sleep 0.8
-screen | grep -q "PAUSED" && ok || { bad "p did not pause"; screen | tail -3; }
+shows "PAUSED" && ok || { bad "p did not pause"; screen | tail -3; }
 
 # Resize to 60x20 and back: still alive, still drawing.
 tmux -S "$sock" resize-window -t top -x 60 -y 20
-sleep 1
-screen >"$tmp/screen2"
-grep -q "bio  pid" "$tmp/screen2" && ok || { bad "nothing sensible at 60x20"; cat "$tmp/screen2"; }
+shows "bio  pid" && ok || { bad "nothing sensible at 60x20"; screen; }
 tmux -S "$sock" resize-window -t top -x 30 -y 10
-sleep 1
-screen | grep -q "terminal too small" && ok || bad "no 'too small' message at 30x10"
+shows "terminal too small" && ok || bad "no 'too small' message at 30x10"
 tmux -S "$sock" resize-window -t top -x 120 -y 40
-sleep 1
+shows "bio  pid" || true
 
 # q quits, with status 0, and the terminal is back in its normal modes.
 tmux -S "$sock" send-keys -t top q
-for _ in $(seq 40); do [ -s "$tmp/after" ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ -s "$tmp/after" ] && break; sleep 0.1; done
 if [ -s "$tmp/after" ]; then
   grep -q "^exit=0" "$tmp/after" && ok || bad "top exited with $(head -1 "$tmp/after")"
   grep -q " icanon" "$tmp/after" && grep -q " echo" "$tmp/after" && ok \
