@@ -144,7 +144,10 @@ int fleet_start_server(struct fleet *f, const char *model, const char *const *ar
         return -1;
     }
     f->n++;
-    uint64_t deadline = now_ms() + 5000;
+    /* A server that dies is noticed at once (fleet_poll); the deadline is
+     * for one that hangs. 30 s, not 5: on a machine loaded by others a
+     * server was seen to take more than 5 s to start listening. */
+    uint64_t deadline = now_ms() + 30000;
     while (now_ms() < deadline) {
         FILE *fp = fopen(port_file, "r");
         unsigned port = 0;
