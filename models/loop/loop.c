@@ -211,13 +211,16 @@ static void busy_begin(struct loop *l, uint64_t now)
 static uint64_t busy_end(struct loop *l, uint64_t began_ns)
 {
     uint64_t now = loop_now_ns();
-    atomic_store_explicit(&l->busy_since_ns, 0, memory_order_relaxed);
+    /* Remember it before saying the loop is free: the checker reads the
+     * length as soon as it sees busy_since cleared (the other order let it
+     * read the previous handler's, and report no length at all). */
     if (now - began_ns >= atomic_load_explicit(&l->long_handler_ns, memory_order_relaxed)) {
         pthread_mutex_lock(&l->long_lock);
         l->long_began_ns = began_ns;
         l->long_took_ns = now - began_ns;
         pthread_mutex_unlock(&l->long_lock);
     }
+    atomic_store_explicit(&l->busy_since_ns, 0, memory_order_release);
     return now;
 }
 
@@ -722,7 +725,7 @@ uint64_t loop_channels(const struct loop *l)
 
 uint64_t loop_busy_since_ns(const struct loop *l)
 {
-    return atomic_load_explicit(&l->busy_since_ns, memory_order_relaxed);
+    return atomic_load_explicit(&l->busy_since_ns, memory_order_acquire);
 }
 
 bool loop_last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns)
