@@ -44,20 +44,25 @@ static void on_shim_signal(int sig)
     atomic_fetch_add_explicit(&delivered, 1, memory_order_relaxed);
 }
 
+/* The ticker's view of this process's threads, opened once per process
+ * and read again from the top each tick: opening it every tick would show
+ * a test that counts its fds one that comes and goes. /proc/self is
+ * resolved when it is opened, so a forked child opens its own. */
+static DIR *task_dir;
+
 /* Interrupt every thread but this one, once. */
 static void interrupt_all(pid_t self_tid)
 {
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
+    if (!task_dir)
         return;
-    for (struct dirent *e; (e = readdir(d));) {
+    rewinddir(task_dir);
+    for (struct dirent *e; (e = readdir(task_dir));) {
         pid_t tid = (pid_t)atoi(e->d_name);
         if (tid <= 0 || tid == self_tid)
             continue;
         if (syscall(SYS_tgkill, getpid(), tid, shim_signal) == 0)
             atomic_fetch_add_explicit(&sent, 1, memory_order_relaxed);
     }
-    closedir(d);
 }
 
 static void *ticker_main(void *arg)
@@ -82,6 +87,11 @@ static void *ticker_main(void *arg)
 
 static void start_ticker(void)
 {
+    if (task_dir)
+        closedir(task_dir);         /* a forked child's copy of the parent's */
+    task_dir = opendir("/proc/self/task");
+    if (!task_dir)
+        fprintf(stderr, "eintr shim: no /proc/self/task: no faults injected\n");
     pthread_t th;
     pthread_attr_t attr;
     pthread_attr_init(&attr);

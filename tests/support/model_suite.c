@@ -53,6 +53,7 @@ void ts_start(struct test_server *t, const char *name,
     t->port = t->model->port(t->server);
     ck_assert_int_ne(t->port, 0);
     t->fds_before = tn_fd_count();
+    tn_fd_names(t->fd_names_before, sizeof(t->fd_names_before));
     t->threads_before = tn_thread_count("");
     t->rss_before_kb = tn_rss_kb();
 }
@@ -68,13 +69,27 @@ void ts_start(struct test_server *t, const char *name,
 #endif
 enum { RSS_GROWTH_LIMIT_KB = 256 * 1024 };
 
-void ts_stop_checked(struct test_server *t, const char *scenario)
+/* Wait up to 10 s for this process to hold no more fds and threads than
+ * it did before; *fds and *threads get the last look. The figures judged
+ * are those of that look, not a fresh one: a second look may catch an fd
+ * that something opens for a moment (the eintr shim's walk of
+ * /proc/self/task did) and fail a clean stop. */
+static void settle(int fds_before, int threads_before, int *fds, int *threads)
 {
     uint64_t deadline = tn_now_ms() + 10000;
-    while ((tn_fd_count() > t->fds_before || tn_thread_count("") > t->threads_before) &&
-           tn_now_ms() < deadline)
+    *fds = tn_fd_count();
+    *threads = tn_thread_count("");
+    while ((*fds > fds_before || *threads > threads_before) && tn_now_ms() < deadline) {
         usleep(20000);
-    int fds = tn_fd_count(), threads = tn_thread_count("");
+        *fds = tn_fd_count();
+        *threads = tn_thread_count("");
+    }
+}
+
+void ts_stop_checked(struct test_server *t, const char *scenario)
+{
+    int fds, threads;
+    settle(t->fds_before, t->threads_before, &fds, &threads);
     long rss = tn_rss_kb();
     size_t name_len = strlen(scenario);        /* Check names it "<test>_fn" */
     if (name_len > 3 && strcmp(scenario + name_len - 3, "_fn") == 0)
@@ -83,10 +98,12 @@ void ts_stop_checked(struct test_server *t, const char *scenario)
            model_under_test, (int)name_len, scenario, t->rss_before_kb, rss,
            t->fds_before, fds, t->threads_before, threads);
     fflush(stdout);
-    char states[256];
+    char states[256], fd_names[512];
     tn_port_states(t->port, states, sizeof(states));
+    tn_fd_names(fd_names, sizeof(fd_names));
     ck_assert_msg(fds <= t->fds_before, "%s: %d fds open after, %d before; sockets "
-                  "on the port: %s", scenario, fds, t->fds_before, states);
+                  "on the port: %s; fds before: %s; after: %s", scenario, fds,
+                  t->fds_before, states, t->fd_names_before, fd_names);
     char names[512];
     tn_thread_names(names, sizeof(names));
     ck_assert_msg(threads <= t->threads_before, "%s: %d threads after, %d before: %s",
@@ -749,15 +766,13 @@ START_TEST(ten_thousand_connections_come_and_go)
         }
         close(fd);
     }
-    uint64_t deadline = tn_now_ms() + 10000;
-    while ((tn_fd_count() != fds_before || tn_thread_count("") > threads_before) &&
-           tn_now_ms() < deadline)
-        usleep(20000);
+    int fds, threads;
+    settle(fds_before, threads_before, &fds, &threads);
     char states[256];
     tn_port_states(t.port, states, sizeof(states));
-    ck_assert_msg(tn_fd_count() == fds_before, "%d fds open, %d before; sockets on "
-                  "the port: %s", tn_fd_count(), fds_before, states);
-    ck_assert_int_le(tn_thread_count(""), threads_before);
+    ck_assert_msg(fds == fds_before, "%d fds open, %d before; sockets on "
+                  "the port: %s", fds, fds_before, states);
+    ck_assert_int_le(threads, threads_before);
     ts_stop(&t);
 }
 END_TEST

@@ -18,6 +18,7 @@ struct test_server {
     void *server;
     uint16_t port;
     int fds_before, threads_before;   /* this process, once started */
+    char fd_names_before[512];        /* tn_fd_names then */
     long rss_before_kb;
 };
 

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -196,6 +197,25 @@ int tn_fd_count(void)
         n += e->d_name[0] != '.';
     closedir(d);
     return n - 1;                     /* not the directory's own fd */
+}
+
+void tn_fd_names(char *out, size_t cap)
+{
+    DIR *d = opendir("/proc/self/fd");
+    size_t len = 0;
+    out[0] = '\0';
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d)) && len < cap;) {
+        if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
+            continue;
+        char path[300], target[128];
+        snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(path, target, sizeof(target) - 1);
+        target[n > 0 ? n : 0] = '\0';
+        len += (size_t)snprintf(out + len, cap - len, "%s%s=%s", len ? " " : "",
+                                e->d_name, target);
+    }
+    closedir(d);
 }
 
 long tn_rss_kb(void)

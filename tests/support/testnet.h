@@ -48,6 +48,9 @@ void tn_thread_names(char *out, size_t cap);
 
 /* This process's open fds and resident memory (KiB), from /proc. */
 int tn_fd_count(void);
+/* Each open fd and what it is, as "3=socket:[123] 4=anon_inode:[eventfd]":
+ * what a failed fd check prints, beside the list from before. */
+void tn_fd_names(char *out, size_t cap);
 long tn_rss_kb(void);
 
 /* The TCP states of sockets to or from this port, as "ESTABLISHED 3,
