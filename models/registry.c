@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "bio/bio.h"
-#include "poolserver/poolserver.h"
+#include "pool/poolserver.h"
 #include "multireactor/multireactor.h"
 #include "reactor/reactor.h"
 

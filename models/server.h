@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "net/net.h"
-#include "pool/pool.h"
+#include "threadpool/pool.h"
 #include "probe/board.h"
 
 struct server_opts {

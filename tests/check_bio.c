@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "bio/bio.h"
-#include "conn/conn.h"
+#include "blocking/conn.h"
 #include "echo/session.h"
 #include "model_suite.h"
 #include "testnet.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "loopserver/loopserver.h"
+#include "reactive/loopserver.h"
 #include "model_suite.h"
 #include "multireactor/multireactor.h"
 #include "testnet.h"

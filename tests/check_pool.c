@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "model_suite.h"
-#include "pool/pool.h"
-#include "poolserver/poolserver.h"
+#include "threadpool/pool.h"
+#include "pool/poolserver.h"
 #include "testnet.h"
 
 /* ---- a gate that tasks wait behind ----------------------------------------- */

@@ -15,7 +15,7 @@
  *
  * A line travels: kernel -> read() into the session's buffer -> the session
  * decides the reply -> the same thread does the work (!cpu, !sleep) ->
- * write(). That loop is conn_serve (models/conn/conn.c), which the pool
+ * write(). That loop is conn_serve (models/blocking/conn.c), which the pool
  * server runs too; what is BIO's own is here: a thread is created for each
  * connection, and ends with it.
  *
@@ -23,6 +23,11 @@
  * scheduler entry each, and a context switch for every line. It breaks when
  * connections outnumber the threads the machine can hold; --max-threads
  * bounds the damage by refusing the rest with "!err busy".
+ *
+ * Where it lives, and what to read first:
+ *   on_accept (here)            a thread per accepted connection
+ *   conn_thread_main (here)     that thread's whole life
+ *   conn_serve (models/blocking/conn.c)  read -> answer -> write, blocking
  */
 #include "bio.h"
 
@@ -32,8 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn/acceptor.h"
-#include "conn/conn.h"
+#include "blocking/acceptor.h"
+#include "blocking/conn.h"
 
 struct bio_conn {
     struct conn conn;               /* fd, id, place in the registry */

@@ -21,15 +21,21 @@
  * connections of that loop only; the others go on. --offload moves the
  * slow lines to a business pool, as in the single reactor.
  *
- * The mechanism is shared with the single reactor (models/loopserver/):
+ * The mechanism is shared with the single reactor (models/reactive/):
  * what makes this model is the two groups and the hand-off between them.
+ *
+ * Where it lives, and what to read first:
+ *   on_acceptable (models/reactive/loopserver.c)  the boss: accept, choose
+ *   loop_group_choose (models/loop/group.c)  the chooser: round robin
+ *   register_task (models/reactive/loopserver.c)  the hand-off, on the worker
+ *   channel_io_cb (models/reactive/channel.c)  a worker serving a connection
  */
 #include "multireactor.h"
 
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "loopserver/loopserver.h"
+#include "reactive/loopserver.h"
 
 struct multireactor_server {
     struct loop_server *server;

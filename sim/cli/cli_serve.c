@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "loop/checker.h"
 #include "loop/loop.h"
-#include "pool/pool.h"
+#include "threadpool/pool.h"
 #include "probe/board.h"
 #include "multireactor/multireactor.h"
 #include "registry.h"

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "pool/pool.h"
+#include "threadpool/pool.h"
 #include "server.h"
 
 struct pool_server;

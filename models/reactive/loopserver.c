@@ -22,12 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loop/channel.h"
+#include "channel.h"
 #include "loop/checker.h"
 #include "loop/group.h"
 #include "loop/loop.h"
 #include "loop/promise.h"
-#include "pool/pool.h"
+#include "threadpool/pool.h"
 
 #define ACCEPTS_PER_WAKEUP 64           /* then the loop's other fds get a turn */
 #define QUIET_PERIOD_MS 100             /* shutdownGracefully's quiet period */

@@ -31,8 +31,8 @@
 #include <stdint.h>
 
 #include "echo/session.h"
-#include "loop.h"
-#include "pool/pool.h"
+#include "loop/loop.h"
+#include "threadpool/pool.h"
 #include "probe/board.h"
 
 #define CHANNEL_HIGH_WATER_BYTES (1u << 20)    /* stop reading above this */

@@ -67,7 +67,7 @@
 #include <unistd.h>
 
 #include "net/net.h"
-#include "promise.h"
+#include "loop/promise.h"
 
 /* A line on the business pool. The business thread reads only this, never
  * the channel. */

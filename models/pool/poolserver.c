@@ -17,6 +17,12 @@
  * queue, its lines unanswered, until one of the first four closes. Past
  * the queue, the rejection policy decides (--reject abort answers
  * "!err busy").
+ *
+ * Where it lives, and what to read first:
+ *   on_accept (here)            each connection becomes one pool task
+ *   watchdog_main (models/threadpool/pool.c)  dispatch, grow, shrink
+ *   task_thread_main (models/threadpool/pool.c)  a task thread's states
+ *   conn_serve (models/blocking/conn.c)  the task: the same loop as bio
  */
 #include "poolserver.h"
 
@@ -24,8 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "conn/acceptor.h"
-#include "conn/conn.h"
+#include "blocking/acceptor.h"
+#include "blocking/conn.h"
 
 struct pool_server {
     struct server_opts opts;
