@@ -59,7 +59,9 @@ pids="" load_pid=""
 # SIGTERM, not SIGINT: sh starts background jobs with SIGINT ignored, and
 # the peers do not block it as threadlab serve does (a blocked signal is
 # never ignored, so sigwait still gets it).
-trap 'for p in $load_pid $pids; do kill -TERM $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+# Under set -e a kill of a server that already ended would end the trap
+# there, and the script with it, failing: hence the || true.
+trap 'for p in $load_pid $pids; do kill -TERM $p 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 # ---- servers -----------------------------------------------------------------
