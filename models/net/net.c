@@ -210,6 +210,18 @@ ssize_t net_write(int fd, const void *buf, size_t len)
     return (ssize_t)done;
 }
 
+ssize_t net_writev(int fd, const struct iovec *iov, int count)
+{
+    struct msghdr msg = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)count };
+    for (;;) {
+        ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+        if (n >= 0)
+            return n;
+        if (errno != EINTR)
+            return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+    }
+}
+
 int net_write_all(int fd, const void *buf, size_t len)
 {
     ssize_t n = net_write(fd, buf, len);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/types.h>
 
 #define NET_BACKLOG_DEFAULT 511      /* as nginx and Redis; capped by somaxconn */
@@ -87,6 +88,11 @@ ssize_t net_read(int fd, void *buf, size_t len);
  * socket stops at EAGAIN. Returns bytes written (== len on success) or
  * -errno when nothing could be written. Never raises SIGPIPE. */
 ssize_t net_write(int fd, const void *buf, size_t len);
+
+/* One sendmsg() of iov[0..count) (MSG_NOSIGNAL), retried on EINTR only:
+ * a nonblocking socket may take part of it. Returns bytes written or
+ * -errno (-EAGAIN when it took none). */
+ssize_t net_writev(int fd, const struct iovec *iov, int count);
 
 /* Blocking sockets: write everything or fail. Returns 0 or -errno. */
 int net_write_all(int fd, const void *buf, size_t len);

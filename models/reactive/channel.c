@@ -311,16 +311,24 @@ static void check_deadlines(void *arg)
 
 /* ---- output ----------------------------------------------------------------- */
 
+/* Replies leave in order: first out[off, len), bytes copied there, then
+ * the span, replies not copied at all. Most replies are the request line
+ * itself, lying in the session's input buffer, and a read's lines lie side
+ * by side there: its echoes are one span, written with what is in out[] by
+ * one sendmsg, and copied only if the socket does not take them all. The
+ * input buffer is reused by the next read, so a span never outlives a
+ * flush or a read (keep_span). As the blocking models' batched sendmsg,
+ * this saves the copy of every reply (docs/performance.md). */
+
 size_t channel_pending_output(const struct channel *ch)
 {
-    return ch->out_len - ch->out_off;
+    return ch->out_len - ch->out_off + ch->span_len;
 }
 
-/* Queue bytes to send. Returns false when out of memory (nothing queued). */
-static bool append_out(struct channel *ch, const char *data, size_t len)
+/* Copy bytes behind out[]. Returns false when out of memory (nothing
+ * copied). */
+static bool copy_out(struct channel *ch, const char *data, size_t len)
 {
-    if (channel_pending_output(ch) == 0)
-        ch->last_drain_ns = loop_now_ns();   /* the stall clock starts now */
     if (ch->out_off > 0 && ch->out_off == ch->out_len)
         ch->out_off = ch->out_len = 0;
     if (ch->out_len + len > ch->out_cap) {
@@ -345,25 +353,79 @@ static bool append_out(struct channel *ch, const char *data, size_t len)
     return true;
 }
 
-/* Write what the socket takes. Returns false if the channel ended. */
+/* Copy the span into out[]: before the input buffer it points into is
+ * reused, and before a reply that is not part of it queues behind it.
+ * Returns false when out of memory. */
+static bool keep_span(struct channel *ch)
+{
+    bool kept = ch->span_len == 0 || copy_out(ch, ch->span, ch->span_len);
+    ch->span_len = 0;
+    return kept;
+}
+
+/* The stall clock runs while output waits: it starts when the first byte
+ * queues behind an empty output. */
+static void note_first_pending(struct channel *ch)
+{
+    if (channel_pending_output(ch) == 0)
+        ch->last_drain_ns = loop_now_ns();
+}
+
+/* Queue a reply that must be copied (it will not stay where it is).
+ * Returns false when out of memory (nothing queued). */
+static bool append_out(struct channel *ch, const char *data, size_t len)
+{
+    note_first_pending(ch);
+    return keep_span(ch) && copy_out(ch, data, len);
+}
+
+/* Queue a reply that stays where it is until the next read: a span, grown
+ * when it follows the last one. Returns false when out of memory. */
+static bool append_in_place(struct channel *ch, const char *data, size_t len)
+{
+    note_first_pending(ch);
+    if (ch->span_len > 0 && data == ch->span + ch->span_len) {
+        ch->span_len += len;
+        return true;
+    }
+    if (!keep_span(ch))
+        return false;
+    ch->span = data;
+    ch->span_len = len;
+    return true;
+}
+
+/* Write what the socket takes, then keep what it did not. Returns false if
+ * the channel ended. */
 static bool flush(struct channel *ch)
 {
-    size_t pending = channel_pending_output(ch);
-    if (pending > 0) {
-        ssize_t n = net_write(ch->watch.fd, ch->out + ch->out_off, pending);
+    size_t copied = ch->out_len - ch->out_off;
+    if (copied + ch->span_len > 0) {
+        struct iovec iov[2] = {
+            { .iov_base = ch->out + ch->out_off, .iov_len = copied },
+            { .iov_base = (void *)ch->span, .iov_len = ch->span_len },
+        };
+        ssize_t n = net_writev(ch->watch.fd, copied ? iov : iov + 1, copied ? 2 : 1);
         if (n < 0 && n != -EAGAIN) {
             channel_end(ch, n == -ECONNRESET || n == -EPIPE ? ECHO_END_RESET
                                                              : ECHO_END_IO_ERROR);
             return false;
         }
         if (n > 0) {
-            ch->out_off += (size_t)n;
+            size_t from_out = (size_t)n < copied ? (size_t)n : copied;
+            ch->out_off += from_out;
+            ch->span += (size_t)n - from_out;
+            ch->span_len -= (size_t)n - from_out;
             ch->last_drain_ns = loop_now_ns();
             board_add(ch->host->board, CTR_BYTES_OUT, (uint64_t)n);
         }
     }
     if (ch->out_off == ch->out_len)
         ch->out_off = ch->out_len = 0;
+    if (!keep_span(ch)) {
+        channel_end(ch, ECHO_END_NO_MEMORY);
+        return false;
+    }
     return true;
 }
 
@@ -542,6 +604,14 @@ out_free:
 
 /* ---- input ------------------------------------------------------------------ */
 
+static void count_error(struct board *board, enum echo_error error)
+{
+    if (error == ECHO_ERROR_BAD_ARGUMENT)
+        board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
+    if (error == ECHO_ERROR_LINE_TOO_LONG)
+        board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
+}
+
 /* Answer the complete lines received, in order, while the state answers
  * lines and the budget lasts. Returns false if the channel ended (it may be
  * freed: do not touch it). */
@@ -555,7 +625,7 @@ static bool process_lines(struct channel *ch, struct batch *b)
     while (answers_lines(ch) && !b->spent &&
            echo_session_next(&ch->session, thread_name, &reply)) {
         bool did_work = reply.work != ECHO_WORK_NONE;
-        if ((did_work || is_who(ch, &reply)) && h->business) {
+        if (h->business && (did_work || is_who(ch, &reply))) {
             if (offload(ch, &reply, b->read_ns))
                 return true;          /* later lines wait for this one */
             reply.data = ECHO_ERR_BUSY;
@@ -573,15 +643,16 @@ static bool process_lines(struct channel *ch, struct batch *b)
         echo_do_work(&reply);
         if (reply.work == ECHO_WORK_SLEEP)
             board_thread_state(board, loop_board_ref(ch->loop), STATE_RUNNING);
-        if (!append_out(ch, reply.data, reply.len)) {
+        bool queued = reply.data == ch->session.who
+                          ? append_out(ch, reply.data, reply.len)  /* the next !who overwrites it */
+                          : append_in_place(ch, reply.data, reply.len);
+        if (!queued) {
             channel_end(ch, ECHO_END_NO_MEMORY);
             return false;
         }
         ch->lines++;
-        if (reply.error == ECHO_ERROR_BAD_ARGUMENT)
-            board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
-        if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
-            board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
+        if (reply.error != ECHO_ERROR_NONE)
+            count_error(board, reply.error);
         if (reply.close_after) {
             ch->state = CHANNEL_CLOSING;
             ch->linger_end = reply.error == ECHO_ERROR_LINE_TOO_LONG ? ECHO_END_TOO_LONG
@@ -625,32 +696,40 @@ static bool settle(struct channel *ch, struct batch *b)
 }
 
 /* One read into the session, within the wakeup's allowance and a stop's
- * count. Returns 1 if bytes came, 0 if none did or may (EAGAIN, EOF, no
- * room, nothing left to read), -1 if the channel ended. EOF and the last of
- * a stop's bytes end the input (CHANNEL_INPUT_ENDED). */
-static int read_some(struct channel *ch, size_t *allowance)
+ * count. A read that got less than it asked for emptied the socket, so the
+ * wakeup does not pay a read just to hear EAGAIN (Netty stops reading on a
+ * short read too); epoll says when more comes. EOF and the last of a
+ * stop's bytes end the input (CHANNEL_INPUT_ENDED). */
+enum read_result {
+    READ_ENDED = -1,  /* the channel ended (it is freed: do not touch it) */
+    READ_NOTHING,     /* no bytes, and none to read now (EAGAIN, EOF, no room) */
+    READ_DRAINED,     /* bytes came, and the socket has no more for now */
+    READ_MORE,        /* bytes came, and more may wait */
+};
+
+static enum read_result read_some(struct channel *ch, size_t *allowance)
 {
     size_t room;
     char *buf = echo_session_space(&ch->session, &room);
     if (!buf) {
         channel_end(ch, ECHO_END_NO_MEMORY);
-        return -1;
+        return READ_ENDED;
     }
     size_t want = room < *allowance ? room : *allowance;
     if (ch->read_left < want)
         want = ch->read_left;
     if (want == 0)                    /* a line too long is decided first */
-        return 0;
+        return READ_NOTHING;
     ssize_t n = net_read(ch->watch.fd, buf, want);
     if (n == -EAGAIN)
-        return 0;
+        return READ_NOTHING;
     if (n < 0) {
         channel_end(ch, n == -ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR);
-        return -1;
+        return READ_ENDED;
     }
     if (n == 0) {
         ch->state = CHANNEL_INPUT_ENDED;  /* half-close: still answer what came */
-        return 0;
+        return READ_NOTHING;
     }
     echo_session_commit(&ch->session, (size_t)n);
     board_add(ch->host->board, CTR_BYTES_IN, (uint64_t)n);
@@ -658,7 +737,7 @@ static int read_some(struct channel *ch, size_t *allowance)
     if (ch->read_left != SIZE_MAX && (ch->read_left -= (size_t)n) == 0)
         ch->state = CHANNEL_INPUT_ENDED;  /* all that came before the stop */
     ch->last_read_ns = loop_now_ns();
-    return 1;
+    return (size_t)n < want ? READ_DRAINED : READ_MORE;
 }
 
 /* Is a stop's hard timeout past? Its force-close task may still wait
@@ -688,15 +767,20 @@ static void on_input(struct channel *ch)
     batch_begin(&b, ch->unanswered_since_ns, now);
     ch->unanswered_since_ns = 0;
     size_t allowance = CHANNEL_READ_BUDGET_BYTES;
+    enum read_result got = READ_MORE;
     for (;;) {
         if (!process_lines(ch, &b))
             return;                   /* ended (and freed) while answering */
-        if (b.spent || ch->state != CHANNEL_OPEN)
+        if (b.spent || ch->state != CHANNEL_OPEN || got != READ_MORE)
             break;
-        int got = read_some(ch, &allowance);
-        if (got < 0)
+        if (!keep_span(ch)) {         /* the read reuses the buffer it lies in */
+            channel_end(ch, ECHO_END_NO_MEMORY);
             return;
-        if (got == 0 && ch->state == CHANNEL_OPEN)
+        }
+        got = read_some(ch, &allowance);
+        if (got == READ_ENDED)
+            return;
+        if (got == READ_NOTHING && ch->state == CHANNEL_OPEN)
             break;                    /* nothing more for now */
     }
     settle(ch, &b);

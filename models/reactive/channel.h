@@ -91,8 +91,10 @@ struct channel {
     uint64_t id;
     const struct channel_host *host;
     struct echo_session session;
-    char *out;                   /* replies not yet written: out[off, len) */
+    char *out;                   /* replies copied, not yet written: out[off, len) */
     size_t out_off, out_len, out_cap;
+    const char *span;            /* then replies not copied: span[0, span_len), */
+    size_t span_len;             /* lines lying in the session's input buffer */
     enum channel_state state;    /* see the drawing in channel.c */
     enum echo_end linger_end;    /* how a lingering close is counted when it ends */
     size_t read_left;            /* bytes it may still read: SIZE_MAX, or a stop's count */
