@@ -4,10 +4,16 @@
  * A loop owns an epoll instance (the selector), a task queue that any
  * thread may add to, and a heap of timers. Each iteration:
  *
- *   1. wait for I/O, at most until the next timer (not at all if tasks wait)
- *   2. handle the ready fds, timing it                       -> io_ns
- *   3. run due timers and queued tasks for at most
- *      io_ns * (100 - io_ratio) / io_ratio  (io_ratio 100: run them all)
+ *   1. wait for I/O, at most until the next timer (not at all if tasks
+ *      wait), and handle the ready fds, timing it          -> io_ns
+ *   2. fire the due timers                        \  together, for at most
+ *   3. run queued tasks                           /  io_ns * (100 - io_ratio) / io_ratio
+ *                                                    (io_ratio 100: run them all)
+ *   4. publish the iteration's figures on the board
+ *
+ * loop.c's loop_iteration reads as exactly these steps, one static
+ * function each (poll_io, run_io, run_due_timers, run_tasks,
+ * publish_iteration), as libuv's uv_run does.
  *
  * Everything registered on a loop is touched only by the loop's thread, so
  * handlers need no locks. Other threads talk to it with loop_execute. Every
