@@ -72,7 +72,7 @@ struct loop {
     _Atomic uint64_t busy_since_ns;   /* start of the running handler, or 0 */
     pthread_mutex_t long_lock;    /* guards the last long handler's record */
     uint64_t long_began_ns, long_took_ns; /* the last handler of long_handler_ns+ */
-    _Atomic uint64_t long_handler_ns; /* what counts as long (loop_remember_handlers_over) */
+    _Atomic uint64_t long_handler_ns; /* what counts as long (loop__remember_handlers_over) */
     struct loop_group *parent;    /* the group it belongs to, or NULL */
     _Atomic uint64_t channels;
     _Atomic uint32_t phase;
@@ -762,12 +762,12 @@ uint64_t loop_channels(const struct loop *l)
     return atomic_load_explicit(&l->channels, memory_order_relaxed);
 }
 
-uint64_t loop_busy_since_ns(const struct loop *l)
+uint64_t loop__busy_since_ns(const struct loop *l)
 {
     return atomic_load_explicit(&l->busy_since_ns, memory_order_acquire);
 }
 
-bool loop_last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns)
+bool loop__last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns)
 {
     pthread_mutex_lock(&l->long_lock);
     *began_ns = l->long_began_ns;
@@ -776,13 +776,13 @@ bool loop_last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_n
     return *began_ns != 0;
 }
 
-void loop_remember_handlers_over(struct loop *l, int ms)
+void loop__remember_handlers_over(struct loop *l, int ms)
 {
     atomic_store_explicit(&l->long_handler_ns, (uint64_t)ms * 1000000u,
                           memory_order_relaxed);
 }
 
-bool loop_signal(struct loop *l, int sig)
+bool loop__signal(struct loop *l, int sig)
 {
     return atomic_load(&l->started) && !atomic_load(&l->ended) &&
            pthread_kill(l->thread, sig) == 0;
@@ -793,7 +793,7 @@ struct loop_group *loop_parent(const struct loop *l)
     return l->parent;
 }
 
-struct board_loop *loop_board_slot(struct loop *l)
+struct board_loop *loop__board_slot(struct loop *l)
 {
     return l->slot;
 }
