@@ -631,6 +631,58 @@ END_TEST
 
 /* ---- the blocked checker ------------------------------------------------------ */
 
+/* A handler that blocks must be visible to the blocked checker the way a
+ * task is: marked busy while it runs (loop__busy_since_ns), and measured
+ * by the loop around the call (loop__last_long_handler). The handler
+ * looks at its own mark, and sleeps 30 ms: the loop's measure of it can
+ * only be longer, whatever the scheduler does. */
+enum { SLOW_HANDLER_MS = 30 };
+
+struct slow_watch {
+    struct loop *l;
+    struct loop_watch w;
+    atomic_int calls;
+    atomic_bool marked;          /* busy_since was set while it ran */
+};
+
+static void slow_handler_cb(void *arg, uint32_t events)
+{
+    struct slow_watch *s = arg;
+    (void)events;
+    uint64_t n;
+    (void)!read(s->w.fd, &n, sizeof(n));
+    atomic_store(&s->marked, loop__busy_since_ns(s->l) != 0);
+    usleep(SLOW_HANDLER_MS * 1000);
+    loop_watch_remove(s->l, &s->w);
+    atomic_fetch_add(&s->calls, 1);
+}
+
+static void add_slow_watch_task(void *arg)
+{
+    struct slow_watch *s = arg;
+    ck_assert_int_eq(loop_watch_add(s->l, &s->w), 0);
+}
+
+START_TEST(a_handler_is_timed_for_the_checker)
+{
+    struct slow_watch s = { .l = start_loop(50) };
+    s.w = (struct loop_watch){ .fd = eventfd(1, EFD_NONBLOCK), .events = EPOLLIN,
+                               .cb = slow_handler_cb, .arg = &s };
+    ck_assert_int_ge(s.w.fd, 0);
+    ck_assert_int_eq(loop_execute(s.l, add_slow_watch_task, &s), 0);
+    ck_assert_int_eq(wait_count(&s.calls, 1), 1);
+    ck_assert_msg(atomic_load(&s.marked), "a handler ran without its busy mark: the "
+                  "blocked checker cannot see a handler that blocks the loop");
+    uint64_t began = 0, took = 0;
+    ck_assert_msg(loop__last_long_handler(s.l, &began, &took) &&
+                  took >= SLOW_HANDLER_MS * 1000000ull,
+                  "a %d ms handler was not measured by the loop (took %llu ns)",
+                  SLOW_HANDLER_MS, (unsigned long long)took);
+    stop_loop(s.l);
+    close(s.w.fd);
+}
+END_TEST
+
 static atomic_int sleeps_done;
 
 static void sleep_task(void *arg)
@@ -998,6 +1050,7 @@ int main(void)
     tcase_add_test(run, promise_listeners_run_on_the_loop_once);
     tcase_add_test(run, await_on_the_loop_is_refused);
     tcase_add_test(run, io_ratio_sets_the_task_share);
+    tcase_add_test(run, a_handler_is_timed_for_the_checker);
     tcase_add_test(run, checker_flags_long_handlers_only);
     tcase_add_test(run, checker_warns_on_time_repeats_and_measures_exactly);
     tcase_add_test(run, a_group_is_its_loops_parent);
