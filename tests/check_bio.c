@@ -204,11 +204,11 @@ static void *serve_pair_cb(void *arg)
     return NULL;
 }
 
-static void conn_pair_start(struct conn_on_pair *p)
+/* Start conn_serve with p->opts as the test set them. */
+static void conn_pair_run(struct conn_on_pair *p)
 {
     int sv[2];
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-    server_opts_init(&p->opts);
     p->srv = (struct conn_server){ .model = "bio", .opts = &p->opts,
                                    .board = NULL,
                                    .stop_fd = eventfd(0, EFD_CLOEXEC) };
@@ -216,6 +216,12 @@ static void conn_pair_start(struct conn_on_pair *p)
     p->conn = (struct conn){ .fd = sv[0], .id = 1 };
     p->client = sv[1];
     ck_assert_int_eq(pthread_create(&p->thread, NULL, serve_pair_cb, p), 0);
+}
+
+static void conn_pair_start(struct conn_on_pair *p)
+{
+    server_opts_init(&p->opts);
+    conn_pair_run(p);
 }
 
 /* Close the client's end and wait for conn_serve to see the EOF. */
@@ -310,6 +316,61 @@ START_TEST(quit_flushes_the_batch_and_ends)
 }
 END_TEST
 
+/* A partial line's clock (--line-timeout) starts at that line's first
+ * byte: "a" waits 1.5 s, then "\nb" completes it and begins "b", which may
+ * wait its own 4 s. A loop that kept the first clock would close the
+ * connection 4 s after "a", 2.5 s after "\nb"; this one cannot close it
+ * before 4 s after "\nb" came, by its own clock, which reads the time
+ * after our send. So an end seen before then is the mistake, whatever
+ * the scheduler did. Three reads, two lines: *lines adds them up. */
+START_TEST(the_line_clock_restarts_with_each_line)
+{
+    enum { LINE_TIMEOUT_MS = 4000, FIRST_WAIT_MS = 1500, WATCH_MS = 3200 };
+    struct conn_on_pair p;
+    char got[8];
+    server_opts_init(&p.opts);
+    p.opts.line_timeout_ms = LINE_TIMEOUT_MS;
+    conn_pair_run(&p);
+    tn_send_str(p.client, "a");
+    usleep(FIRST_WAIT_MS * 1000);
+    uint64_t restart_ms = tn_now_ms();
+    tn_send_str(p.client, "\nb");
+    ck_assert(tn_readable(p.client, 5000));
+    ck_assert_int_eq(recv(p.client, got, sizeof(got), 0), 2);     /* "a\n" */
+    if (tn_readable(p.client, WATCH_MS)) {
+        uint64_t after_ms = tn_now_ms() - restart_ms;
+        ck_assert_msg(after_ms >= LINE_TIMEOUT_MS, "the line 'b' was cut off %llu ms "
+                      "after it began: its clock did not restart when 'a' ended",
+                      (unsigned long long)after_ms);
+    }
+    tn_send_str(p.client, "\n");
+    ck_assert(tn_readable(p.client, 5000));
+    ck_assert_int_eq(recv(p.client, got, sizeof(got), 0), 2);     /* "b\n" */
+    conn_pair_finish(&p);
+    ck_assert_int_eq(p.end, ECHO_END_EOF);
+    ck_assert_msg(p.lines == 2, "2 lines over three reads, but *lines says %llu",
+                  (unsigned long long)p.lines);
+}
+END_TEST
+
+/* A partial line that never completes ends the connection by the line
+ * timeout, and says so (the board counts each timeout by its kind). */
+START_TEST(a_partial_line_ends_by_the_line_timeout)
+{
+    struct conn_on_pair p;
+    server_opts_init(&p.opts);
+    p.opts.line_timeout_ms = 200;
+    conn_pair_run(&p);
+    tn_send_str(p.client, "never ends");
+    pthread_join(p.thread, NULL);
+    ck_assert_msg(p.end == ECHO_END_LINE_TIMEOUT, "ended as '%s', not as a line timeout",
+                  echo_end_reason(p.end, false));
+    close(p.client);
+    close(p.conn.fd);
+    close(p.srv.stop_fd);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = model_suite("bio");
@@ -323,6 +384,8 @@ int main(void)
     tcase_add_test(tc, replies_of_one_read_leave_in_one_write);
     tcase_add_test(tc, work_writes_what_was_collected_first);
     tcase_add_test(tc, quit_flushes_the_batch_and_ends);
+    tcase_add_test(tc, the_line_clock_restarts_with_each_line);
+    tcase_add_test(tc, a_partial_line_ends_by_the_line_timeout);
     suite_add_tcase(s, tc);
     return ts_run(s);
 }

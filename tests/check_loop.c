@@ -631,6 +631,58 @@ END_TEST
 
 /* ---- the blocked checker ------------------------------------------------------ */
 
+/* A handler that blocks must be visible to the blocked checker the way a
+ * task is: marked busy while it runs (loop__busy_since_ns), and measured
+ * by the loop around the call (loop__last_long_handler). The handler
+ * looks at its own mark, and sleeps 30 ms: the loop's measure of it can
+ * only be longer, whatever the scheduler does. */
+enum { SLOW_HANDLER_MS = 30 };
+
+struct slow_watch {
+    struct loop *l;
+    struct loop_watch w;
+    atomic_int calls;
+    atomic_bool marked;          /* busy_since was set while it ran */
+};
+
+static void slow_handler_cb(void *arg, uint32_t events)
+{
+    struct slow_watch *s = arg;
+    (void)events;
+    uint64_t n;
+    (void)!read(s->w.fd, &n, sizeof(n));
+    atomic_store(&s->marked, loop__busy_since_ns(s->l) != 0);
+    usleep(SLOW_HANDLER_MS * 1000);
+    loop_watch_remove(s->l, &s->w);
+    atomic_fetch_add(&s->calls, 1);
+}
+
+static void add_slow_watch_task(void *arg)
+{
+    struct slow_watch *s = arg;
+    ck_assert_int_eq(loop_watch_add(s->l, &s->w), 0);
+}
+
+START_TEST(a_handler_is_timed_for_the_checker)
+{
+    struct slow_watch s = { .l = start_loop(50) };
+    s.w = (struct loop_watch){ .fd = eventfd(1, EFD_NONBLOCK), .events = EPOLLIN,
+                               .cb = slow_handler_cb, .arg = &s };
+    ck_assert_int_ge(s.w.fd, 0);
+    ck_assert_int_eq(loop_execute(s.l, add_slow_watch_task, &s), 0);
+    ck_assert_int_eq(wait_count(&s.calls, 1), 1);
+    ck_assert_msg(atomic_load(&s.marked), "a handler ran without its busy mark: the "
+                  "blocked checker cannot see a handler that blocks the loop");
+    uint64_t began = 0, took = 0;
+    ck_assert_msg(loop__last_long_handler(s.l, &began, &took) &&
+                  took >= SLOW_HANDLER_MS * 1000000ull,
+                  "a %d ms handler was not measured by the loop (took %llu ns)",
+                  SLOW_HANDLER_MS, (unsigned long long)took);
+    stop_loop(s.l);
+    close(s.w.fd);
+}
+END_TEST
+
 static atomic_int sleeps_done;
 
 static void sleep_task(void *arg)
@@ -868,6 +920,95 @@ START_TEST(a_resumed_watch_is_called_once_per_iteration_without_input)
 }
 END_TEST
 
+/* A watch whose fd stays ready (an eventfd never read: level-triggered)
+ * and that asks for a resume at every call is still called once per
+ * iteration, its resume folded into the ready call (LOOP_EV_RESUME with
+ * EPOLLIN). A loop that served it as ready and again as resumed would
+ * call it twice in one iteration: it would run ahead of every other fd. */
+enum { READY_RESUMES = 6 };
+
+struct ready_resumer {
+    struct loop *l;
+    struct loop_watch w;
+    atomic_int calls;
+    uint64_t iteration[READY_RESUMES];
+    uint32_t events[READY_RESUMES];
+};
+
+static void ready_resumer_cb(void *arg, uint32_t events)
+{
+    struct ready_resumer *r = arg;
+    struct loop_stats st;
+    loop_stats(r->l, &st);
+    int k = atomic_load(&r->calls);             /* only the loop writes it */
+    r->iteration[k] = st.iterations;
+    r->events[k] = events;
+    if (k + 1 < READY_RESUMES)
+        loop_watch_resume(r->l, &r->w);
+    else
+        loop_watch_remove(r->l, &r->w);
+    atomic_store(&r->calls, k + 1);             /* publishes the record */
+}
+
+static void add_ready_resumer_task(void *arg)
+{
+    struct ready_resumer *r = arg;
+    ck_assert_int_eq(loop_watch_add(r->l, &r->w), 0);
+}
+
+START_TEST(a_ready_watch_that_asked_to_resume_is_called_once)
+{
+    struct ready_resumer r = { .l = start_loop(50) };
+    r.w = (struct loop_watch){ .fd = eventfd(1, EFD_NONBLOCK), .events = EPOLLIN,
+                               .cb = ready_resumer_cb, .arg = &r };
+    ck_assert_int_ge(r.w.fd, 0);
+    ck_assert_int_eq(loop_execute(r.l, add_ready_resumer_task, &r), 0);
+    ck_assert_int_eq(wait_count(&r.calls, READY_RESUMES), READY_RESUMES);
+    stop_loop(r.l);
+    for (int k = 1; k < READY_RESUMES; k++) {
+        ck_assert_msg(r.iteration[k] > r.iteration[k - 1], "call %d came in the same "
+                      "iteration as call %d: a ready watch that asked to resume was "
+                      "called twice", k + 1, k);
+        ck_assert_msg((r.events[k] & LOOP_EV_RESUME) && (r.events[k] & EPOLLIN),
+                      "call %d: events 0x%x, not EPOLLIN with LOOP_EV_RESUME", k + 1,
+                      r.events[k]);
+    }
+    close(r.w.fd);
+}
+END_TEST
+
+/* A timer cancelled after its deadline passed, while the loop was busy,
+ * must not run, although the cancel's removal task has not run yet: the
+ * loop fires due timers before it runs tasks, so in the next iteration it
+ * meets the cancelled timer still in its heap. The test holds the loop in
+ * a task, waits past the deadline, cancels, then lets the loop go. */
+static atomic_bool held_started, held_go;
+
+static void hold_the_loop_task(void *arg)
+{
+    (void)arg;
+    atomic_store(&held_started, true);
+    while (!atomic_load(&held_go))
+        usleep(1000);
+}
+
+START_TEST(a_timer_cancelled_after_its_deadline_does_not_run)
+{
+    struct loop *l = start_loop(50);
+    struct loop_timer *t = loop_schedule(l, 10, tick_cb, NULL);
+    ck_assert_int_eq(loop_execute(l, hold_the_loop_task, NULL), 0);
+    while (!atomic_load(&held_started))
+        usleep(1000);
+    usleep(30000);                                /* the timer is due now */
+    ck_assert(loop_timer_cancel(t));
+    atomic_store(&held_go, true);
+    usleep(100000);
+    ck_assert_msg(atomic_load(&ticks) == 0, "a timer cancelled before it ran still ran");
+    stop_loop(l);
+    ck_assert_int_eq(atomic_load(&ticks), 0);
+}
+END_TEST
+
 /* ---- faults ------------------------------------------------------------------- */
 
 /* The fd numbered like the loop's epoll instance: the one eventpoll fd
@@ -995,13 +1136,16 @@ int main(void)
     tcase_add_test(run, fixed_rate_fires_the_expected_number_of_times);
     tcase_add_test(run, cancel_before_and_after_firing);
     tcase_add_test(run, a_timer_can_cancel_itself);
+    tcase_add_test(run, a_timer_cancelled_after_its_deadline_does_not_run);
     tcase_add_test(run, promise_listeners_run_on_the_loop_once);
     tcase_add_test(run, await_on_the_loop_is_refused);
     tcase_add_test(run, io_ratio_sets_the_task_share);
+    tcase_add_test(run, a_handler_is_timed_for_the_checker);
     tcase_add_test(run, checker_flags_long_handlers_only);
     tcase_add_test(run, checker_warns_on_time_repeats_and_measures_exactly);
     tcase_add_test(run, a_group_is_its_loops_parent);
     tcase_add_test(run, a_resumed_watch_is_called_once_per_iteration_without_input);
+    tcase_add_test(run, a_ready_watch_that_asked_to_resume_is_called_once);
     tcase_add_test(run, a_broken_epoll_fd_is_counted_and_does_not_spin);
     tcase_add_test(run, a_full_task_queue_refuses_and_counts);
     suite_add_tcase(s, run);

@@ -59,10 +59,12 @@ struct acceptor {
     int nrefusals;                /* acceptor thread only */
 };
 
-/* Listen (blocking socket). Returns 0 or -errno. */
+/* Listen (blocking socket). Returns 0 or -errno. Any thread, before
+ * acceptor_start. */
 int acceptor_open(struct acceptor *a, const struct net_listen_opts *o);
 
-/* Start the thread. Returns 0 or -errno (the socket stays open). */
+/* Start the thread. Returns 0 or -errno (the socket stays open). Any
+ * thread; the callbacks run on the acceptor thread. */
 int acceptor_start(struct acceptor *a, struct board *board,
                    acceptor_accept_cb on_accept, acceptor_tick_cb on_tick,
                    void *owner);
@@ -80,6 +82,7 @@ void acceptor_refuse(struct acceptor *a, int fd, uint64_t id, const char *why);
  * acceptor_start. */
 void acceptor_stop(struct acceptor *a);
 
+/* The port it listens on. Any thread. */
 uint16_t acceptor_port(const struct acceptor *a);
 
 /* True once acceptor_stop began. Any thread. */

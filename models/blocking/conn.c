@@ -280,85 +280,123 @@ static void publish_read(struct board *board, struct board_thread_ref *me,
     board_thread_lines(board, me, lines);
 }
 
+/* What a serving thread keeps between reads. */
+struct serving {
+    struct echo_session session;  /* the decoder and the reply buffers */
+    struct reply_batch replies;   /* one read's replies, written together */
+    uint64_t last_read_ns;        /* the idle clock (--idle-timeout) */
+    uint64_t partial_since_ns;    /* the line clock (--line-timeout); 0: no partial line */
+    bool stop_seen;               /* a stop began: read what was held, then end */
+    size_t stop_left;             /* bytes held at the stop, still to read */
+};
+
+/* Wait for input, or for the stop or the timeout that ends it. Returns
+ * false, with *end set, when the connection ends here. A stop leaves the
+ * socket open, and the client may go on sending: the thread answers what
+ * the kernel held when it noticed the stop, then no more. After the stop
+ * those bytes are there to read: no more waiting. */
+static bool await_input(const struct conn_server *srv, struct conn *c,
+                        struct serving *sv, enum echo_end *end)
+{
+    if (!sv->stop_seen) {
+        enum echo_end timeout_end = ECHO_END_IDLE;
+        uint64_t deadline = input_deadline(srv->opts, sv->last_read_ns,
+                                           sv->partial_since_ns, &timeout_end);
+        enum input_wait w = wait_readable(c->fd, srv->stop_fd, deadline);
+        if (w == INPUT_TIMEOUT) {
+            *end = timeout_end;
+            return false;
+        }
+        if (w == INPUT_STOPPING) {
+            sv->stop_seen = true;
+            sv->stop_left = net_bytes_held(c->fd);
+        }
+    }
+    if (sv->stop_seen && sv->stop_left == 0) {
+        *end = ECHO_END_EOF;              /* a stop ended input */
+        return false;
+    }
+    return true;
+}
+
+/* Block until the client sends or leaves, a stop begins, or a timeout
+ * passes, and read once into the session. Returns the bytes read, or 0
+ * with *end set when the connection ends. */
+static size_t read_input(const struct conn_server *srv, struct conn *c,
+                         struct board_thread_ref *me, struct serving *sv,
+                         enum echo_end *end)
+{
+    size_t room;
+    char *buf = echo_session_space(&sv->session, &room);
+    if (!buf) {
+        *end = ECHO_END_NO_MEMORY;
+        return 0;
+    }
+    board_thread_state(srv->board, me, STATE_BLOCKED_IO);
+    if (!await_input(srv, c, sv, end))
+        return 0;
+    if (sv->stop_seen && sv->stop_left < room)
+        room = sv->stop_left;
+    ssize_t n = net_read(c->fd, buf, room);
+    if (n <= 0) {
+        *end = n == 0 ? ECHO_END_EOF
+             : n == -ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR;
+        return 0;
+    }
+    if (sv->stop_seen)
+        sv->stop_left -= (size_t)n;
+    return (size_t)n;
+}
+
+/* The n bytes just read: answer the complete lines they finish, restart
+ * the clocks, count it all on the board. Returns true when the connection
+ * ends (*end says why). */
+static bool answer_read(const struct conn_server *srv, struct conn *c,
+                        const char *thread_name, struct board_thread_ref *me,
+                        struct serving *sv, size_t n, uint64_t *lines,
+                        enum echo_end *end)
+{
+    uint64_t now_ns = net_now_ns();
+    board_thread_state_at(srv->board, me, STATE_RUNNING, now_ns);
+    echo_session_commit(&sv->session, n);
+    sv->last_read_ns = now_ns;
+
+    uint64_t batch_lines = 0;
+    sv->replies.bytes = 0;
+    bool closing = answer_lines(srv, c, &sv->session, thread_name, me, now_ns,
+                                &sv->replies, &batch_lines, end);
+    *lines += batch_lines;
+    /* A partial line left over starts (or keeps) the line clock; one that
+     * began after a complete line restarts it. */
+    if (echo_decoder_pending(&sv->session.decoder) == 0)
+        sv->partial_since_ns = 0;
+    else if (sv->partial_since_ns == 0 || batch_lines > 0)
+        sv->partial_since_ns = now_ns;
+    publish_read(srv->board, me, n, sv->replies.bytes, batch_lines);
+    return closing;
+}
+
+/* The heart of both blocking models: read, answer, until the end. */
 enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                          const char *thread_name,
                          struct board_thread_ref *me, uint64_t *lines)
 {
-    struct board *board = srv->board;
-    struct echo_session session;
-    struct reply_batch replies = { .count = 0 };
+    struct serving sv = { .replies = { .count = 0 } };
     enum echo_end end = ECHO_END_EOF;
 
     *lines = 0;
-    if (echo_session_init(&session, srv->model, c->id, srv->opts->max_line) < 0)
+    if (echo_session_init(&sv.session, srv->model, c->id, srv->opts->max_line) < 0)
         return ECHO_END_NO_MEMORY;
     set_stall_timeout(c->fd, srv->opts->stall_timeout_ms);
-    uint64_t last_read_ns = net_now_ns(), partial_since_ns = 0;
-    /* A stop leaves the socket open, and the client may go on sending:
-     * answer what the kernel held when we noticed the stop, then no more. */
-    bool stop_seen = false;
-    size_t stop_left = 0;
+    sv.last_read_ns = net_now_ns();
     for (;;) {
-        size_t room;
-        char *buf = echo_session_space(&session, &room);
-        if (!buf) {
-            end = ECHO_END_NO_MEMORY;
-            break;
-        }
-        if (stop_seen && stop_left == 0) {
-            end = ECHO_END_EOF;           /* a stop ended input */
-            break;
-        }
-        /* Blocks until the client sends or leaves, a stop begins, or a
-         * timeout passes. After the stop, the bytes held are there to
-         * read: no more waiting. */
-        board_thread_state(board, me, STATE_BLOCKED_IO);
-        if (!stop_seen) {
-            enum echo_end timeout_end = ECHO_END_IDLE;
-            uint64_t deadline = input_deadline(srv->opts, last_read_ns,
-                                               partial_since_ns, &timeout_end);
-            enum input_wait w = wait_readable(c->fd, srv->stop_fd, deadline);
-            if (w == INPUT_TIMEOUT) {
-                end = timeout_end;
-                break;
-            }
-            if (w == INPUT_STOPPING) {
-                stop_seen = true;
-                stop_left = net_bytes_held(c->fd);
-                continue;
-            }
-        }
-        if (stop_seen && stop_left < room)
-            room = stop_left;
-        ssize_t n = net_read(c->fd, buf, room);
-        if (n <= 0) {
-            end = n == 0 ? ECHO_END_EOF
-                : n == -ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR;
-            break;
-        }
-        if (stop_seen)
-            stop_left -= (size_t)n;
-        uint64_t now_ns = net_now_ns();
-        board_thread_state_at(board, me, STATE_RUNNING, now_ns);
-        echo_session_commit(&session, (size_t)n);
-        last_read_ns = now_ns;
-
-        uint64_t batch_lines = 0;
-        replies.bytes = 0;
-        bool closing = answer_lines(srv, c, &session, thread_name, me, now_ns,
-                                    &replies, &batch_lines, &end);
-        *lines += batch_lines;
-        /* A partial line left over starts (or keeps) the line clock; one
-         * that began after a complete line restarts it. */
-        if (echo_decoder_pending(&session.decoder) == 0)
-            partial_since_ns = 0;
-        else if (partial_since_ns == 0 || batch_lines > 0)
-            partial_since_ns = now_ns;
-        publish_read(board, me, (uint64_t)n, replies.bytes, batch_lines);
-        if (closing)
+        size_t n = read_input(srv, c, me, &sv, &end);      /* blocks */
+        if (n == 0)
+            break;                                       /* end says why */
+        if (answer_read(srv, c, thread_name, me, &sv, n, lines, &end))
             break;
     }
-    echo_session_free(&session);
+    echo_session_free(&sv.session);
     return end;
 }
 

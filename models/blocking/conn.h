@@ -61,7 +61,8 @@ struct conn_server {
 
 /* ---- the registry (any thread) ---- */
 
-/* Returns 0 or -errno (no eventfd to spare). */
+/* Returns 0 or -errno (no eventfd to spare). Init and destroy: once,
+ * before the first and after the last of the other calls. */
 int conn_registry_init(struct conn_registry *r);
 void conn_registry_destroy(struct conn_registry *r);
 /* One more connection, or one fewer (returns how many remain). */
@@ -86,7 +87,8 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                          struct board_thread_ref *on_board, uint64_t *lines);
 
 /* Take c off r's count, close its fd (lingering after an error reply), count
- * and log the close with its reason. c itself is not freed. */
+ * and log the close with its reason. c itself is not freed. The serving
+ * thread, after conn_serve returned. */
 void conn_finish(const struct conn_server *srv, struct conn_registry *r,
                  struct conn *c, enum echo_end end, uint64_t lines,
                  bool stopping);

@@ -10,7 +10,8 @@
  * longer than max_line bytes (not counting its '\n') is an error: the
  * decoder stops and the connection is to be closed after an error reply.
  *
- * A decoder belongs to one connection and is used by one thread at a time.
+ * A decoder belongs to one connection and is used by one thread at a time:
+ * every function here, on the connection's thread.
  */
 #ifndef THREADLAB_ECHO_DECODER_H
 #define THREADLAB_ECHO_DECODER_H

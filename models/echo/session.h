@@ -6,6 +6,11 @@
  * own way, and that difference is the lesson: a BIO or pool thread may block
  * in `!sleep`, a loop thread must not.
  *
+ * Threads: a session belongs to one connection and is used by one thread
+ * at a time (the echo_session_* functions); echo_decide, echo_end_reason
+ * and echo_end_lingers are pure, any thread; the work functions block or
+ * burn the calling thread, whichever that is.
+ *
  *   read() --> echo_session_space/commit --> echo_session_next --> reply
  *                                                    |
  *                                          work: none | cpu N us | sleep N ms

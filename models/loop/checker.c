@@ -92,7 +92,7 @@ static void print_stack(struct loop_checker *c, struct watched *w, double secs)
     fprintf(stderr, "threadlab: loop %s still blocked after %.1f s; its stack, "
             "innermost call first:\n", loop_name(w->loop), secs);
     bool printed = false;
-    if (loop_signal(w->loop, CHECKER_TRACE_SIGNAL)) {
+    if (loop__signal(w->loop, CHECKER_TRACE_SIGNAL)) {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_sec += CHECKER_TRACE_WAIT_MS / 1000;
@@ -123,9 +123,9 @@ static unsigned long long ms_of(uint64_t ns) { return (unsigned long long)(ns / 
  * known. */
 static void report_unblocked(struct loop_checker *c, struct watched *w)
 {
-    struct board_loop *slot = loop_board_slot(w->loop);
+    struct board_loop *slot = loop__board_slot(w->loop);
     uint64_t began, took;
-    bool exact = loop_last_long_handler(w->loop, &began, &took) &&
+    bool exact = loop__last_long_handler(w->loop, &began, &took) &&
                  began == w->flagged_since_ns;
     uint64_t ran = exact ? took : w->seen_ns;
     if (slot)
@@ -170,7 +170,7 @@ static void warn(struct loop_checker *c, struct watched *w, uint64_t ran_ns,
 static uint64_t check_one(struct loop_checker *c, struct watched *w, uint64_t now,
                           uint64_t asked_ns)
 {
-    uint64_t since = loop_busy_since_ns(w->loop);
+    uint64_t since = loop__busy_since_ns(w->loop);
 
     if (w->flagged_since_ns && since != w->flagged_since_ns)
         report_unblocked(c, w);
@@ -187,7 +187,7 @@ static uint64_t check_one(struct loop_checker *c, struct watched *w, uint64_t no
     uint64_t due = since + (w->warned + 1) * c->warn_ns;
     uint64_t late_ns = now - asked_ns;   /* the scheduler's delay, not ours */
     if (w->warned == 0) {               /* the first warning: a new episode */
-        struct board_loop *slot = loop_board_slot(w->loop);
+        struct board_loop *slot = loop__board_slot(w->loop);
         atomic_fetch_add(&c->episodes, 1);
         atomic_store(&c->last_first_warning_ns, ran);
         atomic_store(&c->last_first_late_ns, late_ns);
@@ -263,7 +263,7 @@ struct loop_checker *loop_checker_start(struct loop **loops, int n, int warn_ms,
         c->loops[i].loop = loops[i];
         /* Two handlers of warn_ms cannot both end between two looks
          * (interval < warn_ms), so the record is the flagged one's. */
-        loop_remember_handlers_over(loops[i], warn_ms);
+        loop__remember_handlers_over(loops[i], warn_ms);
     }
     c->n = n;
     c->warn_ns = (uint64_t)warn_ms * 1000000u;

@@ -14,7 +14,7 @@
  * is due (busy_since + k * warn_ms), so a warning is late only by as much
  * as the scheduler kept the checker thread from a CPU, and it says so;
  * and the "unblocked" length is the one the loop measured around the call
- * (loop_last_long_handler).
+ * (loop__last_long_handler).
  *
  * The stack: the checker sends CHECKER_TRACE_SIGNAL to the loop's thread,
  * whose handler writes backtrace_symbols_fd to stderr (async-signal-safe:
@@ -54,17 +54,21 @@ struct loop_checker_stats {
 
 /* Watch loops[0..n) (the array is copied). trace_ms: print the stuck
  * thread's stack once it has been stuck this long (0: never). quiet: no
- * stderr, so no stacks either (tests). NULL + errno on failure. */
+ * stderr, so no stacks either (tests). NULL + errno on failure. Any
+ * thread but the loops' own; the checker thread it starts is the only one
+ * that reads the loops' busy marks. */
 struct loop_checker *loop_checker_start(struct loop **loops, int n, int warn_ms,
                                         int trace_ms, struct board *board, bool quiet);
 
-/* Stop and join the checker thread, free. Before the loops are freed. */
+/* Stop and join the checker thread, free. Before the loops are freed. Any
+ * thread but the checker's own. */
 void loop_checker_stop(struct loop_checker *c);
 
 /* Episodes flagged so far: one per stuck handler, however often it was
  * warned about. Any thread. */
 uint64_t loop_checker_warnings(struct loop_checker *c);
 
+/* Copy the checker's figures into out. Any thread. */
 void loop_checker_stats(struct loop_checker *c, struct loop_checker_stats *out);
 
 #endif

@@ -21,11 +21,11 @@ struct loop_group {
 };
 
 /* size loops named "<prefix>-1" ... ("<prefix>" alone for a group of
- * one), not started. NULL + errno. */
+ * one), not started. NULL + errno. Any thread. */
 struct loop_group *loop_group_create(int size, const char *prefix,
                                      const struct loop_opts *each);
 
-/* Start every loop. Returns 0 or -errno. */
+/* Start every loop. Returns 0 or -errno. Any thread but the group's own. */
 int loop_group_start(struct loop_group *g);
 
 /* The next loop, round robin. Any thread. */
@@ -38,7 +38,7 @@ int loop_group_next_index(struct loop_group *g);
 void loop_group_stop_free(struct loop_group *g);
 
 /* The chooser's arithmetic, pure, for tests: the index for the counter-th
- * choice among size loops. */
+ * choice among size loops. Any thread. */
 int loop_group_choose(unsigned counter, int size, bool power_of_two);
 
 #endif

@@ -72,7 +72,7 @@ struct loop {
     _Atomic uint64_t busy_since_ns;   /* start of the running handler, or 0 */
     pthread_mutex_t long_lock;    /* guards the last long handler's record */
     uint64_t long_began_ns, long_took_ns; /* the last handler of long_handler_ns+ */
-    _Atomic uint64_t long_handler_ns; /* what counts as long (loop_remember_handlers_over) */
+    _Atomic uint64_t long_handler_ns; /* what counts as long (loop__remember_handlers_over) */
     struct loop_group *parent;    /* the group it belongs to, or NULL */
     _Atomic uint64_t channels;
     _Atomic uint32_t phase;
@@ -327,7 +327,18 @@ void loop_timer_release(struct loop_timer *t)
     timer_unref(t);
 }
 
-/* Fire every timer that is due. Loop thread. */
+/* Step 2 of an iteration: fire every timer that is due, earliest first.
+ * Loop thread.
+ *
+ * A pending timer holds two references: the caller's handle and the
+ * loop's hold. While its callback runs the loop takes a third, since the
+ * callback, or another thread, may cancel it and drop the handle
+ * meanwhile. After the callback a fixed-rate timer still pending goes back
+ * on the heap, keeping the loop's hold; every other timer is done, and the
+ * loop's hold ends here. A cancel that came meanwhile queued a removal
+ * task, which finds the node out of the heap (heap_pop took it out) and
+ * drops only its own reference. The clock is read again after each
+ * callback, so timers that fell due while it ran fire too. */
 static void run_due_timers(struct loop *l, uint64_t now)
 {
     struct heap_node *n;
@@ -341,19 +352,20 @@ static void run_due_timers(struct loop *l, uint64_t now)
         atomic_fetch_add(&t->refs, 1);          /* keep it while it runs */
         run_timed(l, t->fn, t->arg);
         bump(&l->timers_fired, 1);
-        int pending = TIMER_PENDING;
         if (t->period_ns && atomic_load(&t->state) == TIMER_PENDING) {
-            t->node.deadline_ns += t->period_ns;    /* fixed rate */
+            /* Fixed rate: from its deadline, not from now, so a late run
+             * does not push the next ones back. The heap never shrinks,
+             * so the slot just popped is still there. */
+            t->node.deadline_ns += t->period_ns;
             if (heap_push(&l->timers, &t->node) < 0)
                 timer_unref(t);
-        } else if (t->period_ns ||
-                   atomic_compare_exchange_strong(&t->state, &pending, TIMER_FIRED)) {
-            timer_unref(t);                     /* done: the loop's hold */
         } else {
-            /* Cancelled by its own callback: the removal task releases
-             * the loop's hold (it finds the node out of the heap). */
-            t->node.index = HEAP_NOT_IN;
-            timer_unref(t);
+            /* A one-shot that ran is FIRED: a cancel from now on stops
+             * nothing. One cancelled meanwhile stays CANCELLED. */
+            int pending = TIMER_PENDING;
+            if (!t->period_ns)
+                atomic_compare_exchange_strong(&t->state, &pending, TIMER_FIRED);
+            timer_unref(t);                     /* done: the loop's hold */
         }
         timer_unref(t);                         /* the running ref */
         now = loop_now_ns();
@@ -501,16 +513,16 @@ static int wait_timeout_ms(struct loop *l)
     return ms > 60000 ? 60000 : (int)ms;
 }
 
-/* Run due timers and queued tasks until the budget is spent, reading the
- * clock once per batch of LOOP_TASK_BATCH (Netty does the same: the clock
- * is not free). At least one batch runs, so tasks never starve. */
-static void run_tasks(struct loop *l, uint64_t budget_ns)
+/* Step 3: run queued tasks until the budget is spent, reading the clock
+ * once per batch of LOOP_TASK_BATCH (Netty does the same: the clock is not
+ * free). The budget counts from began_ns, when the timers' turn began, so
+ * timers and tasks share it, and task_ns counts both. At least one batch
+ * runs, so tasks never starve. */
+static void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns)
 {
     struct task batch[LOOP_TASK_BATCH];
-    uint64_t start = loop_now_ns();
-    uint64_t deadline = budget_ns == UINT64_MAX ? UINT64_MAX : start + budget_ns;
+    uint64_t deadline = budget_ns == UINT64_MAX ? UINT64_MAX : began_ns + budget_ns;
 
-    run_due_timers(l, start);
     for (;;) {
         size_t n = ring_take(l, batch, LOOP_TASK_BATCH);
         for (size_t i = 0; i < n; i++)
@@ -519,7 +531,7 @@ static void run_tasks(struct loop *l, uint64_t budget_ns)
         if (n < LOOP_TASK_BATCH || loop_now_ns() >= deadline)
             break;
     }
-    bump(&l->task_ns, loop_now_ns() - start);
+    bump(&l->task_ns, loop_now_ns() - began_ns);
 }
 
 /* epoll_wait failed. EINTR is a signal: go round. Anything else means the
@@ -542,33 +554,37 @@ static void wait_failed(struct loop *l, int err)
     nanosleep(&nap, NULL);
 }
 
-static void loop_iteration(struct loop *l)
+/* Step 1a: wait for I/O. The flag first, then one more look at the queue
+ * (wait_timeout_ms): see the wakeup rule at the top of this file. Returns
+ * how many fds are ready (0 after a timeout or a failed wait). */
+static int poll_io(struct loop *l, struct epoll_event *ready)
 {
-    struct epoll_event events[LOOP_MAX_EVENTS];
-    struct loop_watch due;                /* resumes asked for before this iteration */
-
-    /* 1. Wait for I/O. The flag first, then one more look at the queue:
-     *    see the comment at the top of this file. */
     set_phase(l, LOOP_PHASE_WAITING);
     board_thread_state(l->board, &l->on_board, STATE_WAITING);
     atomic_store(&l->sleeping, true);
-    int timeout = wait_timeout_ms(l);
-    int n = epoll_wait(l->epfd, events, LOOP_MAX_EVENTS, timeout);
+    int n = epoll_wait(l->epfd, ready, LOOP_MAX_EVENTS, wait_timeout_ms(l));
     atomic_store(&l->sleeping, false);
     if (n < 0) {
         wait_failed(l, errno);            /* EINTR: just go round */
-        n = 0;
+        return 0;
     }
+    return n;
+}
 
-    /* 2. Handle the ready fds, then the resumed watches, timing it. */
+/* Step 1b: call the ready fds' handlers, then the watches resumed before
+ * this iteration, each timed for the blocked checker. Returns the time it
+ * all took: the io_ns that ioRatio weighs the tasks' budget against. */
+static uint64_t run_io(struct loop *l, const struct epoll_event *ready, int n)
+{
+    struct loop_watch due;                /* resumes asked for before now */
     take_resumes(l, &due);
     uint64_t io_start = loop_now_ns();
     board_thread_state_at(l->board, &l->on_board, STATE_RUNNING, io_start);
     set_phase(l, LOOP_PHASE_IO);
     uint64_t began = io_start;
     for (int i = 0; i < n; i++) {
-        struct loop_watch *w = events[i].data.ptr;
-        uint32_t ev = events[i].events;
+        struct loop_watch *w = ready[i].data.ptr;
+        uint32_t ev = ready[i].events;
         if (resume_pending(w)) {          /* served now: once is enough */
             resume_unlink(w);
             ev |= LOOP_EV_RESUME;
@@ -580,24 +596,44 @@ static void loop_iteration(struct loop *l)
     run_resumes(l, &due);                 /* after the ready fds: their turn came */
     uint64_t io_ns = loop_now_ns() - io_start;
     bump(&l->io_ns, io_ns);
+    return io_ns;
+}
 
-    /* 3. Timers and tasks, for as long as ioRatio allows. */
-    set_phase(l, LOOP_PHASE_TASKS);
-    run_tasks(l, loop_task_budget_ns(io_ns, l->io_ratio_pct));
+/* Step 4: one iteration's figures, counted and copied to the loop's board
+ * slot once per iteration, not per event (plain relaxed stores: the board
+ * is output only). */
+static void publish_iteration(struct loop *l)
+{
     bump(&l->iterations, 1);
     atomic_store_explicit(&l->timers_now, l->timers.len, memory_order_relaxed);
+    struct board_loop *s = l->slot;
+    if (!s)
+        return;
+    atomic_store_explicit(&s->channels, atomic_load(&l->channels), memory_order_relaxed);
+    atomic_store_explicit(&s->task_queue_depth, atomic_load(&l->queued), memory_order_relaxed);
+    atomic_store_explicit(&s->timers, l->timers.len, memory_order_relaxed);
+    atomic_store_explicit(&s->io_ns, atomic_load(&l->io_ns), memory_order_relaxed);
+    atomic_store_explicit(&s->task_ns, atomic_load(&l->task_ns), memory_order_relaxed);
+    atomic_store_explicit(&s->iterations, atomic_load(&l->iterations), memory_order_relaxed);
+    atomic_store_explicit(&s->longest_task_ns, atomic_load(&l->longest_task_ns),
+                          memory_order_relaxed);
+}
 
-    if (l->slot) {
-        struct board_loop *s = l->slot;
-        atomic_store_explicit(&s->channels, atomic_load(&l->channels), memory_order_relaxed);
-        atomic_store_explicit(&s->task_queue_depth, atomic_load(&l->queued), memory_order_relaxed);
-        atomic_store_explicit(&s->timers, l->timers.len, memory_order_relaxed);
-        atomic_store_explicit(&s->io_ns, atomic_load(&l->io_ns), memory_order_relaxed);
-        atomic_store_explicit(&s->task_ns, atomic_load(&l->task_ns), memory_order_relaxed);
-        atomic_store_explicit(&s->iterations, atomic_load(&l->iterations), memory_order_relaxed);
-        atomic_store_explicit(&s->longest_task_ns, atomic_load(&l->longest_task_ns),
-                              memory_order_relaxed);
-    }
+/* One iteration, as a list of steps (libuv's uv_run reads the same way). */
+static void loop_iteration(struct loop *l)
+{
+    struct epoll_event ready[LOOP_MAX_EVENTS];
+
+    int n = poll_io(l, ready);                        /* 1. wait for I/O, */
+    uint64_t io_ns = run_io(l, ready, n);             /*    handle it, timed */
+
+    set_phase(l, LOOP_PHASE_TASKS);                   /* 2-3 share ioRatio's budget */
+    uint64_t tasks_began = loop_now_ns();
+    run_due_timers(l, tasks_began);                   /* 2. fire due timers */
+    run_tasks(l, tasks_began,                         /* 3. run queued tasks */
+              loop_task_budget_ns(io_ns, l->io_ratio_pct));
+
+    publish_iteration(l);                             /* 4. show it on the board */
 }
 
 static void *loop_main(void *arg)
@@ -613,8 +649,11 @@ static void *loop_main(void *arg)
     pthread_mutex_lock(&l->lock);
     atomic_store(&l->ended, true);
     pthread_mutex_unlock(&l->lock);
-    while (atomic_load(&l->queued) > 0)
-        run_tasks(l, UINT64_MAX);
+    while (atomic_load(&l->queued) > 0) {
+        uint64_t now = loop_now_ns();
+        run_due_timers(l, now);
+        run_tasks(l, now, UINT64_MAX);
+    }
     struct heap_node *n;
     while ((n = heap_pop(&l->timers))) {
         struct loop_timer *t = from_node(n);
@@ -723,12 +762,12 @@ uint64_t loop_channels(const struct loop *l)
     return atomic_load_explicit(&l->channels, memory_order_relaxed);
 }
 
-uint64_t loop_busy_since_ns(const struct loop *l)
+uint64_t loop__busy_since_ns(const struct loop *l)
 {
     return atomic_load_explicit(&l->busy_since_ns, memory_order_acquire);
 }
 
-bool loop_last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns)
+bool loop__last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns)
 {
     pthread_mutex_lock(&l->long_lock);
     *began_ns = l->long_began_ns;
@@ -737,13 +776,13 @@ bool loop_last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_n
     return *began_ns != 0;
 }
 
-void loop_remember_handlers_over(struct loop *l, int ms)
+void loop__remember_handlers_over(struct loop *l, int ms)
 {
     atomic_store_explicit(&l->long_handler_ns, (uint64_t)ms * 1000000u,
                           memory_order_relaxed);
 }
 
-bool loop_signal(struct loop *l, int sig)
+bool loop__signal(struct loop *l, int sig)
 {
     return atomic_load(&l->started) && !atomic_load(&l->ended) &&
            pthread_kill(l->thread, sig) == 0;
@@ -754,7 +793,7 @@ struct loop_group *loop_parent(const struct loop *l)
     return l->parent;
 }
 
-struct board_loop *loop_board_slot(struct loop *l)
+struct board_loop *loop__board_slot(struct loop *l)
 {
     return l->slot;
 }

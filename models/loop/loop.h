@@ -4,10 +4,16 @@
  * A loop owns an epoll instance (the selector), a task queue that any
  * thread may add to, and a heap of timers. Each iteration:
  *
- *   1. wait for I/O, at most until the next timer (not at all if tasks wait)
- *   2. handle the ready fds, timing it                       -> io_ns
- *   3. run due timers and queued tasks for at most
- *      io_ns * (100 - io_ratio) / io_ratio  (io_ratio 100: run them all)
+ *   1. wait for I/O, at most until the next timer (not at all if tasks
+ *      wait), and handle the ready fds, timing it          -> io_ns
+ *   2. fire the due timers                        \  together, for at most
+ *   3. run queued tasks                           /  io_ns * (100 - io_ratio) / io_ratio
+ *                                                    (io_ratio 100: run them all)
+ *   4. publish the iteration's figures on the board
+ *
+ * loop.c's loop_iteration reads as exactly these steps, one static
+ * function each (poll_io, run_io, run_due_timers, run_tasks,
+ * publish_iteration), as libuv's uv_run does.
  *
  * Everything registered on a loop is touched only by the loop's thread, so
  * handlers need no locks. Other threads talk to it with loop_execute. Every
@@ -38,8 +44,8 @@
 #define LOOP_EV_RESUME (1u << 24)
 #define LOOP_NAME_BYTES 16
 /* A handler or task that runs this long or longer is remembered (when it
- * began, how long it took: loop_last_long_handler), for the blocked
- * checker, until loop_remember_handlers_over says otherwise. */
+ * began, how long it took: loop__last_long_handler), for the blocked
+ * checker, until loop__remember_handlers_over says otherwise. */
 #define LOOP_LONG_HANDLER_MS 10
 
 struct loop;
@@ -114,6 +120,8 @@ bool loop_in_loop(const struct loop *l);
 
 #define loop_assert_in_loop(l) assert(loop_in_loop(l))
 
+/* The loop's name, as on the board and in its thread's name. Any thread
+ * (fixed at loop_create). */
 const char *loop_name(const struct loop *l);
 
 /* Netty's EventLoop.parent(): the group this loop belongs to, or NULL for
@@ -167,10 +175,11 @@ struct loop_timer *loop_schedule_at_fixed_rate(struct loop *l, uint64_t initial_
  * run that would otherwise have happened. */
 bool loop_timer_cancel(struct loop_timer *t);
 
-/* Give back the handle and let the timer run. */
+/* Give back the handle and let the timer run (or go on running, at a
+ * fixed rate, until the loop stops). Any thread. */
 void loop_timer_release(struct loop_timer *t);
 
-/* ---- for the models and the checker ---- */
+/* ---- for the models ---- */
 
 /* The loop thread's slot on the board (loop thread only: handlers that
  * block, like an inline !sleep, show it). */
@@ -181,33 +190,40 @@ struct board_thread_ref *loop_board_ref(struct loop *l);
 void loop_channels_add(struct loop *l, int64_t delta);
 uint64_t loop_channels(const struct loop *l);
 
+/* Copy the loop's counters into out. Any thread (each counter is read
+ * atomically; the set is not one instant). */
+void loop_stats(struct loop *l, struct loop_stats *out);
+
+/* The task budget of one iteration: io_ns * (100 - ratio) / ratio, or
+ * UINT64_MAX for ratio 100. Pure, any thread; exposed for tests. */
+uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct);
+
+/* The monotonic clock the loop uses, in ns. Any thread. */
+uint64_t loop_now_ns(void);
+
+/* ---- hooks for the blocked checker (checker.c) only ----
+ * The double underscore says it, as libuv's uv__ does: the loop library's
+ * own floor calls these; a model or sim/ never does. */
+
 /* When the handler or task now running began (0: none is). Any thread. */
-uint64_t loop_busy_since_ns(const struct loop *l);
+uint64_t loop__busy_since_ns(const struct loop *l);
 
 /* The last handler or task that ran LOOP_LONG_HANDLER_MS or longer: when
  * it began and how long it took, on loop_now_ns's clock, measured by the
  * loop itself around the call. Returns false if none has yet. Any thread. */
-bool loop_last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns);
+bool loop__last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns);
 
 /* Count a handler as long from ms on (the checker sets its warn_ms). Only
  * a long one replaces the record, so shorter handlers after a stuck one
  * do not erase its length before the checker reads it. Any thread. */
-void loop_remember_handlers_over(struct loop *l, int ms);
+void loop__remember_handlers_over(struct loop *l, int ms);
 
 /* Send signal sig to the loop's thread (pthread_kill), for the checker's
  * stack trace. Returns false if the thread is not running. Any thread. */
-bool loop_signal(struct loop *l, int sig);
+bool loop__signal(struct loop *l, int sig);
 
-/* The loop's board slot, or NULL. */
-struct board_loop *loop_board_slot(struct loop *l);
-
-void loop_stats(struct loop *l, struct loop_stats *out);   /* any thread */
-
-/* The task budget of one iteration: io_ns * (100 - ratio) / ratio, or
- * UINT64_MAX for ratio 100. Pure; exposed for tests. */
-uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct);
-
-/* The monotonic clock the loop uses, in ns. */
-uint64_t loop_now_ns(void);
+/* The loop's board slot, or NULL: the checker marks a blocked loop on it.
+ * Any thread (the slot is fixed from loop_create to loop_join_free). */
+struct board_loop *loop__board_slot(struct loop *l);
 
 #endif

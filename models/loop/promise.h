@@ -49,14 +49,16 @@ bool promise_cancel(struct promise *p);
 int promise_add_listener(struct promise *p, promise_listener_cb cb, void *arg);
 
 /* Wait until complete: 0, -ETIMEDOUT after timeout_ms (< 0: no limit),
- * -EDEADLK on the promise's own loop thread while still pending. */
+ * -EDEADLK on the promise's own loop thread while still pending. Any
+ * other thread. */
 int promise_await(struct promise *p, int timeout_ms);
 
+/* Its state, and once complete its result or error (errno). Any thread. */
 enum promise_state promise_state(struct promise *p);
 void *promise_result(struct promise *p);     /* after success */
 int promise_error(struct promise *p);        /* after failure (errno) */
 
-/* Drop the caller's reference. */
+/* Drop the caller's reference. Any thread; the last reference frees it. */
 void promise_release(struct promise *p);
 
 #endif

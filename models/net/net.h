@@ -4,7 +4,8 @@
  * on the server channel; SO_KEEPALIVE and TCP_NODELAY on each child), an
  * accept that survives running out of file descriptors, and the small
  * retry loops that every blocking or nonblocking socket needs (EINTR,
- * partial writes). Nothing here knows about threads or models.
+ * partial writes). Nothing here knows about threads or models: every
+ * function may be called from any thread, on the fds it is given.
  */
 #ifndef THREADLAB_NET_H
 #define THREADLAB_NET_H

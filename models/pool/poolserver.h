@@ -16,6 +16,7 @@ struct pool_server;
  * acceptor. NULL + errno on failure. Any thread. */
 struct pool_server *pool_server_start(const struct server_opts *opts);
 
+/* The port it listens on. Any thread. */
 uint16_t pool_server_port(const struct pool_server *s);
 
 /* The pool's counters and sizes. Any thread. */

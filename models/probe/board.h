@@ -183,14 +183,16 @@ struct board_thread_ref {
 
 /* Create this process's board: a sealed memfd, mapped, then the link that
  * lets readers find it. Returns NULL and sets errno when it cannot (the
- * server then runs without a board, after a warning). */
+ * server then runs without a board, after a warning). Any thread, once,
+ * before the server's threads start. */
 struct board *board_create(const char *model, const char *options);
 
 /* Remove the link (if it is still ours), unmap and close the memfd. NULL
- * is ignored. */
+ * is ignored. Any thread, once, after every writer has ended. */
 void board_close(struct board *b);
 
-/* The path of the board's link, what board_read takes ("" for NULL). */
+/* The path of the board's link, what board_read takes ("" for NULL). Any
+ * thread. */
 const char *board_path(const struct board *b);
 
 /* Counters. Any thread; b may be NULL (publishing off). */
@@ -199,7 +201,7 @@ void board_sub(struct board *b, enum board_counter c, uint64_t n);
 
 /* A counter's value as the board shows it (0 for NULL): for tests and
  * reports only. Another process may have scribbled on it, so no server
- * decision may depend on it. */
+ * decision may depend on it. Any thread. */
 uint64_t board_counter(const struct board *b, enum board_counter c);
 
 /* Record a line's handling time. Any thread. */
@@ -210,7 +212,8 @@ void board_record_latency(struct board *b, uint64_t ns);
 void board_record_latency_n(struct board *b, uint64_t ns, uint64_t n);
 
 /* The clock the board uses (CLOCK_MONOTONIC, ns; a vDSO call, no syscall).
- * Pass its value to the _at functions to read it once for several uses. */
+ * Pass its value to the _at functions to read it once for several uses.
+ * Any thread. */
 uint64_t board_now_ns(void);
 
 /* Threads: register the calling thread, change its state, count its lines,
@@ -248,14 +251,15 @@ void board_event(struct board *b, enum board_event_kind kind, const char *fmt, .
 void board_conn_ended(struct board *b, uint64_t conn, enum echo_end end,
                       bool stopping, uint64_t lines);
 
-/* Mark the board as stopping (the server began a graceful stop). */
+/* Mark the board as stopping (the server began a graceful stop). Any
+ * thread. */
 void board_mark_closing(struct board *b);
 
 /* ---- where boards live ---- */
 
 /* The directory of this user's boards, created 0700 if missing. Returns 0
  * or -errno (-EPERM if it exists but is not ours, not private, or a
- * symlink). */
+ * symlink). Any thread. */
 int board_dir(char *out, size_t out_len);
 
 #endif

@@ -82,12 +82,13 @@ struct board_entry {
  * Returns 0, or -ENOENT (gone: no entry, or its server's board is closed),
  * -EACCES (not ours), -EINVAL (corrupt, or a link that leads elsewhere: err
  * says what), -EPROTO (another layout version), -errno for I/O errors. err
- * (err_len bytes) gets a sentence for a person in every error case. */
+ * (err_len bytes) gets a sentence for a person in every error case. Any
+ * thread (it reads a private copy; the mapping is never trusted). */
 int board_read(const char *path, struct board_snapshot *s, char *err,
                size_t err_len);
 
 /* Validate a copy of a board file (the core of board_read; tests feed it
- * corrupted bytes directly). */
+ * corrupted bytes directly). Pure, any thread. */
 int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
                 char *err, size_t err_len);
 
@@ -95,15 +96,16 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
  * stale when its process no longer exists or, for a link, no longer holds a
  * board memfd at that fd (a reused pid). With clean_stale, stale entries
  * are removed (the entry only: a link is never followed) and not listed.
- * Returns how many were stored (at most max), or -errno. */
+ * Returns how many were stored (at most max), or -errno. Any thread. */
 int board_list(struct board_entry *out, int max, bool clean_stale);
 
 /* One line of JSON for scripts (`threadlab top --json`, the soak): pid,
  * model, closing, every counter by name, live threads by state, and the
- * handling-time p50/p99/max in microseconds since the server started. */
+ * handling-time p50/p99/max in microseconds since the server started.
+ * Any thread. */
 void board_snapshot_json(const struct board_snapshot *s, FILE *out);
 
-/* Names for display. */
+/* Names for display (static strings). Pure, any thread. */
 const char *board_role_name(enum board_role r);
 const char *board_state_name(enum board_state s);
 const char *board_event_name(enum board_event_kind k);

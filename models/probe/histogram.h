@@ -23,7 +23,7 @@ struct hist {
     _Atomic uint64_t max;                  /* largest value, exact */
 };
 
-/* Zero it. */
+/* Zero it, before any thread records into it. */
 void hist_init(struct hist *h);
 
 /* Count one value. Any thread; cheap (no locks, no syscalls). */
@@ -35,7 +35,8 @@ void hist_record(struct hist *h, uint64_t value);
  * nothing. Any thread. */
 void hist_record_n(struct hist *h, uint64_t value, uint64_t n);
 
-/* Add every count of src into dst. */
+/* Add every count of src into dst. Any thread (a count recorded into src
+ * meanwhile may or may not be in it). */
 void hist_merge(struct hist *dst, const struct hist *src);
 
 /* The value at or below which `pct` percent of values fall (the upper edge
@@ -46,7 +47,8 @@ uint64_t hist_percentile(const struct hist *h, double pct);
 uint64_t hist_counts_percentile(const uint64_t counts[HIST_BUCKETS],
                                 uint64_t max, double pct);
 
-/* Bucket arithmetic, exposed for tests and for readers of the board. */
+/* Bucket arithmetic, exposed for tests and for readers of the board. Pure,
+ * any thread. */
 unsigned hist_bucket_of(uint64_t value);
 uint64_t hist_bucket_low(unsigned bucket);
 uint64_t hist_bucket_high(unsigned bucket);

@@ -33,6 +33,7 @@ struct loop_server_opts {
  * checker. NULL + errno on failure. Any thread. */
 struct loop_server *loop_server_start(const struct loop_server_opts *o);
 
+/* The port it listens on. Any thread. */
 uint16_t loop_server_port(const struct loop_server *s);
 
 /* Netty's shutdownGracefully: stop accepting; end every connection's input

@@ -16,6 +16,7 @@ struct reactor_server;
  * blocked checker). NULL + errno on failure. Any thread. */
 struct reactor_server *reactor_start(const struct server_opts *opts);
 
+/* The port it listens on. Any thread. */
 uint16_t reactor_port(const struct reactor_server *s);
 
 /* Graceful stop: stop accepting, end every connection's input, let each

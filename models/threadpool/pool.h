@@ -84,11 +84,13 @@ struct pool_stats {
                                    after POOL_SPAWN_RETRY_MS) */
 };
 
-/* Defaults: 4..16 threads, 1024 queued, 5 s idle, abort, not adaptive. */
+/* Defaults: 4..16 threads, 1024 queued, 5 s idle, abort, not adaptive.
+ * Any thread. */
 void pool_opts_init(struct pool_opts *o);
 
 /* Start the watchdog and min task threads. NULL + errno (EINVAL for bad
- * sizes) on failure. */
+ * sizes) on failure. Any thread; the pool's threads belong to the pool
+ * from here to pool_shutdown. */
 struct pool *pool_create(const struct pool_opts *o);
 
 /* Queue a task; tag names it in events (a connection number). Returns 0,
@@ -104,6 +106,8 @@ int pool_submit(struct pool *p, pool_task_cb fn, void *arg, uint64_t tag);
  * call pool_submit once it has returned. */
 void pool_shutdown(struct pool *p, bool drain);
 
+/* Copy the pool's counters into out (under the pool's lock: one instant).
+ * Any thread, the pool's own included. */
 void pool_stats(struct pool *p, struct pool_stats *out);
 
 /* The task thread's name and its slot on the board, for tasks that publish
@@ -111,7 +115,8 @@ void pool_stats(struct pool *p, struct pool_stats *out);
 const char *pool_thread_name(const struct pool_thread *t);
 struct board_thread_ref *pool_thread_board(struct pool_thread *t);
 
-/* "abort", "caller-runs", "discard-oldest", "block". */
+/* "abort", "caller-runs", "discard-oldest", "block", and back: 0, or
+ * -EINVAL for a name that is none of them. Pure, any thread. */
 const char *pool_reject_name(enum pool_reject r);
 int pool_reject_parse(const char *s, enum pool_reject *out);
 

@@ -2,31 +2,39 @@ static void loop_iteration(struct loop *l)
 {
     /* TODO(lab 03): one iteration of the loop, its heart. Loop thread.
      *
-     * Wait for I/O, no longer than until the next timer and not at all
-     * while tasks wait (wait_timeout_ms); then serve every ready watch
-     * and every watch resumed before this iteration (take_resumes,
-     * run_resumes; a watch served both ways is called once, with
-     * LOOP_EV_RESUME); then run due timers and queued tasks for as long
-     * as ioRatio allows after the time the I/O took (run_tasks,
-     * loop_task_budget_ns). A failed wait is handled by wait_failed.
+     * Write it as a list of steps, one static function each, so that a
+     * reader can say them aloud (libuv's uv_run reads this way): wait for
+     * I/O and handle what is ready (poll_io, run_io: yours too), fire the
+     * due timers (run_due_timers), run queued tasks (run_tasks), publish
+     * (publish_iteration). Given: run_due_timers, run_tasks,
+     * publish_iteration, loop_task_budget_ns, set_phase.
      *
-     * The wakeup rule's other half: `sleeping` is true exactly while the
-     * loop may block in epoll_wait, set before it looks at the queue, so
-     * no task queued meanwhile is left waiting a whole timeout.
+     * What must hold:
+     *   - The loop never sleeps while it has work: not while a task is
+     *     queued or a watch asked to be resumed, and not past the next
+     *     timer's deadline. A task queued by another thread while the loop
+     *     sleeps wakes it; the eventfd is written only for a loop that may
+     *     be asleep (the wakeup rule: see the top of this file, and
+     *     loop_execute, which you also write).
+     *   - ioRatio: timers and tasks together get at most
+     *     io_ns * (100 - ratio) / ratio after I/O took io_ns (ratio 100:
+     *     all of them), and at least one batch of tasks runs, so tasks
+     *     never starve.
+     *   - Every handler and task is timed for the blocked-thread checker
+     *     (busy_since_ns marks it while it runs).
      *
-     * Board: the loop's phase (set_phase) and thread state (waiting,
-     * running) as it goes; io_ns and iterations counted; busy_since_ns
-     * set around each callback (the blocked-thread checker reads it);
-     * the loop slot's counters published once per iteration.
+     * Board: the loop's phase (waiting, io, tasks) and its thread state
+     * (waiting while it may block, running otherwise) as it goes; io_ns,
+     * task_ns and iterations counted; the loop slot published once per
+     * iteration.
      */
-    (void)wait_timeout_ms(l);
-    (void)set_phase;
+    (void)poll_io;
+    (void)run_io;
+    (void)run_due_timers;
     (void)run_tasks;
-    (void)wait_failed;
-    (void)take_resumes;
-    (void)run_resumes;
-    (void)resume_pending;
-    (void)resume_unlink;
+    (void)publish_iteration;
+    (void)loop_task_budget_ns(0, l->io_ratio_pct);
+    (void)set_phase;
     struct timespec nap = { 0, 1000000 };
     nanosleep(&nap, NULL);
 }

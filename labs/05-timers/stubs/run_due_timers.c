@@ -1,17 +1,26 @@
 static void run_due_timers(struct loop *l, uint64_t now)
 {
-    /* TODO(lab 05): fire the timers that are due. Loop thread.
+    /* TODO(lab 05): fire the timers that are due. Loop thread: the heap
+     * is the loop's alone (struct loop_timer, timer_heap.h).
      *
-     * Every timer whose deadline has passed leaves the heap (heap_peek,
-     * heap_pop), earliest first, and runs once (run_timed), counted in
-     * timers_fired; a cancelled one (its state is not TIMER_PENDING) does
-     * not run. Every reference is released exactly once (timer_unref):
-     * the loop's hold when the timer is done, and an extra one held while
-     * its callback runs, since the callback or another thread may cancel
-     * it meanwhile (a one-shot becomes TIMER_FIRED by compare-and-swap).
-     * A fixed-rate timer still pending goes back on the heap one period
-     * after its deadline (not after now: no drift). Timers due while a
-     * callback ran fire too (read the clock again).
+     * What must hold when it returns:
+     *   - Every pending timer whose deadline is at or before now has run
+     *     once, earliest deadline first (run_timed, so the blocked-thread
+     *     checker sees it), and is counted in timers_fired; so has every
+     *     one that fell due while those callbacks ran. None ran early.
+     *   - A cancelled timer (its state is not TIMER_PENDING) never runs.
+     *   - A fixed-rate timer still pending is back in the heap, due one
+     *     period after the deadline it just had (not after now: no drift).
+     *   - A one-shot that ran is TIMER_FIRED, so a later cancel reports
+     *     that it stopped nothing; one cancelled meanwhile (by its own
+     *     callback, or another thread: loop_timer_cancel) stays cancelled.
+     *   - References (timer_unref): a timer holds one for its handle and
+     *     one for the loop. Each is dropped exactly once, the loop's when
+     *     the timer is done, and the memory is never touched after the
+     *     last one: a callback, or another thread, may cancel the timer
+     *     and drop the handle while it runs. A cancel's removal task
+     *     (timer_remove_task) drops only its own reference when it finds
+     *     the timer out of the heap.
      */
     (void)l;
     (void)now;
