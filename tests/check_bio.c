@@ -20,13 +20,13 @@
 static void wait_for_live_threads(struct bio_server *s, uint64_t want)
 {
     struct bio_stats st;
-    uint64_t deadline = tn_now_ms() + 5000;
+    uint64_t deadline = now_ms() + 5000;
     do {
         bio_stats(s, &st);
         if (st.live_threads == want)
             return;
         usleep(5000);
-    } while (tn_now_ms() < deadline);
+    } while (now_ms() < deadline);
     ck_abort_msg("live threads stayed at %llu, wanted %llu",
                  (unsigned long long)st.live_threads, (unsigned long long)want);
 }
@@ -34,8 +34,8 @@ static void wait_for_live_threads(struct bio_server *s, uint64_t want)
 /* Threads are named just after they start: poll for the name. */
 static void wait_named_threads(const char *prefix, int want)
 {
-    uint64_t deadline = tn_now_ms() + 5000;
-    while (tn_thread_count(prefix) != want && tn_now_ms() < deadline)
+    uint64_t deadline = now_ms() + 5000;
+    while (tn_thread_count(prefix) != want && now_ms() < deadline)
         usleep(2000);
     ck_assert_int_eq(tn_thread_count(prefix), want);
 }
@@ -62,10 +62,10 @@ START_TEST(thread_per_connection_created_and_reaped)
     wait_named_threads("conn-", N);
     /* The acceptor counts a thread just after pthread_create returns, and
      * by then the thread may have answered: poll for the count too. */
-    uint64_t deadline = tn_now_ms() + 5000;
+    uint64_t deadline = now_ms() + 5000;
     do {
         bio_stats(s, &st);
-    } while (st.threads_spawned < N && tn_now_ms() < deadline && !usleep(2000));
+    } while (st.threads_spawned < N && now_ms() < deadline && !usleep(2000));
     ck_assert_uint_eq(st.live_threads, N);
     ck_assert_uint_eq(st.threads_spawned, N);
 
@@ -73,11 +73,11 @@ START_TEST(thread_per_connection_created_and_reaped)
         close(fds[i]);
     wait_for_live_threads(s, 0);
     /* The acceptor joins exited threads at least once a second. */
-    deadline = tn_now_ms() + 5000;
+    deadline = now_ms() + 5000;
     do {
         bio_stats(s, &st);
         usleep(10000);
-    } while (st.threads_reaped < N && tn_now_ms() < deadline);
+    } while (st.threads_reaped < N && now_ms() < deadline);
     ck_assert_uint_eq(st.threads_reaped, N);
     ck_assert_int_eq(tn_thread_count("conn-"), 0);
     bio_stop(s);

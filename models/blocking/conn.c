@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "echo/session.h"
+#include "net/clock.h"
 
 /* ---- the registry ------------------------------------------------------- */
 
@@ -93,7 +94,7 @@ static enum input_wait wait_readable(int fd, int stop_fd, uint64_t deadline_ns)
     for (;;) {
         int timeout_ms = -1;
         if (deadline_ns) {
-            uint64_t now = net_now_ns();
+            uint64_t now = now_ns();
             if (now >= deadline_ns)
                 return INPUT_TIMEOUT;
             timeout_ms = (int)((deadline_ns - now + 999999) / 1000000);
@@ -175,7 +176,7 @@ static int flush_replies(struct board *board, int fd, struct reply_batch *rb,
         return 0;
     int rc = write_iov_all(fd, rb->iov, rb->count);
     if (rc == 0)
-        board_record_latency_n(board, board_now_ns() - read_ns,
+        board_record_latency_n(board, now_ns() - read_ns,
                                (uint64_t)rb->count);
     rb->count = 0;
     rb->holds_who = false;
@@ -293,7 +294,7 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
     if (echo_session_init(&session, srv->model, c->id, srv->opts->max_line) < 0)
         return ECHO_END_NO_MEMORY;
     set_stall_timeout(c->fd, srv->opts->stall_timeout_ms);
-    uint64_t last_read_ns = net_now_ns(), partial_since_ns = 0;
+    uint64_t last_read_ns = now_ns(), partial_since_ns = 0;
     /* A stop leaves the socket open, and the client may go on sending:
      * answer what the kernel held when we noticed the stop, then no more. */
     bool stop_seen = false;
@@ -338,14 +339,14 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
         }
         if (stop_seen)
             stop_left -= (size_t)n;
-        uint64_t now_ns = net_now_ns();
-        board_thread_state_at(board, me, STATE_RUNNING, now_ns);
+        uint64_t read_ns = now_ns();
+        board_thread_state_at(board, me, STATE_RUNNING, read_ns);
         echo_session_commit(&session, (size_t)n);
-        last_read_ns = now_ns;
+        last_read_ns = read_ns;
 
         uint64_t batch_lines = 0;
         replies.bytes = 0;
-        bool closing = answer_lines(srv, c, &session, thread_name, me, now_ns,
+        bool closing = answer_lines(srv, c, &session, thread_name, me, read_ns,
                                     &replies, &batch_lines, &end);
         *lines += batch_lines;
         /* A partial line left over starts (or keeps) the line clock; one
@@ -353,7 +354,7 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
         if (echo_decoder_pending(&session.decoder) == 0)
             partial_since_ns = 0;
         else if (partial_since_ns == 0 || batch_lines > 0)
-            partial_since_ns = now_ns;
+            partial_since_ns = read_ns;
         publish_read(board, me, (uint64_t)n, replies.bytes, batch_lines);
         if (closing)
             break;

@@ -185,7 +185,7 @@ uint64_t loop_channels(const struct loop *l);
 uint64_t loop_busy_since_ns(const struct loop *l);
 
 /* The last handler or task that ran LOOP_LONG_HANDLER_MS or longer: when
- * it began and how long it took, on loop_now_ns's clock, measured by the
+ * it began and how long it took, on now_ns's clock, measured by the
  * loop itself around the call. Returns false if none has yet. Any thread. */
 bool loop_last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns);
 
@@ -206,8 +206,5 @@ void loop_stats(struct loop *l, struct loop_stats *out);   /* any thread */
 /* The task budget of one iteration: io_ns * (100 - ratio) / ratio, or
  * UINT64_MAX for ratio 100. Pure; exposed for tests. */
 uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct);
-
-/* The monotonic clock the loop uses, in ns. */
-uint64_t loop_now_ns(void);
 
 #endif

@@ -22,6 +22,7 @@
 #include "viz/record.h"
 #include "viz/top.h"
 #include "viz/view.h"
+#include "net/clock.h"
 
 #define DEMO_DURATION_S 30
 
@@ -84,7 +85,7 @@ static bool demo_tick(void *arg)
     struct demo *d = arg;
     for (int i = 0; i < d->fleet.n; i++)
         fleet_sample(&d->fleet, i);
-    if (plan_interrupted() || net_now_ns() / 1000000 > d->give_up_ms)
+    if (plan_interrupted() || now_ms() > d->give_up_ms)
         return false;
     return fleet_loads_running(&d->fleet);
 }
@@ -204,15 +205,15 @@ int cli_demo(int argc, char **argv)
         view.footer = footer;
         view.tick = demo_tick;
         view.tick_arg = d;
-        d->give_up_ms = net_now_ns() / 1000000 + (uint64_t)(plan.duration_s * 1000) + 20000;
+        d->give_up_ms = now_ms() + (uint64_t)(plan.duration_s * 1000) + 20000;
         if (view.plain)
             printf("%s\n", footer);
-        uint64_t started_ms = net_now_ns() / 1000000;
+        uint64_t started_ms = now_ms();
         top_run(&view);              /* (it finishes the recording) */
         /* q, Ctrl-C or a stop signal before the loads ended: say so under
          * the table, so nobody reads a 3 s run as a 30 s one. */
         if (fleet_loads_running(&d->fleet))
-            cut_short_s = (double)(net_now_ns() / 1000000 - started_ms) / 1000.0;
+            cut_short_s = (double)(now_ms() - started_ms) / 1000.0;
     } else {
         discard_recording(&view);    /* no server to show: no show to keep */
     }
