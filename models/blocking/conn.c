@@ -384,8 +384,8 @@ bool conn_refuse_over_limit(const struct server_opts *o, struct conn_registry *r
     if (o->max_conns <= 0 || conn_registry_count(r) < (uint64_t)o->max_conns)
         return false;
     char why[64];
-    snprintf(why, sizeof(why), "%d of %d connections open (--max-conns)",
-             o->max_conns, o->max_conns);
+    snprintf(why, sizeof(why), "limit of %d connections open (--max-conns)",
+             o->max_conns);
     acceptor_refuse(a, fd, id, why);
     return true;
 }

@@ -204,9 +204,8 @@ static void on_acceptable(void *arg, uint32_t events)
         pthread_mutex_unlock(&s->stop_lock);
         *h = (struct handoff){ w, fd, id, refuse };
         if (refuse)
-            board_event(s->board, EV_REJECT, "conn %llu: %d of %d connections open "
-                        "(--max-conns)", (unsigned long long)id, s->opts.max_conns,
-                        s->opts.max_conns);
+            board_event(s->board, EV_REJECT, "conn %llu: limit of %d connections "
+                        "open (--max-conns)", (unsigned long long)id, s->opts.max_conns);
         /* lab 06 region: the hand-off, from here to the end of the loop body */
         /* Through the worker's task queue: from here on, only the worker's
          * thread touches this connection. (Same loop: it runs at once.) */
