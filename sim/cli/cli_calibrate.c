@@ -1,5 +1,4 @@
 /* cli_calibrate.c -- `threadlab calibrate`: measure costs, write a profile. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,34 +25,20 @@ static void calibrate_usage(FILE *out)
             "  -h, --help   this help\n");
 }
 
-static const struct option calibrate_options[] = {
-    { "out", required_argument, NULL, 'o' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
-
 int cli_calibrate(int argc, char **argv)
 {
     const char *out = "threadlab.profile";
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", calibrate_options, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case 'o':
-            out = optarg;
-            break;
-        case 'h':
-            calibrate_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            cli_usage_error("calibrate", optopt ? "option '%s' needs a value"
-                                                : "unknown option '%s'", flag);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        cli_usage_error("calibrate", "unexpected argument '%s'", argv[optind]);
+    const struct cli_opt options[] = {
+        { CLI_TEXT("out", &out) },
+        { 0 },
+    };
+    int first_arg;
+    int rc = cli_parse_options("calibrate", argc, argv, options, calibrate_usage, false,
+                               &first_arg);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (first_arg < argc) {
+        cli_usage_error("calibrate", "unexpected argument '%s'", argv[first_arg]);
         return CLI_EXIT_USAGE;
     }
     struct profile p;
@@ -65,7 +50,7 @@ int cli_calibrate(int argc, char **argv)
         }
         return refused ? CLI_EXIT_FAILED : CLI_EXIT_OK;
     }
-    int rc = profile_save(&p, out);
+    rc = profile_save(&p, out);
     if (rc < 0) {
         fprintf(stderr, "threadlab calibrate: cannot write %s: %s\n", out, strerror(-rc));
         return CLI_EXIT_FAILED;

@@ -37,6 +37,14 @@ expect 0 "usage: threadlab serve MODEL" -- "$BIN" serve bio --help
 expect 0 "usage: threadlab load HOST:PORT" -- "$BIN" load --help
 expect 0 "threadlab " -- "$BIN" --version
 
+# Every command's --help is checked against its option table (cli_options.c):
+# an option missing from the help, or a help line naming no option, fails
+# here with exit 1.
+for cmd in serve load top demo compare sim "sim quiz" calibrate replay; do
+  # shellcheck disable=SC2086
+  expect 0 "usage: threadlab $cmd" -- "$BIN" $cmd --help
+done
+
 # Bad input: a clear message and exit status 2.
 expect 2 "unknown command 'frobnicate'" -- "$BIN" frobnicate
 expect 2 "usage: threadlab COMMAND" -- "$BIN"
@@ -64,6 +72,12 @@ expect 2 "--offload: 'x' is not a whole number" -- "$BIN" serve reactor --offloa
 expect 2 "--workers: 0 is out of range" -- "$BIN" serve multireactor --workers 0
 expect 2 "at most four servers" -- "$BIN" top 1 2 3 4 5
 expect 1 "no live board for '999999999'" -- "$BIN" top --plain 999999999
+
+# The same errors, worded alike, from every command's table.
+expect 2 "calibrate: unknown option '--bogus'" -- "$BIN" calibrate --bogus
+expect 2 "calibrate: option '--out' needs a value" -- "$BIN" calibrate --out
+expect 2 "calibrate: unknown option '-x'" -- "$BIN" calibrate -x
+expect 2 "calibrate: unexpected argument 'now'" -- "$BIN" calibrate now
 
 # serve + load, end to end.
 start_server serve bio
