@@ -78,6 +78,9 @@ expect 2 "calibrate: unknown option '--bogus'" -- "$BIN" calibrate --bogus
 expect 2 "calibrate: option '--out' needs a value" -- "$BIN" calibrate --out
 expect 2 "calibrate: unknown option '-x'" -- "$BIN" calibrate -x
 expect 2 "calibrate: unexpected argument 'now'" -- "$BIN" calibrate now
+expect 2 "sim quiz: --seed: 'x' is not a whole number" -- "$BIN" sim quiz --seed x
+expect 2 "sim quiz: --seed: -1 is out of range" -- "$BIN" sim quiz --seed -1
+expect 2 "sim quiz: unexpected argument 'extra'" -- "$BIN" sim quiz extra
 
 # serve + load, end to end.
 start_server serve bio
