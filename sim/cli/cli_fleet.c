@@ -17,8 +17,9 @@ void plan_init(struct plan *p, double duration_s)
     p->duration_s = duration_s;
 }
 
-static bool parse_models(const char *cmd, const char *arg, struct plan *p)
+bool plan_parse_models(const char *cmd, const char *arg, void *plan)
 {
+    struct plan *p = plan;
     snprintf(p->models_buf, sizeof(p->models_buf), "%s", arg);
     p->nmodels = 0;
     for (char *save = NULL, *m = strtok_r(p->models_buf, ",", &save); m;
@@ -46,20 +47,26 @@ static bool parse_models(const char *cmd, const char *arg, struct plan *p)
     return true;
 }
 
+bool plan_parse_scenario(const char *cmd, const char *arg, void *plan)
+{
+    struct plan *p = plan;
+    p->sc = scenario_find(arg);
+    if (!p->sc) {
+        cli_usage_error(cmd, "--scenario: no scenario called '%s'", arg);
+        return false;
+    }
+    return true;
+}
+
 bool plan_option(const char *cmd, int opt, const char *arg, struct plan *p)
 {
     long v;
     double d;
     switch (opt) {
     case PLAN_OPT_MODELS:
-        return parse_models(cmd, arg, p);
+        return plan_parse_models(cmd, arg, p);
     case PLAN_OPT_SCENARIO:
-        p->sc = scenario_find(arg);
-        if (!p->sc) {
-            cli_usage_error(cmd, "--scenario: no scenario called '%s'", arg);
-            return false;
-        }
-        return true;
+        return plan_parse_scenario(cmd, arg, p);
     case PLAN_OPT_DURATION:
         if (!cli_parse_double(cmd, "--duration", arg, 1, 3600, &d))
             return false;

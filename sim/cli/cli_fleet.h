@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "fleet/fleet.h"
 #include "fleet/results.h"
 #include "fleet/scenario.h"
@@ -35,6 +36,19 @@ enum {
     { "scenario", required_argument, NULL, PLAN_OPT_SCENARIO },       \
     { "duration", required_argument, NULL, PLAN_OPT_DURATION },       \
     { "conns", required_argument, NULL, PLAN_OPT_CONNS }
+
+/* The rows of the options demo and compare share, for their cli_opt
+ * tables. Each load and each server is a process of its own: 2 fds per
+ * connection spread over two processes' 20 000, hence --conns <= 15000. */
+#define PLAN_OPTION_ROWS(p)                                   \
+    { CLI_CALL("models", plan_parse_models, (p)) },           \
+    { CLI_CALL("scenario", plan_parse_scenario, (p)) },       \
+    { CLI_REAL("duration", &(p)->duration_s, 1, 3600) },      \
+    { CLI_INT("conns", &(p)->conns, 1, 15000) }
+
+/* --models LIST and --scenario NAME into a struct plan (CLI_OPT_CALL). */
+bool plan_parse_models(const char *cmd, const char *arg, void *plan);
+bool plan_parse_scenario(const char *cmd, const char *arg, void *plan);
 
 /* SIGINT, SIGTERM and SIGHUP only set a flag from now on: the children
  * are ours to stop, in order. */

@@ -81,6 +81,11 @@ expect 2 "calibrate: unexpected argument 'now'" -- "$BIN" calibrate now
 expect 2 "sim quiz: --seed: 'x' is not a whole number" -- "$BIN" sim quiz --seed x
 expect 2 "sim quiz: --seed: -1 is out of range" -- "$BIN" sim quiz --seed -1
 expect 2 "sim quiz: unexpected argument 'extra'" -- "$BIN" sim quiz extra
+expect 2 "compare: --conns: 0 is out of range" -- "$BIN" compare --conns 0
+expect 2 "compare: --duration: 0.5 is out of range" -- "$BIN" compare --duration 0.5
+expect 2 "compare: --models: no model called 'nope'" -- "$BIN" compare --models bio,nope
+expect 2 "compare: option '--csv' needs a value" -- "$BIN" compare --csv
+expect 2 "compare: unexpected argument 'now'" -- "$BIN" compare now
 
 # serve + load, end to end.
 start_server serve bio
