@@ -7,7 +7,6 @@
  * is for watching; `threadlab compare` runs them one at a time for
  * numbers.
  */
-#include <getopt.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -60,19 +59,6 @@ static void demo_usage(FILE *out)
             "See docs/demo.md.\n");
 }
 
-enum { OPT_PLAIN = 256, OPT_INTERVAL, OPT_RECORD, OPT_BIG, OPT_WIDE };
-
-static const struct option demo_options[] = {
-    PLAN_LONG_OPTIONS,
-    { "plain", no_argument, NULL, OPT_PLAIN },
-    { "interval", required_argument, NULL, OPT_INTERVAL },
-    { "record", required_argument, NULL, OPT_RECORD },
-    { "big", no_argument, NULL, OPT_BIG },
-    { "wide", no_argument, NULL, OPT_WIDE },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
-
 struct demo {
     struct fleet fleet;
     uint64_t give_up_ms;       /* the loads should have ended by then */
@@ -105,48 +91,23 @@ int cli_demo(int argc, char **argv)
     struct plan plan;
     struct top_opts view = { 0 };
     bool wide = false;
-    long v;
-    int c;
 
     plan_init(&plan, DEMO_DURATION_S);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", demo_options, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case PLAN_OPT_MODELS: case PLAN_OPT_SCENARIO:
-        case PLAN_OPT_DURATION: case PLAN_OPT_CONNS:
-            if (!plan_option("demo", c, optarg, &plan))
-                return CLI_EXIT_USAGE;
-            break;
-        case OPT_PLAIN:
-            view.plain = true;
-            break;
-        case OPT_RECORD:
-            view.record_path = optarg;
-            break;
-        case OPT_BIG:
-            view.big = true;
-            break;
-        case OPT_WIDE:
-            wide = true;
-            break;
-        case OPT_INTERVAL:
-            if (!cli_parse_long("demo", "--interval", optarg, VIEW_REFRESH_MS_MIN,
-                                VIEW_REFRESH_MS_MAX, &v))
-                return CLI_EXIT_USAGE;
-            view.refresh_ms = (int)v;
-            break;
-        case 'h':
-            demo_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            cli_usage_error("demo", optopt ? "option '%s' needs a value"
-                                           : "unknown option '%s'", flag);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
+    const struct cli_opt options[] = {
+        PLAN_OPTION_ROWS(&plan),
+        { CLI_FLAG("plain", &view.plain) },
+        { CLI_INT("interval", &view.refresh_ms, VIEW_REFRESH_MS_MIN, VIEW_REFRESH_MS_MAX) },
+        { CLI_TEXT("record", &view.record_path) },
+        { CLI_FLAG("big", &view.big) },
+        { CLI_FLAG("wide", &wide) },
+        { 0 },
+    };
+    int first_arg;
+    int rc = cli_parse_options("demo", argc, argv, options, demo_usage, false, &first_arg);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (first_arg < argc) {
+        cli_usage_error("demo", "unexpected argument '%s'", argv[first_arg]);
         return CLI_EXIT_USAGE;
     }
     bool tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
@@ -175,7 +136,7 @@ int cli_demo(int argc, char **argv)
         discard_recording(&view);
         return CLI_EXIT_FAILED;
     }
-    int rc = CLI_EXIT_OK;
+    rc = CLI_EXIT_OK;
     double cut_short_s = 0;    /* how long it ran, if it was stopped early */
     char fd_warning[400] = "";
     bool fds_fit = plan_fd_limit_fits(&plan, "demo", fd_warning, sizeof(fd_warning));

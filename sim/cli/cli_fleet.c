@@ -58,32 +58,6 @@ bool plan_parse_scenario(const char *cmd, const char *arg, void *plan)
     return true;
 }
 
-bool plan_option(const char *cmd, int opt, const char *arg, struct plan *p)
-{
-    long v;
-    double d;
-    switch (opt) {
-    case PLAN_OPT_MODELS:
-        return plan_parse_models(cmd, arg, p);
-    case PLAN_OPT_SCENARIO:
-        return plan_parse_scenario(cmd, arg, p);
-    case PLAN_OPT_DURATION:
-        if (!cli_parse_double(cmd, "--duration", arg, 1, 3600, &d))
-            return false;
-        p->duration_s = d;
-        return true;
-    case PLAN_OPT_CONNS:
-        /* Each load and each server is a process of its own: 2 fds per
-         * connection are spread over two processes' 20 000. */
-        if (!cli_parse_long(cmd, "--conns", arg, 1, 15000, &v))
-            return false;
-        p->conns = (int)v;
-        return true;
-    default:
-        return false;
-    }
-}
-
 void plan_usage(FILE *out, double default_duration_s)
 {
     fprintf(out,

@@ -3,7 +3,6 @@
 #ifndef THREADLAB_CLI_FLEET_H
 #define THREADLAB_CLI_FLEET_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -26,17 +25,6 @@ struct plan {
     const char *load_args[PLAN_MAX_LOAD_ARGS + 1];
 };
 
-enum {
-    PLAN_OPT_MODELS = 1000, PLAN_OPT_SCENARIO, PLAN_OPT_DURATION, PLAN_OPT_CONNS,
-};
-
-/* The shared entries of demo's and compare's getopt tables. */
-#define PLAN_LONG_OPTIONS                                              \
-    { "models", required_argument, NULL, PLAN_OPT_MODELS },           \
-    { "scenario", required_argument, NULL, PLAN_OPT_SCENARIO },       \
-    { "duration", required_argument, NULL, PLAN_OPT_DURATION },       \
-    { "conns", required_argument, NULL, PLAN_OPT_CONNS }
-
 /* The rows of the options demo and compare share, for their cli_opt
  * tables. Each load and each server is a process of its own: 2 fds per
  * connection spread over two processes' 20 000, hence --conns <= 15000. */
@@ -57,10 +45,6 @@ bool plan_interrupted(void);
 
 /* Every model, the steady scenario, duration_s. */
 void plan_init(struct plan *p, double duration_s);
-
-/* Apply one of the PLAN_OPT_ options. Returns false after printing a
- * usage error. */
-bool plan_option(const char *cmd, int opt, const char *arg, struct plan *p);
 
 /* The connections each model gets: --conns, or the scenario's. */
 int plan_conns(const struct plan *p);

@@ -86,6 +86,9 @@ expect 2 "compare: --duration: 0.5 is out of range" -- "$BIN" compare --duration
 expect 2 "compare: --models: no model called 'nope'" -- "$BIN" compare --models bio,nope
 expect 2 "compare: option '--csv' needs a value" -- "$BIN" compare --csv
 expect 2 "compare: unexpected argument 'now'" -- "$BIN" compare now
+expect 2 "demo: --interval: 1 is out of range" -- "$BIN" demo --interval 1
+expect 2 "demo: option '--record' needs a value" -- "$BIN" demo --record
+expect 2 "demo: unknown option '--bogus'" -- "$BIN" demo --bogus
 
 # serve + load, end to end.
 start_server serve bio
