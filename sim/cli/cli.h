@@ -38,8 +38,13 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
                    double *sleep_pct, uint32_t *sleep_ms, double *task_pct,
                    uint32_t *task_us);
 
-/* --size WxH, from min_w x min_h to 1000x1000 (top and replay). */
-bool cli_parse_size(const char *cmd, const char *arg, int min_w, int min_h, int *w, int *h);
+/* --size WxH, from min_w x min_h to 1000x1000 (top and replay), as a
+ * CLI_OPT_CALL whose target is a struct cli_size. */
+struct cli_size {
+    int *width, *height;       /* where W and H go */
+    int min_w, min_h;          /* the smallest allowed */
+};
+bool cli_parse_size(const char *cmd, const char *arg, void *size);
 
 /* Raise this process's soft open-file limit to its hard limit (children
  * inherit it), so that a desktop's default of 1024 does not quietly cap a

@@ -81,8 +81,8 @@ int cli_top(int argc, char **argv)
             o.count = (int)v;
             break;
         case OPT_SIZE:
-            if (!cli_parse_size("top", optarg, VIEW_MIN_W, VIEW_MIN_H, &o.width,
-                                &o.height))
+            if (!cli_parse_size("top", optarg, &(struct cli_size){ &o.width, &o.height,
+                                                                   VIEW_MIN_W, VIEW_MIN_H }))
                 return CLI_EXIT_USAGE;
             break;
         case OPT_INTERVAL:

@@ -174,14 +174,18 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
     return ok;
 }
 
-bool cli_parse_size(const char *cmd, const char *arg, int min_w, int min_h, int *w, int *h)
+bool cli_parse_size(const char *cmd, const char *arg, void *size)
 {
+    struct cli_size *s = size;
+    int w, h;
     char extra;
-    if (sscanf(arg, "%dx%d%c", w, h, &extra) != 2 || *w < min_w || *h < min_h ||
-        *w > 1000 || *h > 1000) {
+    if (sscanf(arg, "%dx%d%c", &w, &h, &extra) != 2 || w < s->min_w || h < s->min_h ||
+        w > 1000 || h > 1000) {
         cli_usage_error(cmd, "--size: '%s' is not WxH from %dx%d to 1000x1000", arg,
-                        min_w, min_h);
+                        s->min_w, s->min_h);
         return false;
     }
+    *s->width = w;
+    *s->height = h;
     return true;
 }

@@ -89,6 +89,11 @@ expect 2 "compare: unexpected argument 'now'" -- "$BIN" compare now
 expect 2 "demo: --interval: 1 is out of range" -- "$BIN" demo --interval 1
 expect 2 "demo: option '--record' needs a value" -- "$BIN" demo --record
 expect 2 "demo: unknown option '--bogus'" -- "$BIN" demo --bogus
+expect 2 "replay: name the recording to play" -- "$BIN" replay
+expect 2 "replay: unexpected argument 'b'" -- "$BIN" replay a b
+expect 2 "replay: --size: '5x5' is not WxH" -- "$BIN" replay --size 5x5 f
+expect 2 "replay: --speed: 100 is out of range" -- "$BIN" replay --speed 100 f
+expect 2 "replay: --frame: 0 is out of range" -- "$BIN" replay --frame 0 f
 
 # serve + load, end to end.
 start_server serve bio
