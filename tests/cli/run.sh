@@ -94,6 +94,9 @@ expect 2 "replay: unexpected argument 'b'" -- "$BIN" replay a b
 expect 2 "replay: --size: '5x5' is not WxH" -- "$BIN" replay --size 5x5 f
 expect 2 "replay: --speed: 100 is out of range" -- "$BIN" replay --speed 100 f
 expect 2 "replay: --frame: 0 is out of range" -- "$BIN" replay --frame 0 f
+expect 2 "top: --count: 0 is out of range" -- "$BIN" top --count 0
+expect 2 "top: --interval: 5 is out of range" -- "$BIN" top --interval 5
+expect 2 "top: option '--record' needs a value" -- "$BIN" top --record
 
 # serve + load, end to end.
 start_server serve bio
