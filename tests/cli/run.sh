@@ -97,6 +97,10 @@ expect 2 "replay: --frame: 0 is out of range" -- "$BIN" replay --frame 0 f
 expect 2 "top: --count: 0 is out of range" -- "$BIN" top --count 0
 expect 2 "top: --interval: 5 is out of range" -- "$BIN" top --interval 5
 expect 2 "top: option '--record' needs a value" -- "$BIN" top --record
+expect 2 "load: option '-c' needs a value" -- "$BIN" load 127.0.0.1:1 -c
+expect 2 "load: --conns: 'x' is not a whole number" -- "$BIN" load 127.0.0.1:1 -c x
+expect 2 "load: unknown option '-x'" -- "$BIN" load -x 127.0.0.1:1
+expect 2 "load: unexpected argument 'a'" -- "$BIN" load 127.0.0.1:1 a
 
 # serve + load, end to end.
 start_server serve bio
