@@ -46,6 +46,10 @@ struct cli_size {
 };
 bool cli_parse_size(const char *cmd, const char *arg, void *size);
 
+/* --plot FILE (compare and sim): FILE.png or FILE.svg, no quote in it
+ * (gnuplot is given the name); a CLI_OPT_CALL into a const char *. */
+bool cli_parse_plot_path(const char *cmd, const char *arg, void *path);
+
 /* Raise this process's soft open-file limit to its hard limit (children
  * inherit it), so that a desktop's default of 1024 does not quietly cap a
  * load, demo or compare of many connections. Returns false, with the reason

@@ -298,16 +298,6 @@ static int compare_sweep(struct compare_args *a, FILE *csv_out)
 
 /* ---- the command line ---------------------------------------------------- */
 
-static bool parse_plot(const char *cmd, const char *arg, void *plot)
-{
-    if (!sweep_plot_path_ok(arg)) {
-        cli_usage_error(cmd, "--plot: '%s' must end in .png or .svg, without quotes", arg);
-        return false;
-    }
-    *(const char **)plot = arg;
-    return true;
-}
-
 static bool parse_sweep(const char *cmd, const char *arg, void *args)
 {
     struct compare_args *a = args;
@@ -329,7 +319,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
         PLAN_OPTION_ROWS(&a->plan),
         { CLI_TEXT("csv", &a->csv) },
         { CLI_FLAG("json", &a->json) },
-        { CLI_CALL("plot", parse_plot, &a->plot) },
+        { CLI_CALL("plot", cli_parse_plot_path, &a->plot) },
         { CLI_CALL("sweep", parse_sweep, a) },
         { 0 },
     };

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include "cli.h"
+#include "fleet/sweep.h"
 
 #ifndef THREADLAB_VERSION
 #define THREADLAB_VERSION "0.1"
@@ -172,6 +173,16 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
                         "(cpu%s up to 10000000 us, sleep up to 60000 ms)", spec,
                         task_pct ? ",task=US:PCT" : "", task_pct ? " and task" : "");
     return ok;
+}
+
+bool cli_parse_plot_path(const char *cmd, const char *arg, void *path)
+{
+    if (!sweep_plot_path_ok(arg)) {
+        cli_usage_error(cmd, "--plot: '%s' must end in .png or .svg, without quotes", arg);
+        return false;
+    }
+    *(const char **)path = arg;
+    return true;
 }
 
 bool cli_parse_size(const char *cmd, const char *arg, void *size)

@@ -40,7 +40,7 @@ expect 0 "threadlab " -- "$BIN" --version
 # Every command's --help is checked against its option table (cli_options.c):
 # an option missing from the help, or a help line naming no option, fails
 # here with exit 1.
-for cmd in serve load top demo compare sim "sim quiz" calibrate replay; do
+for cmd in serve "serve bio" load top demo compare sim "sim bio" "sim quiz" calibrate replay; do
   # shellcheck disable=SC2086
   expect 0 "usage: threadlab $cmd" -- "$BIN" $cmd --help
 done
@@ -101,6 +101,12 @@ expect 2 "load: option '-c' needs a value" -- "$BIN" load 127.0.0.1:1 -c
 expect 2 "load: --conns: 'x' is not a whole number" -- "$BIN" load 127.0.0.1:1 -c x
 expect 2 "load: unknown option '-x'" -- "$BIN" load -x 127.0.0.1:1
 expect 2 "load: unexpected argument 'a'" -- "$BIN" load 127.0.0.1:1 a
+expect 2 "sim: --cores: 0 is out of range" -- "$BIN" sim bio --cores 0
+expect 2 "sim: --conns: 'x' is not a whole number" -- "$BIN" sim bio -c x
+expect 2 "sim: option '--max' needs a value" -- "$BIN" sim bio --max
+expect 2 "sim: unknown option '-q'" -- "$BIN" sim bio -q
+expect 2 "sim: --plot: 'a.gif' must end in .png or .svg" -- "$BIN" sim bio --plot a.gif
+expect 2 "sim: unexpected argument 'extra'" -- "$BIN" sim bio extra
 
 # serve + load, end to end.
 start_server serve bio
