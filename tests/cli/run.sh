@@ -42,7 +42,7 @@ expect 0 "threadlab " -- "$BIN" --version
 # here with exit 1.
 for cmd in serve "serve bio" load top demo compare sim "sim bio" "sim quiz" calibrate replay; do
   # shellcheck disable=SC2086
-  expect 0 "usage: threadlab $cmd" -- "$BIN" $cmd --help
+  expect 0 "usage: threadlab ${cmd%% *}" -- "$BIN" $cmd --help
 done
 
 # Bad input: a clear message and exit status 2.
@@ -107,6 +107,9 @@ expect 2 "sim: option '--max' needs a value" -- "$BIN" sim bio --max
 expect 2 "sim: unknown option '-q'" -- "$BIN" sim bio -q
 expect 2 "sim: --plot: 'a.gif' must end in .png or .svg" -- "$BIN" sim bio --plot a.gif
 expect 2 "sim: unexpected argument 'extra'" -- "$BIN" sim bio extra
+expect 2 "serve: unknown option '-x'" -- "$BIN" serve bio -x
+expect 2 "serve: unexpected argument 'extra'" -- "$BIN" serve bio --port 1 extra
+expect 2 "serve: option '--port' needs a value" -- "$BIN" serve bio --port
 
 # serve + load, end to end.
 start_server serve bio
