@@ -100,13 +100,13 @@ struct cli_opt {
  * command words its errors alike. -h and --help print usage() on stdout,
  * after checking it against the table: a row the help does not list, or an
  * option the help lists that has no row, is printed on stderr and makes the
- * exit status CLI_EXIT_FAILED. in_order: stop at the first argument that is
- * not an option (otherwise options and arguments may mix). Returns
- * CLI_PARSED with the first argument at argv[*first_arg]; or the exit
- * status to return: CLI_EXIT_OK after --help, CLI_EXIT_USAGE after an
- * error message. Uses getopt_long: main thread only. */
+ * exit status CLI_EXIT_FAILED. Options and arguments may mix; more than
+ * max_args arguments (-1: any number) is an error, "unexpected argument".
+ * Returns CLI_PARSED with the arguments from argv[*first_arg] on; or the
+ * exit status to return: CLI_EXIT_OK after --help, CLI_EXIT_USAGE after
+ * an error message. Uses getopt_long: main thread only. */
 int cli_parse_options(const char *cmd, int argc, char **argv, const struct cli_opt *table,
-                      void (*usage)(FILE *out), bool in_order, int *first_arg);
+                      void (*usage)(FILE *out), int max_args, int *first_arg);
 
 /* Print "threadlab CMD: message" and a hint to try --help. */
 void cli_usage_error(const char *cmd, const char *fmt, ...)

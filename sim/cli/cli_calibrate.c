@@ -33,14 +33,10 @@ int cli_calibrate(int argc, char **argv)
         { 0 },
     };
     int first_arg;
-    int rc = cli_parse_options("calibrate", argc, argv, options, calibrate_usage, false,
+    int rc = cli_parse_options("calibrate", argc, argv, options, calibrate_usage, 0,
                                &first_arg);
     if (rc != CLI_PARSED)
         return rc;
-    if (first_arg < argc) {
-        cli_usage_error("calibrate", "unexpected argument '%s'", argv[first_arg]);
-        return CLI_EXIT_USAGE;
-    }
     struct profile p;
     int refused = calibrate_measure(&p, stderr);
     if (strcmp(out, "-") == 0) {

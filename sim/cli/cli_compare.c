@@ -324,14 +324,10 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
         { 0 },
     };
     int first_arg;
-    int rc = cli_parse_options("compare", argc, argv, options, compare_usage, false,
+    int rc = cli_parse_options("compare", argc, argv, options, compare_usage, 0,
                                &first_arg);
     if (rc != CLI_PARSED)
         return rc;
-    if (first_arg < argc) {
-        cli_usage_error("compare", "unexpected argument '%s'", argv[first_arg]);
-        return CLI_EXIT_USAGE;
-    }
     if (a->sweep && a->spec.var == SWEEP_CONNS && a->plan.conns > 0) {
         cli_usage_error("compare", "--conns and --sweep conns=... both set the connections");
         return CLI_EXIT_USAGE;

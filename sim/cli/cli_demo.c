@@ -103,13 +103,9 @@ int cli_demo(int argc, char **argv)
         { 0 },
     };
     int first_arg;
-    int rc = cli_parse_options("demo", argc, argv, options, demo_usage, false, &first_arg);
+    int rc = cli_parse_options("demo", argc, argv, options, demo_usage, 0, &first_arg);
     if (rc != CLI_PARSED)
         return rc;
-    if (first_arg < argc) {
-        cli_usage_error("demo", "unexpected argument '%s'", argv[first_arg]);
-        return CLI_EXIT_USAGE;
-    }
     bool tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
     if (!tty)
         view.plain = true;

@@ -90,13 +90,11 @@ int cli_load(int argc, char **argv)
         { 0 },
     };
     int first_arg;
-    int rc = cli_parse_options("load", argc, argv, options, load_usage, false, &first_arg);
+    int rc = cli_parse_options("load", argc, argv, options, load_usage, 1, &first_arg);
     if (rc != CLI_PARSED)
         return rc;
-    if (first_arg != argc - 1) {
-        cli_usage_error("load", first_arg >= argc ? "give the server as HOST:PORT"
-                                                : "unexpected argument '%s'",
-                        argv[argc - 1]);
+    if (first_arg == argc) {
+        cli_usage_error("load", "give the server as HOST:PORT");
         return CLI_EXIT_USAGE;
     }
     bool duration_given = duration_s >= 0;

@@ -148,12 +148,9 @@ static int print_help(const char *cmd, const struct cli_opt *table, void (*usage
 /* ---- the loop ---------------------------------------------------------------- */
 
 /* getopt_long's array and short-option string for the table. */
-static void build_getopt(const struct cli_opt *table, bool in_order,
-                         struct option *longs, char *shorts)
+static void build_getopt(const struct cli_opt *table, struct option *longs, char *shorts)
 {
     size_t n = table_length(table), s = 0;
-    if (in_order)
-        shorts[s++] = '+';           /* stop at the first argument */
     shorts[s++] = ':';               /* a missing value returns ':', not '?' */
     shorts[s++] = 'h';
     for (size_t i = 0; i < n; i++) {
@@ -186,11 +183,11 @@ static const struct cli_opt *row_of(const struct cli_opt *table, int c)
 }
 
 int cli_parse_options(const char *cmd, int argc, char **argv, const struct cli_opt *table,
-                      void (*usage)(FILE *out), bool in_order, int *first_arg)
+                      void (*usage)(FILE *out), int max_args, int *first_arg)
 {
     struct option longs[CLI_OPTS_MAX + 2];
-    char shorts[2 * CLI_OPTS_MAX + 4];
-    build_getopt(table, in_order, longs, shorts);
+    char shorts[2 * CLI_OPTS_MAX + 3];
+    build_getopt(table, longs, shorts);
 
     int c;
     opterr = 0;
@@ -208,6 +205,10 @@ int cli_parse_options(const char *cmd, int argc, char **argv, const struct cli_o
                                           : "unknown option '%s'", flag);
             return CLI_EXIT_USAGE;
         }
+    }
+    if (max_args >= 0 && argc - optind > max_args) {
+        cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + max_args]);
+        return CLI_EXIT_USAGE;
     }
     *first_arg = optind;
     return CLI_PARSED;

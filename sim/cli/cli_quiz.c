@@ -72,14 +72,10 @@ int cli_quiz(int argc, char **argv)
         { 0 },
     };
     int first_arg;
-    int rc = cli_parse_options("sim quiz", argc, argv, options, quiz_usage, false,
+    int rc = cli_parse_options("sim quiz", argc, argv, options, quiz_usage, 0,
                                &first_arg);
     if (rc != CLI_PARSED)
         return rc;
-    if (first_arg < argc) {
-        cli_usage_error("sim quiz", "unexpected argument '%s'", argv[first_arg]);
-        return CLI_EXIT_USAGE;
-    }
     struct quiz q;
     make_quiz(seed, &q);
     printf("quiz %llu: %u connections on a %d-core machine. Each client sends a line,\n"

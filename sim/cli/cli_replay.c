@@ -54,13 +54,11 @@ int cli_replay(int argc, char **argv)
         { 0 },
     };
     int first_arg = 0;
-    int rc = cli_parse_options("replay", argc, argv, options, replay_usage, false, &first_arg);
+    int rc = cli_parse_options("replay", argc, argv, options, replay_usage, 1, &first_arg);
     if (rc != CLI_PARSED)
         return rc;
-    if (first_arg != argc - 1) {
-        cli_usage_error("replay", first_arg >= argc ? "name the recording to play"
-                                                  : "unexpected argument '%s'",
-                        argv[argc - 1]);
+    if (first_arg == argc) {
+        cli_usage_error("replay", "name the recording to play");
         return CLI_EXIT_USAGE;
     }
     o.path = argv[first_arg];

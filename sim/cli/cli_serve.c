@@ -138,14 +138,7 @@ static int parse_serve_options(int argc, char **argv, struct server_opts *o,
         { 0 },
     };
     int first_arg;
-    int rc = cli_parse_options("serve", argc, argv, options, serve_usage, true, &first_arg);
-    if (rc != CLI_PARSED)
-        return rc;
-    if (first_arg < argc) {
-        cli_usage_error("serve", "unexpected argument '%s'", argv[first_arg]);
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_PARSED;
+    return cli_parse_options("serve", argc, argv, options, serve_usage, 0, &first_arg);
 }
 
 /* A second SIGINT or SIGTERM during a graceful stop: the person means it. */

@@ -330,13 +330,9 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
         { 0 },
     };
     int first_arg;
-    int rc = cli_parse_options("sim", argc, argv, options, sim_usage, false, &first_arg);
+    int rc = cli_parse_options("sim", argc, argv, options, sim_usage, 0, &first_arg);
     if (rc != CLI_PARSED)
         return rc;
-    if (first_arg < argc) {
-        cli_usage_error("sim", "unexpected argument '%s'", argv[first_arg]);
-        return CLI_EXIT_USAGE;
-    }
     if (a->pool_max >= 0) {
         o->pool_max = a->pool_max;
         sw->pool_max_given = true;

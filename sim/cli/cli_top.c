@@ -56,7 +56,7 @@ int cli_top(int argc, char **argv)
         { 0 },
     };
     int first_arg;
-    int rc = cli_parse_options("top", argc, argv, options, top_usage, false, &first_arg);
+    int rc = cli_parse_options("top", argc, argv, options, top_usage, -1, &first_arg);
     if (rc != CLI_PARSED)
         return rc;
     if (o.json)
