@@ -102,7 +102,8 @@ struct cli_opt {
  * option the help lists that has no row, is printed on stderr and makes the
  * exit status CLI_EXIT_FAILED. Options and arguments may mix; more than
  * max_args arguments (-1: any number) is an error, "unexpected argument".
- * Returns CLI_PARSED with the arguments from argv[*first_arg] on; or the
+ * Returns CLI_PARSED with the arguments from argv[*first_arg] on (first_arg
+ * may be NULL where max_args is 0); or the
  * exit status to return: CLI_EXIT_OK after --help, CLI_EXIT_USAGE after
  * an error message. Uses getopt_long: main thread only. */
 int cli_parse_options(const char *cmd, int argc, char **argv, const struct cli_opt *table,

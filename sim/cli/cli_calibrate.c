@@ -25,18 +25,10 @@ static void calibrate_usage(FILE *out)
             "  -h, --help   this help\n");
 }
 
-int cli_calibrate(int argc, char **argv)
+/* Measure, and write the profile to out ("-": stdout). Returns the exit
+ * status: 1 if a figure was refused or the file cannot be written. */
+static int measure_and_save(const char *out)
 {
-    const char *out = "threadlab.profile";
-    const struct cli_opt options[] = {
-        { CLI_TEXT("out", &out) },
-        { 0 },
-    };
-    int first_arg;
-    int rc = cli_parse_options("calibrate", argc, argv, options, calibrate_usage, 0,
-                               &first_arg);
-    if (rc != CLI_PARSED)
-        return rc;
     struct profile p;
     int refused = calibrate_measure(&p, stderr);
     if (strcmp(out, "-") == 0) {
@@ -46,7 +38,7 @@ int cli_calibrate(int argc, char **argv)
         }
         return refused ? CLI_EXIT_FAILED : CLI_EXIT_OK;
     }
-    rc = profile_save(&p, out);
+    int rc = profile_save(&p, out);
     if (rc < 0) {
         fprintf(stderr, "threadlab calibrate: cannot write %s: %s\n", out, strerror(-rc));
         return CLI_EXIT_FAILED;
@@ -54,4 +46,12 @@ int cli_calibrate(int argc, char **argv)
     fprintf(stderr, "threadlab calibrate: wrote %s (use: threadlab sim MODEL --profile %s)\n",
             out, out);
     return refused ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+}
+
+int cli_calibrate(int argc, char **argv)
+{
+    const char *out = "threadlab.profile";
+    const struct cli_opt options[] = { { CLI_TEXT("out", &out) }, { 0 } };
+    int rc = cli_parse_options("calibrate", argc, argv, options, calibrate_usage, 0, NULL);
+    return rc == CLI_PARSED ? measure_and_save(out) : rc;
 }

@@ -323,9 +323,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
         { CLI_CALL("sweep", parse_sweep, a) },
         { 0 },
     };
-    int first_arg;
-    int rc = cli_parse_options("compare", argc, argv, options, compare_usage, 0,
-                               &first_arg);
+    int rc = cli_parse_options("compare", argc, argv, options, compare_usage, 0, NULL);
     if (rc != CLI_PARSED)
         return rc;
     if (a->sweep && a->spec.var == SWEEP_CONNS && a->plan.conns > 0) {

@@ -102,8 +102,7 @@ int cli_demo(int argc, char **argv)
         { CLI_FLAG("wide", &wide) },
         { 0 },
     };
-    int first_arg;
-    int rc = cli_parse_options("demo", argc, argv, options, demo_usage, 0, &first_arg);
+    int rc = cli_parse_options("demo", argc, argv, options, demo_usage, 0, NULL);
     if (rc != CLI_PARSED)
         return rc;
     bool tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);

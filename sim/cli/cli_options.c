@@ -210,6 +210,7 @@ int cli_parse_options(const char *cmd, int argc, char **argv, const struct cli_o
         cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + max_args]);
         return CLI_EXIT_USAGE;
     }
-    *first_arg = optind;
+    if (first_arg)
+        *first_arg = optind;
     return CLI_PARSED;
 }

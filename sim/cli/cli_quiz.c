@@ -71,9 +71,7 @@ int cli_quiz(int argc, char **argv)
         { CLI_FLAG("answers", &answers) },
         { 0 },
     };
-    int first_arg;
-    int rc = cli_parse_options("sim quiz", argc, argv, options, quiz_usage, 0,
-                               &first_arg);
+    int rc = cli_parse_options("sim quiz", argc, argv, options, quiz_usage, 0, NULL);
     if (rc != CLI_PARSED)
         return rc;
     struct quiz q;

@@ -53,14 +53,14 @@ int cli_replay(int argc, char **argv)
         { CLI_FLAG("big", &o.big) },
         { 0 },
     };
-    int first_arg = 0;
+    int first_arg;
     int rc = cli_parse_options("replay", argc, argv, options, replay_usage, 1, &first_arg);
     if (rc != CLI_PARSED)
         return rc;
-    if (first_arg == argc) {
+    o.path = argv[first_arg];          /* argv[argc] is NULL: none given */
+    if (!o.path) {
         cli_usage_error("replay", "name the recording to play");
         return CLI_EXIT_USAGE;
     }
-    o.path = argv[first_arg];
     return replay_run(&o) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 }

@@ -137,8 +137,7 @@ static int parse_serve_options(int argc, char **argv, struct server_opts *o,
         { CLI_INT("stall-timeout", &o->stall_timeout_ms, 0, 86400000) },
         { 0 },
     };
-    int first_arg;
-    return cli_parse_options("serve", argc, argv, options, serve_usage, 0, &first_arg);
+    return cli_parse_options("serve", argc, argv, options, serve_usage, 0, NULL);
 }
 
 /* A second SIGINT or SIGTERM during a graceful stop: the person means it. */

@@ -329,8 +329,7 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
         { CLI_TEXT("overlay", &sw->overlay) },
         { 0 },
     };
-    int first_arg;
-    int rc = cli_parse_options("sim", argc, argv, options, sim_usage, 0, &first_arg);
+    int rc = cli_parse_options("sim", argc, argv, options, sim_usage, 0, NULL);
     if (rc != CLI_PARSED)
         return rc;
     if (a->pool_max >= 0) {
@@ -338,6 +337,34 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
         sw->pool_max_given = true;
     }
     return CLI_PARSED;
+}
+
+/* One run, not a sweep: on the screen with --viz, then its report. */
+static int run_once(struct sim_opts *o, const struct sim_args *a)
+{
+    const char *needs_viz = a->record_path ? "--record" : a->speed >= 0 ? "--speed"
+                          : a->big ? "--big" : NULL;
+    if (needs_viz && !a->viz) {
+        cli_usage_error("sim", "%s goes with --viz", needs_viz);
+        return CLI_EXIT_USAGE;
+    }
+    struct sim_report *r = malloc(sizeof(*r));
+    if (!r) {
+        fprintf(stderr, "threadlab sim: out of memory\n");
+        return CLI_EXIT_FAILED;
+    }
+    double speed = a->speed >= 0 ? a->speed : 0.001;   /* a millisecond a second */
+    int rc = a->viz ? run_with_viz(o, r, speed, a->record_path, a->big) : sim_run(o, r);
+    if (rc == 0 && a->json)
+        sim_report_json(o, r, stdout);
+    else if (rc == 0)
+        sim_report_print(o, r, stdout);
+    if (rc == 0 && a->engine_stats) {
+        fflush(stdout);              /* the report first, then the engine */
+        sim_report_engine(r, stderr);
+    }
+    free(r);
+    return rc == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 }
 
 int cli_sim(int argc, char **argv)
@@ -367,13 +394,10 @@ int cli_sim(int argc, char **argv)
     if (rc != CLI_PARSED)
         return rc;
     bool sweep = sw.spec.nvalues > 0;          /* --sweep parsed a LIST */
-    bool json = a.json, viz = a.viz, big = a.big, speed_given = a.speed >= 0;
-    double speed = speed_given ? a.speed : 0.001;
-    const char *profile_path = a.profile_path, *record_path = a.record_path;
     char err[512];
-    if (profile_path && strcmp(profile_path, "zero") == 0) {
+    if (a.profile_path && strcmp(a.profile_path, "zero") == 0) {
         profile_zero(&o.prof);
-    } else if (profile_path && profile_load(&o.prof, profile_path, err, sizeof(err)) < 0) {
+    } else if (a.profile_path && profile_load(&o.prof, a.profile_path, err, sizeof(err)) < 0) {
         fprintf(stderr, "threadlab sim: %s\n", err);
         return CLI_EXIT_USAGE;
     }
@@ -382,36 +406,10 @@ int cli_sim(int argc, char **argv)
     if (o.lines_per_conn > 0 && o.duration_s == 10)
         o.duration_s = 0;            /* lines given, duration not: no time limit */
     if (sweep || all || sw.csv || sw.plot || sw.overlay)
-        return sweep_or_usage(&o, &sw, sweep, all, viz, json, model);
+        return sweep_or_usage(&o, &sw, sweep, all, a.viz, a.json, model);
     if (sim_opts_check(&o, err, sizeof(err)) < 0) {
         cli_usage_error("sim", "%s", err);
         return CLI_EXIT_USAGE;
     }
-    struct sim_report *r = malloc(sizeof(*r));
-    if (!r) {
-        fprintf(stderr, "threadlab sim: out of memory\n");
-        return CLI_EXIT_FAILED;
-    }
-    const char *needs_viz = record_path ? "--record" : speed_given ? "--speed"
-                          : big ? "--big" : NULL;
-    if (needs_viz && !viz) {
-        cli_usage_error("sim", "%s goes with --viz", needs_viz);
-        free(r);
-        return CLI_EXIT_USAGE;
-    }
-    rc = viz ? run_with_viz(&o, r, speed, record_path, big) : sim_run(&o, r);
-    if (rc < 0) {
-        free(r);
-        return CLI_EXIT_FAILED;
-    }
-    if (json)
-        sim_report_json(&o, r, stdout);
-    else
-        sim_report_print(&o, r, stdout);
-    if (a.engine_stats) {
-        fflush(stdout);              /* the report first, then the engine */
-        sim_report_engine(r, stderr);
-    }
-    free(r);
-    return CLI_EXIT_OK;
+    return run_once(&o, &a);
 }
