@@ -20,13 +20,13 @@
 static void wait_for_live_threads(struct bio_server *s, uint64_t want)
 {
     struct bio_stats st;
-    uint64_t deadline = tn_now_ms() + 5000;
+    uint64_t deadline = now_ms() + 5000;
     do {
         bio_stats(s, &st);
         if (st.live_threads == want)
             return;
         usleep(5000);
-    } while (tn_now_ms() < deadline);
+    } while (now_ms() < deadline);
     ck_abort_msg("live threads stayed at %llu, wanted %llu",
                  (unsigned long long)st.live_threads, (unsigned long long)want);
 }
@@ -34,8 +34,8 @@ static void wait_for_live_threads(struct bio_server *s, uint64_t want)
 /* Threads are named just after they start: poll for the name. */
 static void wait_named_threads(const char *prefix, int want)
 {
-    uint64_t deadline = tn_now_ms() + 5000;
-    while (tn_thread_count(prefix) != want && tn_now_ms() < deadline)
+    uint64_t deadline = now_ms() + 5000;
+    while (tn_thread_count(prefix) != want && now_ms() < deadline)
         usleep(2000);
     ck_assert_int_eq(tn_thread_count(prefix), want);
 }
@@ -62,10 +62,10 @@ START_TEST(thread_per_connection_created_and_reaped)
     wait_named_threads("conn-", N);
     /* The acceptor counts a thread just after pthread_create returns, and
      * by then the thread may have answered: poll for the count too. */
-    uint64_t deadline = tn_now_ms() + 5000;
+    uint64_t deadline = now_ms() + 5000;
     do {
         bio_stats(s, &st);
-    } while (st.threads_spawned < N && tn_now_ms() < deadline && !usleep(2000));
+    } while (st.threads_spawned < N && now_ms() < deadline && !usleep(2000));
     ck_assert_uint_eq(st.live_threads, N);
     ck_assert_uint_eq(st.threads_spawned, N);
 
@@ -73,11 +73,11 @@ START_TEST(thread_per_connection_created_and_reaped)
         close(fds[i]);
     wait_for_live_threads(s, 0);
     /* The acceptor joins exited threads at least once a second. */
-    deadline = tn_now_ms() + 5000;
+    deadline = now_ms() + 5000;
     do {
         bio_stats(s, &st);
         usleep(10000);
-    } while (st.threads_reaped < N && tn_now_ms() < deadline);
+    } while (st.threads_reaped < N && now_ms() < deadline);
     ck_assert_uint_eq(st.threads_reaped, N);
     ck_assert_int_eq(tn_thread_count("conn-"), 0);
     bio_stop(s);
@@ -333,12 +333,12 @@ START_TEST(the_line_clock_restarts_with_each_line)
     conn_pair_run(&p);
     tn_send_str(p.client, "a");
     usleep(FIRST_WAIT_MS * 1000);
-    uint64_t restart_ms = tn_now_ms();
+    uint64_t restart_ms = now_ms();
     tn_send_str(p.client, "\nb");
     ck_assert(tn_readable(p.client, 5000));
     ck_assert_int_eq(recv(p.client, got, sizeof(got), 0), 2);     /* "a\n" */
     if (tn_readable(p.client, WATCH_MS)) {
-        uint64_t after_ms = tn_now_ms() - restart_ms;
+        uint64_t after_ms = now_ms() - restart_ms;
         ck_assert_msg(after_ms >= LINE_TIMEOUT_MS, "the line 'b' was cut off %llu ms "
                       "after it began: its clock did not restart when 'a' ended",
                       (unsigned long long)after_ms);

@@ -693,7 +693,7 @@ static void serve_start(struct served *sv, const char *model)
     snprintf(sv->board, sizeof(sv->board), "%s/%d.board", dir, (int)sv->pid);
     struct stat st;
     sv->port = 0;
-    for (uint64_t until = tn_now_ms() + 5000; tn_now_ms() < until; usleep(10000)) {
+    for (uint64_t until = now_ms() + 5000; now_ms() < until; usleep(10000)) {
         FILE *f = fopen(port_file, "r");
         unsigned p = 0;
         if (f && fscanf(f, "%u", &p) == 1)

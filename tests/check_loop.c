@@ -37,8 +37,8 @@ static struct loop *start_loop(int io_ratio)
  * while on a loaded machine, so tests poll instead of sleeping a guess. */
 #define WAIT_UNTIL(cond) \
     do { \
-        uint64_t until_ms_ = tn_now_ms() + 5000; \
-        while (!(cond) && tn_now_ms() < until_ms_) \
+        uint64_t until_ms_ = now_ms() + 5000; \
+        while (!(cond) && now_ms() < until_ms_) \
             usleep(1000); \
     } while (0)
 
@@ -53,8 +53,8 @@ static void stop_loop(struct loop *l)
  * the tests wait for what the loop does, not for a fixed time. */
 static int wait_count(atomic_int *n, int want)
 {
-    uint64_t deadline = tn_now_ms() + 10000;
-    while (atomic_load(n) < want && tn_now_ms() < deadline)
+    uint64_t deadline = now_ms() + 10000;
+    while (atomic_load(n) < want && now_ms() < deadline)
         usleep(1000);
     return atomic_load(n);
 }
@@ -250,8 +250,8 @@ START_TEST(execute_after_end_is_refused)
     /* Tasks queued before the loop's thread returns still run; after, the
      * loop refuses them. Wait for the thread to get there. */
     int rc;
-    uint64_t deadline = tn_now_ms() + 10000;
-    while ((rc = loop_execute(l, nested_task, NULL)) == 0 && tn_now_ms() < deadline)
+    uint64_t deadline = now_ms() + 10000;
+    while ((rc = loop_execute(l, nested_task, NULL)) == 0 && now_ms() < deadline)
         usleep(1000);
     ck_assert_int_eq(rc, -ESHUTDOWN);
     ck_assert_ptr_null(loop_schedule(l, 1, nested_task, NULL));
@@ -271,7 +271,7 @@ static void timer_cb(void *arg)
 {
     struct timer_arg *t = arg;
     int k = atomic_fetch_add(&nfired, 1);
-    fired[t->index] = (struct fired){ t->due_ns, loop_now_ns(), k };
+    fired[t->index] = (struct fired){ t->due_ns, now_ns(), k };
 }
 
 START_TEST(timers_fire_in_deadline_order_never_early)
@@ -282,7 +282,7 @@ START_TEST(timers_fire_in_deadline_order_never_early)
     unsigned seed = 3;
     for (int i = 0; i < N; i++) {
         uint64_t delay_ms = 5 + (uint64_t)(rand_r(&seed) % 120);
-        args[i] = (struct timer_arg){ i, loop_now_ns() + delay_ms * 1000000u };
+        args[i] = (struct timer_arg){ i, now_ns() + delay_ms * 1000000u };
         loop_timer_release(loop_schedule(l, delay_ms, timer_cb, &args[i]));
     }
     ck_assert_int_eq(wait_count(&nfired, N), N);
@@ -322,7 +322,7 @@ static void rate_tick_cb(void *arg)
     (void)arg;
     int k = atomic_load(&ticks);            /* only the loop writes it */
     if (k < RATE_RUNS + 8)
-        rate_ran_ns[k] = loop_now_ns();
+        rate_ran_ns[k] = now_ns();
     atomic_store(&ticks, k + 1);            /* publishes rate_ran_ns[k] */
     usleep(RATE_PERIOD_MS * 1000 / 2);
 }
@@ -330,7 +330,7 @@ static void rate_tick_cb(void *arg)
 START_TEST(fixed_rate_fires_the_expected_number_of_times)
 {
     struct loop *l = start_loop(50);
-    uint64_t start_ns = loop_now_ns();
+    uint64_t start_ns = now_ns();
     struct loop_timer *t = loop_schedule_at_fixed_rate(l, RATE_PERIOD_MS, RATE_PERIOD_MS,
                                                        rate_tick_cb, NULL);
     ck_assert_int_ge(wait_count(&ticks, RATE_RUNS), RATE_RUNS);
@@ -370,11 +370,11 @@ START_TEST(cancel_before_and_after_firing)
     ck_assert(!loop_timer_cancel(late));          /* after: nothing to stop */
     struct loop_timer *dropped = loop_schedule(l, 10000, tick_cb, NULL);
     struct loop_stats st;
-    uint64_t deadline = tn_now_ms() + 10000;      /* counted at the next iteration */
+    uint64_t deadline = now_ms() + 10000;      /* counted at the next iteration */
     do {
         usleep(1000);
         loop_stats(l, &st);
-    } while (st.timers != 1 && tn_now_ms() < deadline);
+    } while (st.timers != 1 && now_ms() < deadline);
     ck_assert_uint_eq(st.timers, 1);              /* the pending one */
     stop_loop(l);                                 /* drops the pending one */
     ck_assert_int_eq(atomic_load(&ticks), 1);
@@ -475,8 +475,8 @@ START_TEST(await_on_the_loop_is_refused)
     struct loop *l = start_loop(50);
     struct promise *pending = promise_create(l);
     loop_execute(l, await_inside, pending);
-    uint64_t deadline = tn_now_ms() + 10000;
-    while (atomic_load(&await_on_loop_rc) == 1 && tn_now_ms() < deadline)
+    uint64_t deadline = now_ms() + 10000;
+    while (atomic_load(&await_on_loop_rc) == 1 && now_ms() < deadline)
         usleep(1000);
     ck_assert_int_eq(atomic_load(&await_on_loop_rc), -EDEADLK);
     ck_assert_int_eq(promise_await(pending, 20), -ETIMEDOUT);
@@ -586,8 +586,8 @@ static double check_task_share(int ratio)
     ck_assert_int_eq(loop_execute(p.l, add_watch_task, &w), 0);
     for (int i = 0; i < RATIO_QUEUE; i++)
         ck_assert_int_eq(loop_execute(p.l, endless_task, &p), 0);
-    uint64_t deadline = tn_now_ms() + 10000;
-    while (!atomic_load(&p.done) && tn_now_ms() < deadline)
+    uint64_t deadline = now_ms() + 10000;
+    while (!atomic_load(&p.done) && now_ms() < deadline)
         usleep(10000);
     bool done = atomic_load(&p.done);
     atomic_store(&p.stop, true);                /* the queue drains, the loop can stop */
@@ -701,8 +701,8 @@ static struct loop_checker *watching;
 static void block_until_flagged_task(void *arg)
 {
     (void)arg;
-    uint64_t deadline = tn_now_ms() + 10000;
-    while (loop_checker_warnings(watching) == 0 && tn_now_ms() < deadline)
+    uint64_t deadline = now_ms() + 10000;
+    while (loop_checker_warnings(watching) == 0 && now_ms() < deadline)
         usleep(10000);
     usleep(1200000);
     atomic_fetch_add(&sleeps_done, 1);
@@ -735,9 +735,9 @@ struct measured_sleep {
 static void measured_sleep_task(void *arg)
 {
     struct measured_sleep *m = arg;
-    uint64_t start = loop_now_ns();
+    uint64_t start = now_ns();
     echo_sleep_ms((uint32_t)m->ms);
-    atomic_store(&m->ran_ns, loop_now_ns() - start);
+    atomic_store(&m->ran_ns, now_ns() - start);
 }
 
 /* Run one measured sleep on l and wait until it ended and c reported it
@@ -754,11 +754,11 @@ static bool one_episode(struct loop *l, struct loop_checker *c, int ms,
     WAIT_UNTIL(atomic_load(&m.ran_ns) != 0);
     *ran_ns = atomic_load(&m.ran_ns);
     ck_assert_uint_ne(*ran_ns, 0);
-    uint64_t until_ms = tn_now_ms() + 2000;
+    uint64_t until_ms = now_ms() + 2000;
     do {
         usleep(5000);
         loop_checker_stats(c, st);
-    } while (st->unblocks == before.unblocks && tn_now_ms() < until_ms);
+    } while (st->unblocks == before.unblocks && now_ms() < until_ms);
     return st->unblocks == before.unblocks + 1;
 }
 
@@ -900,8 +900,8 @@ START_TEST(a_resumed_watch_is_called_once_per_iteration_without_input)
         r[i].w = (struct loop_watch){ .fd = fds[i], .events = EPOLLIN, .cb = resumer_cb,
                                       .arg = &r[i] };
     ck_assert_int_eq(loop_execute(l, start_resuming_task, r), 0);
-    uint64_t deadline = tn_now_ms() + 5000;
-    while (atomic_load(&r[0].calls) < RESUMES && tn_now_ms() < deadline)
+    uint64_t deadline = now_ms() + 5000;
+    while (atomic_load(&r[0].calls) < RESUMES && now_ms() < deadline)
         usleep(1000);
     usleep(50000);                             /* a sixth call would come now */
     int calls = atomic_load(&r[0].calls), removed_calls = atomic_load(&r[1].calls);
@@ -1057,8 +1057,8 @@ START_TEST(a_broken_epoll_fd_is_counted_and_does_not_spin)
     /* The loop may be asleep in the epoll it had: a task wakes it (its
      * eventfd is registered there), and the task runs, broken fd or not. */
     ck_assert_int_eq(loop_execute(l, count_task, NULL), 0);
-    uint64_t deadline = tn_now_ms() + 5000;
-    while (atomic_load(&counted) == 0 && tn_now_ms() < deadline)
+    uint64_t deadline = now_ms() + 5000;
+    while (atomic_load(&counted) == 0 && now_ms() < deadline)
         usleep(1000);
     ck_assert_int_eq(atomic_load(&counted), 1);
     struct loop_stats a, b;
@@ -1108,8 +1108,8 @@ START_TEST(a_full_task_queue_refuses_and_counts)
     ck_assert_uint_eq(st.tasks_rejected, 2);
     ck_assert_uint_eq(st.queued, MAX);
     atomic_store(&gate_open, true);
-    uint64_t deadline = tn_now_ms() + 5000;
-    while (atomic_load(&counted) < MAX && tn_now_ms() < deadline)
+    uint64_t deadline = now_ms() + 5000;
+    while (atomic_load(&counted) < MAX && now_ms() < deadline)
         usleep(1000);
     ck_assert_int_eq(atomic_load(&counted), MAX);
     ck_assert_int_eq(loop_execute(l, count_task, NULL), 0);   /* room again */

@@ -98,19 +98,19 @@ START_TEST(sleep_stalls_only_its_own_loop)
      * "at once" is about 1 ms, "stalled" is the whole second. */
     tn_send_str(sleeper, "!sleep 1000\n");
     usleep(20000);
-    uint64_t start = tn_now_ms();
+    uint64_t start = now_ms();
     for (int i = 0; i < 20; i++) {
         tn_send_str(other, "ping\n");
         ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 5);
     }
-    uint64_t other_ms = tn_now_ms() - start;
+    uint64_t other_ms = now_ms() - start;
     ck_assert_msg(!tn_readable(sleeper, 0), "the sleeper answered first");
     ck_assert_msg(other_ms < 500, "another loop's connection took %llu ms",
                   (unsigned long long)other_ms);
 
     tn_send_str(neighbour, "ping\n");
     ck_assert_int_eq(tn_read_line(neighbour, line, sizeof(line)), 5);
-    uint64_t neighbour_ms = tn_now_ms() - start;
+    uint64_t neighbour_ms = now_ms() - start;
     ck_assert_msg(neighbour_ms >= 500, "the sleeping loop answered its other "
                   "connection after %llu ms", (unsigned long long)neighbour_ms);
     ck_assert_int_eq(tn_read_line(sleeper, line, sizeof(line)), 12);
@@ -148,13 +148,13 @@ START_TEST(connections_churn_from_many_threads)
         pthread_create(&th[i], NULL, churn_main, &c);
     for (int i = 0; i < 6; i++)
         pthread_join(th[i], NULL);
-    uint64_t deadline = tn_now_ms() + 5000;
+    uint64_t deadline = now_ms() + 5000;
     uint64_t left;
     do {
         left = 0;
         for (int w = 0; w < 4; w++)
             left += multireactor_worker_channels(s, w);
-    } while (left > 0 && tn_now_ms() < deadline && !usleep(5000));
+    } while (left > 0 && now_ms() < deadline && !usleep(5000));
     ck_assert_uint_eq(left, 0);               /* every one closed on its loop */
     multireactor_stop(s);
 }
@@ -226,10 +226,10 @@ START_TEST(a_failed_hand_off_is_counted_and_does_not_hold_the_stop)
     tn_send_str(sleeper, "!sleep 1000\n");
     usleep(100000);                            /* the worker sleeps */
     int queued = tn_connect(port);
-    uint64_t deadline = tn_now_ms() + 5000;    /* its hand-off takes the one place */
+    uint64_t deadline = now_ms() + 5000;    /* its hand-off takes the one place */
     usleep(100000);
     int lost[2] = { tn_connect(port), tn_connect(port) };
-    while (loop_server_handoffs_failed(s) < 2 && tn_now_ms() < deadline)
+    while (loop_server_handoffs_failed(s) < 2 && now_ms() < deadline)
         usleep(1000);
     ck_assert_uint_eq(loop_server_handoffs_failed(s), 2);
     for (int i = 0; i < 2; i++) {
@@ -241,12 +241,12 @@ START_TEST(a_failed_hand_off_is_counted_and_does_not_hold_the_stop)
     ck_assert_int_eq(tn_read_line(queued, line, sizeof(line)), 7);
     close(sleeper);
     close(queued);
-    deadline = tn_now_ms() + 5000;
-    while (loop_server_worker_channels(s, 0) > 0 && tn_now_ms() < deadline)
+    deadline = now_ms() + 5000;
+    while (loop_server_worker_channels(s, 0) > 0 && now_ms() < deadline)
         usleep(1000);
-    uint64_t start = tn_now_ms();
+    uint64_t start = now_ms();
     loop_server_stop(s);
-    uint64_t took = tn_now_ms() - start;
+    uint64_t took = now_ms() - start;
     ck_assert_msg(took < STOP_TIMEOUT_MS / 2, "the stop took %llu ms: it waited for "
                   "connections that were never handed over", (unsigned long long)took);
 }

@@ -52,13 +52,13 @@ static void open_gate(void)
 static struct pool_stats wait_stats(struct pool *p, int running, int queued)
 {
     struct pool_stats st;
-    uint64_t deadline = tn_now_ms() + 5000;
+    uint64_t deadline = now_ms() + 5000;
     do {
         pool_stats(p, &st);
         if (st.running == running && st.queued == queued)
             return st;
         usleep(2000);
-    } while (tn_now_ms() < deadline);
+    } while (now_ms() < deadline);
     ck_abort_msg("running %d queued %d, wanted %d and %d", st.running, st.queued,
                  running, queued);
     return st;
@@ -118,18 +118,18 @@ START_TEST(idle_threads_shrink_to_min)
     ck_assert_int_eq(tn_thread_count("t-"), 6);
     open_gate();
     struct pool_stats st;
-    uint64_t deadline = tn_now_ms() + 5000;
+    uint64_t deadline = now_ms() + 5000;
     do {
         usleep(10000);
         pool_stats(p, &st);
-    } while (st.size > 2 && tn_now_ms() < deadline);
+    } while (st.size > 2 && now_ms() < deadline);
     ck_assert_int_eq(st.size, 2);
     ck_assert_uint_eq(st.retired, 4);
     usleep(300000);                     /* and it stays at min */
     pool_stats(p, &st);
     ck_assert_int_eq(st.size, 2);
-    deadline = tn_now_ms() + 2000;      /* joined, not just asked to end */
-    while (tn_thread_count("t-") != 2 && tn_now_ms() < deadline)
+    deadline = now_ms() + 2000;      /* joined, not just asked to end */
+    while (tn_thread_count("t-") != 2 && now_ms() < deadline)
         usleep(5000);
     ck_assert_int_eq(tn_thread_count("t-"), 2);
     pool_shutdown(p, true);
@@ -163,11 +163,11 @@ START_TEST(adaptive_min_follows_the_queue)
             highest_min = st.min_now;
     }
     ck_assert_int_eq(highest_min, 3);   /* rose to max under the queue */
-    uint64_t deadline = tn_now_ms() + 10000;
+    uint64_t deadline = now_ms() + 10000;
     do {
         usleep(20000);
         pool_stats(p, &st);
-    } while ((st.min_now != 1 || st.size != 1) && tn_now_ms() < deadline);
+    } while ((st.min_now != 1 || st.size != 1) && now_ms() < deadline);
     ck_assert_int_eq(st.min_now, 1);    /* fell back when the load went */
     ck_assert_int_eq(st.size, 1);
     pool_shutdown(p, true);
@@ -188,23 +188,23 @@ START_TEST(shrinking_respects_the_adaptive_min)
     o.idle_ms = 50;
     struct pool *p = pool_create(&o);
     struct pool_stats st;
-    uint64_t deadline = tn_now_ms() + 10000;
+    uint64_t deadline = now_ms() + 10000;
     do {                                /* a queue until min_now reaches 3 */
         for (int i = 0; i < 15; i++)
             pool_submit(p, sleepy_task, NULL, 0);
         usleep(100000);
         pool_stats(p, &st);
-    } while (st.min_now < 3 && tn_now_ms() < deadline);
+    } while (st.min_now < 3 && now_ms() < deadline);
     ck_assert_msg(st.min_now == 3, "a sustained queue did not raise the adaptive min "
                   "to max (min %d, max 3)", st.min_now);
-    deadline = tn_now_ms() + 15000;
+    deadline = now_ms() + 15000;
     do {
         usleep(10000);
         pool_stats(p, &st);
         ck_assert_msg(st.size >= st.min_now,
                       "the pool shrank below its minimum (size %d, min %d)",
                       st.size, st.min_now);
-    } while (st.min_now > 1 && tn_now_ms() < deadline);
+    } while (st.min_now > 1 && now_ms() < deadline);
     pool_shutdown(p, true);
 }
 END_TEST
@@ -221,11 +221,11 @@ START_TEST(an_idle_thread_is_used_before_a_new_one)
     struct pool_stats st;
     for (int i = 1; i <= 6; i++) {
         ck_assert_int_eq(pool_submit(p, sleepy_task, NULL, 0), 0);
-        uint64_t deadline = tn_now_ms() + 10000;
+        uint64_t deadline = now_ms() + 10000;
         do {
             usleep(2000);
             pool_stats(p, &st);
-        } while (st.completed < (uint64_t)i && tn_now_ms() < deadline);
+        } while (st.completed < (uint64_t)i && now_ms() < deadline);
         ck_assert_msg(st.completed == (uint64_t)i, "task %d never ran", i);
     }
     ck_assert_msg(st.spawned == 1 && st.size == 1, "the pool made a new thread while one "
@@ -423,10 +423,10 @@ START_TEST(shutdown_waits_for_blocked_submitters)
     for (int i = 0; i < SUBMITTERS; i++)
         ck_assert_int_eq(pthread_create(&th[i], NULL, blocked_submitter, p), 0);
     struct pool_stats st;
-    uint64_t deadline = tn_now_ms() + 5000;
+    uint64_t deadline = now_ms() + 5000;
     do {
         pool_stats(p, &st);
-    } while (st.blocked_submitters < SUBMITTERS && tn_now_ms() < deadline &&
+    } while (st.blocked_submitters < SUBMITTERS && now_ms() < deadline &&
              !usleep(1000));
     ck_assert_int_eq(st.blocked_submitters, SUBMITTERS);
     pool_shutdown(p, false);
@@ -555,10 +555,10 @@ START_TEST(fifth_connection_waits_for_a_free_thread)
     fds[4] = tn_connect(pool_server_port(s));
     tn_send_str(fds[4], "me too\n");
     struct pool_stats st;
-    uint64_t deadline = tn_now_ms() + 5000;
+    uint64_t deadline = now_ms() + 5000;
     do {
         pool_server_stats(s, &st);
-    } while (st.queued != 1 && tn_now_ms() < deadline && !usleep(2000));
+    } while (st.queued != 1 && now_ms() < deadline && !usleep(2000));
     ck_assert_int_eq(st.queued, 1);      /* accepted, and waiting */
     ck_assert_int_eq(st.size, 4);
     ck_assert_msg(!tn_readable(fds[4], 300), "the fifth was served with 4 busy");

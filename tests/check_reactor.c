@@ -38,12 +38,12 @@ START_TEST(offload_keeps_the_loop_free_and_order_kept)
 
     tn_send_str(sleeper, "before\n!sleep 1000\nafter-1\n!cpu 1000\nafter-2\n");
     ck_assert_int_eq(tn_read_line(sleeper, line, sizeof(line)), 7);
-    uint64_t start = tn_now_ms();
+    uint64_t start = now_ms();
     for (int i = 0; i < 20; i++) {
         tn_send_str(other, "ping\n");
         ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 5);
     }
-    uint64_t others_ms = tn_now_ms() - start;
+    uint64_t others_ms = now_ms() - start;
     ck_assert_msg(!tn_readable(sleeper, 0), "the sleeper answered first");
     /* The point is "not the whole second"; typically about 1 ms. */
     ck_assert_msg(others_ms < 500, "20 pings took %llu ms with --offload",
@@ -160,10 +160,10 @@ START_TEST(blocked_loop_warns_repeatedly_and_prints_its_stack)
     ck_assert_ptr_nonnull(s);
     char line[256];
     int fd = tn_connect(reactor_port(s));
-    uint64_t sent_ms = tn_now_ms();
+    uint64_t sent_ms = now_ms();
     tn_send_str(fd, "!sleep 800\n");
     ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 11);
-    double round_trip_s = (double)(tn_now_ms() - sent_ms) / 1e3;
+    double round_trip_s = (double)(now_ms() - sent_ms) / 1e3;
     close(fd);
     reactor_stop(s);                   /* joins the checker: its lines are out */
     dup2(saved_stderr, STDERR_FILENO);

@@ -120,8 +120,8 @@ static void on_accept(void *owner, int fd, uint64_t id)
         return;
     if (s->opts.max_threads > 0 &&
         conn_registry_count(&s->conns) >= (uint64_t)s->opts.max_threads) {
-        snprintf(why, sizeof(why), "%d of %d threads busy (--max-threads)",
-                 s->opts.max_threads, s->opts.max_threads);
+        snprintf(why, sizeof(why), "all %d threads busy (--max-threads)",
+                 s->opts.max_threads);
         acceptor_refuse(&s->acceptor, fd, id, why);
         return;
     }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "echo/session.h"
+#include "net/clock.h"
 
 int acceptor_open(struct acceptor *a, const struct net_listen_opts *o)
 {
@@ -76,7 +77,7 @@ static int refusals_watch(const struct acceptor *a, struct pollfd *fds)
  * does not move those still to be looked at. */
 static void refusals_service(struct acceptor *a, const struct pollfd *fds)
 {
-    uint64_t now = net_now_ns();
+    uint64_t now = now_ns();
     for (int i = a->nrefusals - 1; i >= 0; i--) {
         bool done = fds[i].revents && refusal_drained(a->refusals[i].fd);
         if (done || now >= a->refusals[i].deadline_ns)
@@ -90,7 +91,7 @@ static int poll_timeout_ms(const struct acceptor *a)
 {
     if (a->nrefusals == 0)
         return ACCEPTOR_TICK_MS;
-    uint64_t now = net_now_ns(), due = a->refusals[0].deadline_ns;
+    uint64_t now = now_ns(), due = a->refusals[0].deadline_ns;
     if (due <= now)
         return 0;
     uint64_t ms = (due - now + 999999) / 1000000;
@@ -113,7 +114,7 @@ void acceptor_refuse(struct acceptor *a, int fd, uint64_t id, const char *why)
     }
     uint64_t linger_ns = (uint64_t)ACCEPTOR_REFUSAL_LINGER_MS * 1000000u;
     a->refusals[a->nrefusals++] = (struct acceptor_refusal){
-        .fd = fd, .deadline_ns = net_now_ns() + linger_ns };
+        .fd = fd, .deadline_ns = now_ns() + linger_ns };
 }
 
 /* ---- the acceptor thread ------------------------------------------------ */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "echo/session.h"
+#include "net/clock.h"
 
 /* ---- the registry ------------------------------------------------------- */
 
@@ -93,7 +94,7 @@ static enum input_wait wait_readable(int fd, int stop_fd, uint64_t deadline_ns)
     for (;;) {
         int timeout_ms = -1;
         if (deadline_ns) {
-            uint64_t now = net_now_ns();
+            uint64_t now = now_ns();
             if (now >= deadline_ns)
                 return INPUT_TIMEOUT;
             timeout_ms = (int)((deadline_ns - now + 999999) / 1000000);
@@ -175,7 +176,7 @@ static int flush_replies(struct board *board, int fd, struct reply_batch *rb,
         return 0;
     int rc = write_iov_all(fd, rb->iov, rb->count);
     if (rc == 0)
-        board_record_latency_n(board, board_now_ns() - read_ns,
+        board_record_latency_n(board, now_ns() - read_ns,
                                (uint64_t)rb->count);
     rb->count = 0;
     rb->holds_who = false;
@@ -356,14 +357,14 @@ static bool answer_read(const struct conn_server *srv, struct conn *c,
                         struct serving *sv, size_t n, uint64_t *lines,
                         enum echo_end *end)
 {
-    uint64_t now_ns = net_now_ns();
-    board_thread_state_at(srv->board, me, STATE_RUNNING, now_ns);
+    uint64_t read_ns = now_ns();
+    board_thread_state_at(srv->board, me, STATE_RUNNING, read_ns);
     echo_session_commit(&sv->session, n);
-    sv->last_read_ns = now_ns;
+    sv->last_read_ns = read_ns;
 
     uint64_t batch_lines = 0;
     sv->replies.bytes = 0;
-    bool closing = answer_lines(srv, c, &sv->session, thread_name, me, now_ns,
+    bool closing = answer_lines(srv, c, &sv->session, thread_name, me, read_ns,
                                 &sv->replies, &batch_lines, end);
     *lines += batch_lines;
     /* A partial line left over starts (or keeps) the line clock; one that
@@ -371,7 +372,7 @@ static bool answer_read(const struct conn_server *srv, struct conn *c,
     if (echo_decoder_pending(&sv->session.decoder) == 0)
         sv->partial_since_ns = 0;
     else if (sv->partial_since_ns == 0 || batch_lines > 0)
-        sv->partial_since_ns = now_ns;
+        sv->partial_since_ns = read_ns;
     publish_read(srv->board, me, n, sv->replies.bytes, batch_lines);
     return closing;
 }
@@ -388,7 +389,7 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
     if (echo_session_init(&sv.session, srv->model, c->id, srv->opts->max_line) < 0)
         return ECHO_END_NO_MEMORY;
     set_stall_timeout(c->fd, srv->opts->stall_timeout_ms);
-    sv.last_read_ns = net_now_ns();
+    sv.last_read_ns = now_ns();
     for (;;) {
         size_t n = read_input(srv, c, me, &sv, &end);      /* blocks */
         if (n == 0)
@@ -421,8 +422,8 @@ bool conn_refuse_over_limit(const struct server_opts *o, struct conn_registry *r
     if (o->max_conns <= 0 || conn_registry_count(r) < (uint64_t)o->max_conns)
         return false;
     char why[64];
-    snprintf(why, sizeof(why), "%d of %d connections open (--max-conns)",
-             o->max_conns, o->max_conns);
+    snprintf(why, sizeof(why), "limit of %d connections open (--max-conns)",
+             o->max_conns);
     acceptor_refuse(a, fd, id, why);
     return true;
 }

@@ -8,6 +8,7 @@
  *   then: when is the next thing due?  --> the checker sleeps until then
  */
 #include "checker.h"
+#include "net/clock.h"
 
 #include <errno.h>
 #include <execinfo.h>
@@ -93,9 +94,7 @@ static void print_stack(struct loop_checker *c, struct watched *w, double secs)
             "innermost call first:\n", loop_name(w->loop), secs);
     bool printed = false;
     if (loop__signal(w->loop, CHECKER_TRACE_SIGNAL)) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += CHECKER_TRACE_WAIT_MS / 1000;
+        struct timespec until = timespec_at_ns(deadline_in_ms(CHECKER_TRACE_WAIT_MS));
         int rc;
         while ((rc = sem_clockwait(&trace_printed, CLOCK_MONOTONIC, &until)) < 0 &&
                errno == EINTR)
@@ -216,11 +215,11 @@ static void *checker_main(void *arg)
 {
     struct loop_checker *c = arg;
     board_thread_begin(c->board, &c->on_board, ROLE_CHECKER, "checker", 0);
-    uint64_t asked = loop_now_ns();     /* when we asked to wake up */
+    uint64_t asked = now_ns();     /* when we asked to wake up */
     pthread_mutex_lock(&c->lock);
     while (!c->stopping) {
         board_thread_state(c->board, &c->on_board, STATE_RUNNING);
-        uint64_t now = loop_now_ns();
+        uint64_t now = now_ns();
         if (asked > now)
             asked = now;                /* woken early: a stop, or spurious */
         /* A handler that begins after now is due no earlier than now +
@@ -233,8 +232,7 @@ static void *checker_main(void *arg)
                 next = due;
         }
         board_thread_state(c->board, &c->on_board, STATE_WAITING);
-        struct timespec until = { .tv_sec = (time_t)(next / 1000000000u),
-                                  .tv_nsec = (long)(next % 1000000000u) };
+        struct timespec until = timespec_at_ns(next);
         asked = next;
         if (!c->stopping)
             pthread_cond_timedwait(&c->wake, &c->lock, &until);
@@ -276,11 +274,7 @@ struct loop_checker *loop_checker_start(struct loop **loops, int n, int warn_ms,
     if (trace_ms > 0 && !quiet)
         pthread_once(&trace_once, install_trace_handler);
     pthread_mutex_init(&c->lock, NULL);
-    pthread_condattr_t mono;
-    pthread_condattr_init(&mono);
-    pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->wake, &mono);
-    pthread_condattr_destroy(&mono);
+    clock_cond_init(&c->wake);
     int rc = pthread_create(&c->thread, NULL, checker_main, c);
     if (rc != 0) {
         pthread_cond_destroy(&c->wake);

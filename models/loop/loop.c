@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "timer_heap.h"
+#include "net/clock.h"
 
 enum timer_state { TIMER_PENDING, TIMER_FIRED, TIMER_CANCELLED };
 
@@ -82,13 +83,6 @@ struct loop {
                      wakeups_written, longest_task_ns, wait_errors, resumes_run;
     _Atomic uint64_t timers_now;  /* the heap's size, as of the last iteration */
 };
-
-uint64_t loop_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static _Thread_local struct loop *current_loop;   /* set on a loop's thread */
 
@@ -210,7 +204,7 @@ static void busy_begin(struct loop *l, uint64_t now)
  * as the next handler's start (one clock read per handler, as before). */
 static uint64_t busy_end(struct loop *l, uint64_t began_ns)
 {
-    uint64_t now = loop_now_ns();
+    uint64_t now = now_ns();
     /* Remember it before saying the loop is free: the checker reads the
      * length as soon as it sees busy_since cleared (the other order let it
      * read the previous handler's, and report no length at all). */
@@ -227,7 +221,7 @@ static uint64_t busy_end(struct loop *l, uint64_t began_ns)
 /* Run one task or timer callback, timed for the blocked checker. */
 static void run_timed(struct loop *l, loop_task_cb fn, void *arg)
 {
-    uint64_t start = loop_now_ns();
+    uint64_t start = now_ns();
     busy_begin(l, start);
     fn(arg);
     uint64_t took = busy_end(l, start) - start;
@@ -278,7 +272,7 @@ static struct loop_timer *schedule(struct loop *l, uint64_t delay_ns,
     t->arg = arg;
     t->period_ns = period_ns;
     t->node.index = HEAP_NOT_IN;
-    t->node.deadline_ns = loop_now_ns() + delay_ns;
+    t->node.deadline_ns = now_ns() + delay_ns;
     atomic_init(&t->state, TIMER_PENDING);
     atomic_init(&t->refs, 2);         /* the handle + the loop's hold */
     if (loop_run_in_loop(l, timer_add_task, t) < 0) {
@@ -368,7 +362,7 @@ static void run_due_timers(struct loop *l, uint64_t now)
             timer_unref(t);                     /* done: the loop's hold */
         }
         timer_unref(t);                         /* the running ref */
-        now = loop_now_ns();
+        now = now_ns();
     }
 }
 
@@ -455,7 +449,7 @@ static void take_resumes(struct loop *l, struct loop_watch *due)
  * meanwhile is gone from the list. */
 static void run_resumes(struct loop *l, struct loop_watch *due)
 {
-    uint64_t began = loop_now_ns();
+    uint64_t began = now_ns();
     while (due->resume_next != due) {
         struct loop_watch *w = due->resume_next;
         resume_unlink(w);
@@ -506,7 +500,7 @@ static int wait_timeout_ms(struct loop *l)
     struct heap_node *n = heap_peek(&l->timers);
     if (!n)
         return -1;
-    uint64_t now = loop_now_ns();
+    uint64_t now = now_ns();
     if (n->deadline_ns <= now)
         return 0;
     uint64_t ms = (n->deadline_ns - now + 999999) / 1000000;
@@ -528,10 +522,10 @@ static void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns)
         for (size_t i = 0; i < n; i++)
             run_timed(l, batch[i].fn, batch[i].arg);
         bump(&l->tasks_run, n);
-        if (n < LOOP_TASK_BATCH || loop_now_ns() >= deadline)
+        if (n < LOOP_TASK_BATCH || now_ns() >= deadline)
             break;
     }
-    bump(&l->task_ns, loop_now_ns() - began_ns);
+    bump(&l->task_ns, now_ns() - began_ns);
 }
 
 /* epoll_wait failed. EINTR is a signal: go round. Anything else means the
@@ -578,7 +572,7 @@ static uint64_t run_io(struct loop *l, const struct epoll_event *ready, int n)
 {
     struct loop_watch due;                /* resumes asked for before now */
     take_resumes(l, &due);
-    uint64_t io_start = loop_now_ns();
+    uint64_t io_start = now_ns();
     board_thread_state_at(l->board, &l->on_board, STATE_RUNNING, io_start);
     set_phase(l, LOOP_PHASE_IO);
     uint64_t began = io_start;
@@ -594,7 +588,7 @@ static uint64_t run_io(struct loop *l, const struct epoll_event *ready, int n)
         began = busy_end(l, began);
     }
     run_resumes(l, &due);                 /* after the ready fds: their turn came */
-    uint64_t io_ns = loop_now_ns() - io_start;
+    uint64_t io_ns = now_ns() - io_start;
     bump(&l->io_ns, io_ns);
     return io_ns;
 }
@@ -628,7 +622,7 @@ static void loop_iteration(struct loop *l)
     uint64_t io_ns = run_io(l, ready, n);             /*    handle it, timed */
 
     set_phase(l, LOOP_PHASE_TASKS);                   /* 2-3 share ioRatio's budget */
-    uint64_t tasks_began = loop_now_ns();
+    uint64_t tasks_began = now_ns();
     run_due_timers(l, tasks_began);                   /* 2. fire due timers */
     run_tasks(l, tasks_began,                         /* 3. run queued tasks */
               loop_task_budget_ns(io_ns, l->io_ratio_pct));
@@ -650,7 +644,7 @@ static void *loop_main(void *arg)
     atomic_store(&l->ended, true);
     pthread_mutex_unlock(&l->lock);
     while (atomic_load(&l->queued) > 0) {
-        uint64_t now = loop_now_ns();
+        uint64_t now = now_ns();
         run_due_timers(l, now);
         run_tasks(l, now, UINT64_MAX);
     }

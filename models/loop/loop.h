@@ -198,9 +198,6 @@ void loop_stats(struct loop *l, struct loop_stats *out);
  * UINT64_MAX for ratio 100. Pure, any thread; exposed for tests. */
 uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct);
 
-/* The monotonic clock the loop uses, in ns. Any thread. */
-uint64_t loop_now_ns(void);
-
 /* ---- hooks for the blocked checker (checker.c) only ----
  * The double underscore says it, as libuv's uv__ does: the loop library's
  * own floor calls these; a model or sim/ never does. */
@@ -209,7 +206,7 @@ uint64_t loop_now_ns(void);
 uint64_t loop__busy_since_ns(const struct loop *l);
 
 /* The last handler or task that ran LOOP_LONG_HANDLER_MS or longer: when
- * it began and how long it took, on loop_now_ns's clock, measured by the
+ * it began and how long it took, on now_ns's clock, measured by the
  * loop itself around the call. Returns false if none has yet. Any thread. */
 bool loop__last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns);
 

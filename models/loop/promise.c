@@ -1,5 +1,6 @@
 /* promise.c -- complete once, notify on the loop. See promise.h. */
 #include "promise.h"
+#include "net/clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -37,11 +38,7 @@ struct promise *promise_create(struct loop *l)
         return NULL;
     p->loop = l;
     pthread_mutex_init(&p->lock, NULL);
-    pthread_condattr_t mono;
-    pthread_condattr_init(&mono);
-    pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
-    pthread_cond_init(&p->completed, &mono);
-    pthread_condattr_destroy(&mono);
+    clock_cond_init(&p->completed);
     p->tail = &p->listeners;
     atomic_init(&p->refs, 1);
     return p;
@@ -162,16 +159,8 @@ int promise_add_listener(struct promise *p, promise_listener_cb cb, void *arg)
 
 int promise_await(struct promise *p, int timeout_ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    if (timeout_ms >= 0) {
-        until.tv_sec += timeout_ms / 1000;
-        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-    }
+    uint64_t wait_ms = timeout_ms >= 0 ? (uint64_t)timeout_ms : 0;   /* < 0: untimed */
+    struct timespec until = timespec_at_ns(deadline_in_ms(wait_ms));
     int rc = 0;
     pthread_mutex_lock(&p->lock);
     if (p->state == PROMISE_PENDING && loop_in_loop(p->loop))

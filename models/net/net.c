@@ -1,5 +1,6 @@
 /* net.c -- listen, accept (EMFILE-safe), retrying I/O. See net.h. */
 #include "net.h"
+#include "clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,13 +22,6 @@
 void net_ignore_sigpipe(void)
 {
     signal(SIGPIPE, SIG_IGN);
-}
-
-uint64_t net_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- listening ---------------------------------------------------------- */
@@ -261,7 +255,7 @@ bool net_peer_took_output(int fd, size_t *unacked)
 void net_lingering_close(int fd, int linger_ms)
 {
     char sink[4096];
-    uint64_t linger_ns = (uint64_t)linger_ms * 1000000u, start = net_now_ns();
+    uint64_t linger_ns = (uint64_t)linger_ms * 1000000u, start = now_ns();
     uint64_t deadline = start + linger_ns;
     uint64_t give_up = start + linger_ns * NET_LINGER_MAX_PERIODS;
     size_t unacked = SIZE_MAX;
@@ -279,7 +273,7 @@ void net_lingering_close(int fd, int linger_ms)
             break;                        /* a reset: nothing left to save */
         if (n == 0 && peer_has_closed(fd))
             break;                        /* its FIN, with nothing unread */
-        uint64_t now = net_now_ns();
+        uint64_t now = now_ns();
         if (net_peer_took_output(fd, &unacked))     /* still reading our replies */
             deadline = now + linger_ns < give_up ? now + linger_ns : give_up;
         if (now >= deadline)

@@ -131,7 +131,5 @@ int net_parse_hostport(const char *s, struct sockaddr_storage *addr,
 int net_connect(const struct sockaddr_storage *addr, socklen_t addr_len,
                 bool nonblocking);
 
-/* Monotonic clock in nanoseconds. */
-uint64_t net_now_ns(void);
 
 #endif

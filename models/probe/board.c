@@ -1,5 +1,6 @@
 /* board.c -- the writer's side of the live state board. See board.h. */
 #include "board.h"
+#include "net/clock.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -44,13 +45,6 @@ struct board {
     _Atomic uint64_t event_done[BOARD_EVENT_SLOTS]; /* per ring slot: the
                                       last ticket finished there, + 1 */
 };
-
-uint64_t board_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);   /* vDSO: no syscall */
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Names and texts are stored as atomic words so that a reader in the same
  * process (the tests) never races with a writer reusing the slot. */
@@ -180,7 +174,7 @@ static void write_header(struct board_header *h, const struct board_header *layo
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     h->start_unix_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-    h->start_mono_ns = board_now_ns();
+    h->start_mono_ns = now_ns();
     snprintf(h->model, sizeof(h->model), "%s", model);
     snprintf(h->options, sizeof(h->options), "%s", options ? options : "");
 }
@@ -346,7 +340,7 @@ void board_thread_begin(struct board *b, struct board_thread_ref *t,
                         enum board_role role, const char *name, uint64_t conn)
 {
     *t = (struct board_thread_ref){ .slot = -1, .state = STATE_IDLE,
-                                    .since_ns = board_now_ns() };
+                                    .since_ns = now_ns() };
     if (!b)
         return;
     t->slot = claim_thread_slot(b);
@@ -373,7 +367,7 @@ void board_thread_state(struct board *b, struct board_thread_ref *t,
                         enum board_state state)
 {
     if (b && t->state != state)
-        board_thread_state_at(b, t, state, board_now_ns());
+        board_thread_state_at(b, t, state, now_ns());
 }
 
 void board_thread_state_at(struct board *b, struct board_thread_ref *t,
@@ -523,7 +517,7 @@ void board_event(struct board *b, enum board_event_kind kind, const char *fmt, .
      * finished event from one being written. */
     struct board_event *e = &b->events[slot];
     atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
-    atomic_store_explicit(&e->time_ns, board_now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&e->time_ns, now_ns(), memory_order_relaxed);
     atomic_store_explicit(&e->kind, kind, memory_order_relaxed);
     put_text(e->text, BOARD_TEXT_BYTES, text);
     atomic_store_explicit(&e->seq, ticket + 1, memory_order_release);

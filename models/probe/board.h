@@ -211,10 +211,8 @@ void board_record_latency(struct board *b, uint64_t ns);
  * together): one histogram update, not n. Any thread. */
 void board_record_latency_n(struct board *b, uint64_t ns, uint64_t n);
 
-/* The clock the board uses (CLOCK_MONOTONIC, ns; a vDSO call, no syscall).
- * Pass its value to the _at functions to read it once for several uses.
- * Any thread. */
-uint64_t board_now_ns(void);
+/* Times on the board are on now_ns's clock (net/clock.h). Pass one reading
+ * to the _at functions to read the clock once for several uses. */
 
 /* Threads: register the calling thread, change its state, count its lines,
  * and mark it terminated. A state change of a thread with a slot is two

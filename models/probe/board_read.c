@@ -1,5 +1,6 @@
 /* board_read.c -- copy, validate, list. See board_read.h. */
 #include "board_read.h"
+#include "net/clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -235,13 +236,6 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
     return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- opening ---------------------------------------------------------------- */
 
 /* Parse a board link's target, "/proc/PID/fd/N" and nothing else. */
@@ -381,7 +375,7 @@ int board_read(const char *path, struct board_snapshot *s, char *err,
     close(fd);
     if (rc < 0)
         return rc;
-    uint64_t taken_ns = mono_ns();
+    uint64_t taken_ns = now_ns();
     char why[200];
     rc = board_parse(copy, len, s, why, sizeof(why));
     free(copy);

@@ -68,6 +68,7 @@
 
 #include "net/net.h"
 #include "loop/promise.h"
+#include "net/clock.h"
 
 /* A line on the business pool. The business thread reads only this, never
  * the channel. */
@@ -112,7 +113,7 @@ static void batch_count(struct batch *b, bool did_work)
     b->lines++;
     if (b->lines >= CHANNEL_LINES_PER_WAKEUP ||
         ((did_work || b->lines % CHANNEL_LINES_PER_CLOCK == 0) &&
-         loop_now_ns() >= b->deadline_ns))
+         now_ns() >= b->deadline_ns))
         b->spent = true;
 }
 
@@ -284,7 +285,7 @@ static void check_deadlines(void *arg)
 {
     struct channel *ch = arg;
     const struct channel_host *h = ch->host;
-    uint64_t now = loop_now_ns();
+    uint64_t now = now_ns();
     loop_timer_release(ch->deadline_timer);
     ch->deadline_timer = NULL;
     if (ch->state == CHANNEL_LINGERING || ch->state == CHANNEL_OFFLOADED) {
@@ -368,7 +369,7 @@ static bool keep_span(struct channel *ch)
 static void note_first_pending(struct channel *ch)
 {
     if (channel_pending_output(ch) == 0)
-        ch->last_drain_ns = loop_now_ns();
+        ch->last_drain_ns = now_ns();
 }
 
 /* Queue a reply that must be copied (it will not stay where it is).
@@ -416,7 +417,7 @@ static bool flush(struct channel *ch)
             ch->out_off += from_out;
             ch->span += (size_t)n - from_out;
             ch->span_len -= (size_t)n - from_out;
-            ch->last_drain_ns = loop_now_ns();
+            ch->last_drain_ns = now_ns();
             board_add(ch->host->board, CTR_BYTES_OUT, (uint64_t)n);
         }
     }
@@ -504,7 +505,7 @@ static void offload_done(struct promise *done, void *arg)
     }
     ch->state = input_state(ch);
     struct batch b;
-    batch_begin(&b, o->read_ns, loop_now_ns());
+    batch_begin(&b, o->read_ns, now_ns());
     bool queued = append_out(ch, o->line, o->len);
     free(o);
     if (!queued) {
@@ -681,7 +682,7 @@ static bool settle(struct channel *ch, struct batch *b)
     /* A line's handling time, as in every model, runs from the read that
      * brought it to its reply being written (here: handed to the socket). */
     if (board && b->lines) {
-        uint64_t took = board_now_ns() - b->read_ns;
+        uint64_t took = now_ns() - b->read_ns;
         board_record_latency_n(board, took, b->lines);
         board_add(board, CTR_LINES, b->lines);
         board_thread_lines(board, loop_board_ref(ch->loop), b->lines);
@@ -736,7 +737,7 @@ static enum read_result read_some(struct channel *ch, size_t *allowance)
     *allowance -= (size_t)n;
     if (ch->read_left != SIZE_MAX && (ch->read_left -= (size_t)n) == 0)
         ch->state = CHANNEL_INPUT_ENDED;  /* all that came before the stop */
-    ch->last_read_ns = loop_now_ns();
+    ch->last_read_ns = now_ns();
     return (size_t)n < want ? READ_DRAINED : READ_MORE;
 }
 
@@ -758,7 +759,7 @@ static void on_input(struct channel *ch)
         drain_lingering(ch);
         return;
     }
-    uint64_t now = loop_now_ns();
+    uint64_t now = now_ns();
     if (past_stop_deadline(ch, now)) {
         channel_end(ch, ECHO_END_STOPPED);
         return;
@@ -824,7 +825,7 @@ struct channel *channel_open(struct loop *l, int fd, uint64_t id,
     ch->read_left = SIZE_MAX;
     ch->watch = (struct loop_watch){ .fd = fd, .events = EPOLLIN, .cb = channel_io_cb,
                                      .arg = ch };
-    ch->last_read_ns = ch->last_drain_ns = loop_now_ns();
+    ch->last_read_ns = ch->last_drain_ns = now_ns();
     if ((host->idle_timeout_ms > 0 || host->line_timeout_ms > 0 ||
          host->stall_timeout_ms > 0) && !arm_deadline(ch, ch->last_read_ns))
         goto out_free_session;

@@ -80,7 +80,7 @@ struct channel_host {
     void (*on_closed)(struct channel *ch, void *host_arg);
     void *host_arg;
     bool (*stopping)(void *host_arg);   /* is the server stopping? */
-    /* When a stop's hard timeout passes (loop_now_ns), or 0 while no stop
+    /* When a stop's hard timeout passes (now_ns), or 0 while no stop
      * is under way; may be NULL. Read once per wakeup. */
     uint64_t (*stop_deadline_ns)(void *host_arg);
 };

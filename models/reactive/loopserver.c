@@ -28,6 +28,7 @@
 #include "loop/loop.h"
 #include "loop/promise.h"
 #include "threadpool/pool.h"
+#include "net/clock.h"
 
 #define ACCEPTS_PER_WAKEUP 64           /* then the loop's other fds get a turn */
 #define QUIET_PERIOD_MS 100             /* shutdownGracefully's quiet period */
@@ -203,9 +204,8 @@ static void on_acceptable(void *arg, uint32_t events)
         pthread_mutex_unlock(&s->stop_lock);
         *h = (struct handoff){ w, fd, id, refuse };
         if (refuse)
-            board_event(s->board, EV_REJECT, "conn %llu: %d of %d connections open "
-                        "(--max-conns)", (unsigned long long)id, s->opts.max_conns,
-                        s->opts.max_conns);
+            board_event(s->board, EV_REJECT, "conn %llu: limit of %d connections "
+                        "open (--max-conns)", (unsigned long long)id, s->opts.max_conns);
         /* lab 06 region: the hand-off, from here to the end of the loop body */
         /* Through the worker's task queue: from here on, only the worker's
          * thread touches this connection. (Same loop: it runs at once.) */
@@ -305,11 +305,7 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
     pthread_mutex_init(&s->stop_lock, NULL);
     /* The stop's wait runs on the monotonic clock, as every other timeout:
      * a wall clock set back would stretch it. */
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->all_closed, &attr);
-    pthread_condattr_destroy(&attr);
+    clock_cond_init(&s->all_closed);
     net_ignore_sigpipe();
     s->board = server_board_create(o->model, &s->opts);
 
@@ -413,8 +409,7 @@ uint64_t loop_server_handoffs_failed(struct loop_server *s)
  * ns); true if they did. */
 static bool wait_all_closed(struct loop_server *s, uint64_t deadline_ns)
 {
-    struct timespec until = { .tv_sec = (time_t)(deadline_ns / 1000000000u),
-                              .tv_nsec = (long)(deadline_ns % 1000000000u) };
+    struct timespec until = timespec_at_ns(deadline_ns);
     pthread_mutex_lock(&s->stop_lock);
     int rc = 0;
     while (s->open_channels > 0 && rc != ETIMEDOUT)
@@ -448,7 +443,7 @@ static uint64_t tasks_run_everywhere(struct loop_server *s)
 /* Milliseconds from now until deadline_ns, at least 0. */
 static int ms_until(uint64_t deadline_ns)
 {
-    uint64_t now = loop_now_ns();
+    uint64_t now = now_ns();
     return now >= deadline_ns ? 0 : (int)((deadline_ns - now) / 1000000u);
 }
 
@@ -457,7 +452,7 @@ void loop_server_stop(struct loop_server *s)
     /* One deadline for the whole stop, from now: each step below may wait
      * for a loop to finish the line it is in, and a timeout restarted at
      * each would add those waits up. */
-    uint64_t deadline_ns = loop_now_ns() + (uint64_t)s->opts.stop_timeout_ms * 1000000u;
+    uint64_t deadline_ns = now_ns() + (uint64_t)s->opts.stop_timeout_ms * 1000000u;
     atomic_store(&s->stop_deadline_ns, deadline_ns);  /* channels close past it */
     atomic_store(&s->stopping, true);
     board_mark_closing(s->board);
@@ -479,7 +474,7 @@ void loop_server_stop(struct loop_server *s)
     if (!wait_all_closed(s, deadline_ns)) {
         for (int i = 0; i < s->nworkers; i++)
             execute_for_stop(s->workers[i].loop, force_close_task, &s->workers[i]);
-        wait_all_closed(s, loop_now_ns() + 60000 * 1000000ull);
+        wait_all_closed(s, now_ns() + 60000 * 1000000ull);
     }
     /* 4. Offloaded lines still running come back to the (live) loops. */
     if (s->business) {
@@ -487,16 +482,16 @@ void loop_server_stop(struct loop_server *s)
         s->business = NULL;
     }
     /* 5. The quiet period: no task ran on any loop for QUIET_PERIOD_MS. */
-    uint64_t seen = tasks_run_everywhere(s), quiet_since = loop_now_ns();
+    uint64_t seen = tasks_run_everywhere(s), quiet_since = now_ns();
     uint64_t give_up = quiet_since + (uint64_t)s->opts.stop_timeout_ms * 1000000u;
-    while (loop_now_ns() - quiet_since < QUIET_PERIOD_MS * 1000000ull &&
-           loop_now_ns() < give_up) {
+    while (now_ns() - quiet_since < QUIET_PERIOD_MS * 1000000ull &&
+           now_ns() < give_up) {
         struct timespec tick = { 0, 10000000 };
         nanosleep(&tick, NULL);
         uint64_t now_seen = tasks_run_everywhere(s);
         if (now_seen != seen) {
             seen = now_seen;
-            quiet_since = loop_now_ns();
+            quiet_since = now_ns();
         }
     }
     /* 6. Close, join, free. */

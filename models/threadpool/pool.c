@@ -18,6 +18,7 @@
  * Tasks run outside it.
  */
 #include "pool.h"
+#include "net/clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -73,13 +74,6 @@ struct pool {
     uint64_t next_sample_ns;
     struct pool_stats stats;        /* counters (sizes are filled on read) */
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void publish_queue(struct pool *p)
 {
@@ -313,8 +307,7 @@ static void watchdog_wait(struct pool *p, uint64_t until_ns)
     if (until_ns == 0) {
         pthread_cond_wait(&p->watchdog_signal, &p->lock);
     } else {
-        struct timespec ts = { .tv_sec = (time_t)(until_ns / 1000000000u),
-                               .tv_nsec = (long)(until_ns % 1000000000u) };
+        struct timespec ts = timespec_at_ns(until_ns);
         pthread_cond_timedwait(&p->watchdog_signal, &p->lock, &ts);
     }
     board_thread_state(p->o.board, &p->watchdog_on_board, STATE_RUNNING);
@@ -412,11 +405,7 @@ struct pool *pool_create(const struct pool_opts *o)
         return NULL;
     }
     pthread_mutex_init(&p->lock, NULL);
-    pthread_condattr_t mono;
-    pthread_condattr_init(&mono);
-    pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);  /* for timedwait */
-    pthread_cond_init(&p->watchdog_signal, &mono);
-    pthread_condattr_destroy(&mono);
+    clock_cond_init(&p->watchdog_signal);   /* the watchdog's timed waits */
     pthread_cond_init(&p->queue_not_full, NULL);
     pthread_cond_init(&p->submitters_gone, NULL);
     p->min_now = o->min_threads;

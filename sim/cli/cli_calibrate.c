@@ -1,5 +1,4 @@
 /* cli_calibrate.c -- `threadlab calibrate`: measure costs, write a profile. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,36 +25,10 @@ static void calibrate_usage(FILE *out)
             "  -h, --help   this help\n");
 }
 
-static const struct option calibrate_options[] = {
-    { "out", required_argument, NULL, 'o' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
-
-int cli_calibrate(int argc, char **argv)
+/* Measure, and write the profile to out ("-": stdout). Returns the exit
+ * status: 1 if a figure was refused or the file cannot be written. */
+static int measure_and_save(const char *out)
 {
-    const char *out = "threadlab.profile";
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", calibrate_options, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case 'o':
-            out = optarg;
-            break;
-        case 'h':
-            calibrate_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            cli_usage_error("calibrate", optopt ? "option '%s' needs a value"
-                                                : "unknown option '%s'", flag);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        cli_usage_error("calibrate", "unexpected argument '%s'", argv[optind]);
-        return CLI_EXIT_USAGE;
-    }
     struct profile p;
     int refused = calibrate_measure(&p, stderr);
     if (strcmp(out, "-") == 0) {
@@ -73,4 +46,12 @@ int cli_calibrate(int argc, char **argv)
     fprintf(stderr, "threadlab calibrate: wrote %s (use: threadlab sim MODEL --profile %s)\n",
             out, out);
     return refused ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+}
+
+int cli_calibrate(int argc, char **argv)
+{
+    const char *out = "threadlab.profile";
+    const struct cli_opt options[] = { { CLI_TEXT("out", &out) }, { 0 } };
+    int rc = cli_parse_options("calibrate", argc, argv, options, calibrate_usage, 0, NULL);
+    return rc == CLI_PARSED ? measure_and_save(out) : rc;
 }

@@ -11,7 +11,6 @@
  * the curves of docs/curves.md.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdatomic.h>
@@ -67,18 +66,6 @@ static void compare_usage(FILE *out)
             "Example: threadlab compare --sweep conns=1,10,100,1000,10000 --plot c10k.png\n"
             "Figures come from one machine in one run: compare rows, not runs.\n");
 }
-
-enum { OPT_CSV = 256, OPT_JSON, OPT_PLOT, OPT_SWEEP };
-
-static const struct option compare_options[] = {
-    PLAN_LONG_OPTIONS,
-    { "csv", required_argument, NULL, OPT_CSV },
-    { "json", no_argument, NULL, OPT_JSON },
-    { "plot", required_argument, NULL, OPT_PLOT },
-    { "sweep", required_argument, NULL, OPT_SWEEP },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
 
 /* Run model i of the plan to the end of its load, sampling its server.
  * point names the sweep's point in the progress line ("" for none). */
@@ -311,71 +298,48 @@ static int compare_sweep(struct compare_args *a, FILE *csv_out)
 
 /* ---- the command line ---------------------------------------------------- */
 
-/* Returns -1 to go on, or the exit status (help, usage error). */
+static bool parse_sweep(const char *cmd, const char *arg, void *args)
+{
+    struct compare_args *a = args;
+    char err[256];
+    if (sweep_parse(arg, 50000000, &a->spec, err, sizeof(err)) < 0) {
+        cli_usage_error(cmd, "%s", err);
+        return false;
+    }
+    a->sweep = true;
+    return true;
+}
+
+/* Returns CLI_PARSED to go on, or the exit status (help, usage error). */
 static int parse_args(int argc, char **argv, struct compare_args *a)
 {
-    int c;
     memset(a, 0, sizeof(*a));
     plan_init(&a->plan, COMPARE_DURATION_S);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", compare_options, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case PLAN_OPT_MODELS: case PLAN_OPT_SCENARIO:
-        case PLAN_OPT_DURATION: case PLAN_OPT_CONNS:
-            if (!plan_option("compare", c, optarg, &a->plan))
-                return CLI_EXIT_USAGE;
-            break;
-        case OPT_CSV:
-            a->csv = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        case OPT_PLOT:
-            a->plot = optarg;
-            if (!sweep_plot_path_ok(a->plot)) {
-                cli_usage_error("compare", "--plot: '%s' must end in .png or .svg, "
-                                "without quotes", a->plot);
-                return CLI_EXIT_USAGE;
-            }
-            break;
-        case OPT_SWEEP: {
-            char err[256];
-            if (sweep_parse(optarg, 50000000, &a->spec, err, sizeof(err)) < 0) {
-                cli_usage_error("compare", "%s", err);
-                return CLI_EXIT_USAGE;
-            }
-            a->sweep = true;
-            break;
-        }
-        case 'h':
-            compare_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            cli_usage_error("compare", optopt ? "option '%s' needs a value"
-                                              : "unknown option '%s'", flag);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        cli_usage_error("compare", "unexpected argument '%s'", argv[optind]);
-        return CLI_EXIT_USAGE;
-    }
+    const struct cli_opt options[] = {
+        PLAN_OPTION_ROWS(&a->plan),
+        { CLI_TEXT("csv", &a->csv) },
+        { CLI_FLAG("json", &a->json) },
+        { CLI_CALL("plot", cli_parse_plot_path, &a->plot) },
+        { CLI_CALL("sweep", parse_sweep, a) },
+        { 0 },
+    };
+    int rc = cli_parse_options("compare", argc, argv, options, compare_usage, 0, NULL);
+    if (rc != CLI_PARSED)
+        return rc;
     if (a->sweep && a->spec.var == SWEEP_CONNS && a->plan.conns > 0) {
         cli_usage_error("compare", "--conns and --sweep conns=... both set the connections");
         return CLI_EXIT_USAGE;
     }
     if (a->sweep && !fit_to_machine(&a->spec))
         return CLI_EXIT_USAGE;
-    return -1;
+    return CLI_PARSED;
 }
 
 int cli_compare(int argc, char **argv)
 {
     static struct compare_args a;
     int rc = parse_args(argc, argv, &a);
-    if (rc >= 0)
+    if (rc != CLI_PARSED)
         return rc;
     FILE *csv_out = NULL;
     if (a.csv && !(csv_out = fopen(a.csv, "w"))) {

@@ -7,7 +7,6 @@
  * is for watching; `threadlab compare` runs them one at a time for
  * numbers.
  */
-#include <getopt.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 #include "viz/record.h"
 #include "viz/top.h"
 #include "viz/view.h"
+#include "net/clock.h"
 
 #define DEMO_DURATION_S 30
 
@@ -59,19 +59,6 @@ static void demo_usage(FILE *out)
             "See docs/demo.md.\n");
 }
 
-enum { OPT_PLAIN = 256, OPT_INTERVAL, OPT_RECORD, OPT_BIG, OPT_WIDE };
-
-static const struct option demo_options[] = {
-    PLAN_LONG_OPTIONS,
-    { "plain", no_argument, NULL, OPT_PLAIN },
-    { "interval", required_argument, NULL, OPT_INTERVAL },
-    { "record", required_argument, NULL, OPT_RECORD },
-    { "big", no_argument, NULL, OPT_BIG },
-    { "wide", no_argument, NULL, OPT_WIDE },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
-
 struct demo {
     struct fleet fleet;
     uint64_t give_up_ms;       /* the loads should have ended by then */
@@ -84,7 +71,7 @@ static bool demo_tick(void *arg)
     struct demo *d = arg;
     for (int i = 0; i < d->fleet.n; i++)
         fleet_sample(&d->fleet, i);
-    if (plan_interrupted() || net_now_ns() / 1000000 > d->give_up_ms)
+    if (plan_interrupted() || now_ms() > d->give_up_ms)
         return false;
     return fleet_loads_running(&d->fleet);
 }
@@ -104,50 +91,20 @@ int cli_demo(int argc, char **argv)
     struct plan plan;
     struct top_opts view = { 0 };
     bool wide = false;
-    long v;
-    int c;
 
     plan_init(&plan, DEMO_DURATION_S);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", demo_options, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case PLAN_OPT_MODELS: case PLAN_OPT_SCENARIO:
-        case PLAN_OPT_DURATION: case PLAN_OPT_CONNS:
-            if (!plan_option("demo", c, optarg, &plan))
-                return CLI_EXIT_USAGE;
-            break;
-        case OPT_PLAIN:
-            view.plain = true;
-            break;
-        case OPT_RECORD:
-            view.record_path = optarg;
-            break;
-        case OPT_BIG:
-            view.big = true;
-            break;
-        case OPT_WIDE:
-            wide = true;
-            break;
-        case OPT_INTERVAL:
-            if (!cli_parse_long("demo", "--interval", optarg, VIEW_REFRESH_MS_MIN,
-                                VIEW_REFRESH_MS_MAX, &v))
-                return CLI_EXIT_USAGE;
-            view.refresh_ms = (int)v;
-            break;
-        case 'h':
-            demo_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            cli_usage_error("demo", optopt ? "option '%s' needs a value"
-                                           : "unknown option '%s'", flag);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
-        return CLI_EXIT_USAGE;
-    }
+    const struct cli_opt options[] = {
+        PLAN_OPTION_ROWS(&plan),
+        { CLI_FLAG("plain", &view.plain) },
+        { CLI_INT("interval", &view.refresh_ms, VIEW_REFRESH_MS_MIN, VIEW_REFRESH_MS_MAX) },
+        { CLI_TEXT("record", &view.record_path) },
+        { CLI_FLAG("big", &view.big) },
+        { CLI_FLAG("wide", &wide) },
+        { 0 },
+    };
+    int rc = cli_parse_options("demo", argc, argv, options, demo_usage, 0, NULL);
+    if (rc != CLI_PARSED)
+        return rc;
     bool tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
     if (!tty)
         view.plain = true;
@@ -174,7 +131,7 @@ int cli_demo(int argc, char **argv)
         discard_recording(&view);
         return CLI_EXIT_FAILED;
     }
-    int rc = CLI_EXIT_OK;
+    rc = CLI_EXIT_OK;
     double cut_short_s = 0;    /* how long it ran, if it was stopped early */
     char fd_warning[400] = "";
     bool fds_fit = plan_fd_limit_fits(&plan, "demo", fd_warning, sizeof(fd_warning));
@@ -204,15 +161,15 @@ int cli_demo(int argc, char **argv)
         view.footer = footer;
         view.tick = demo_tick;
         view.tick_arg = d;
-        d->give_up_ms = net_now_ns() / 1000000 + (uint64_t)(plan.duration_s * 1000) + 20000;
+        d->give_up_ms = now_ms() + (uint64_t)(plan.duration_s * 1000) + 20000;
         if (view.plain)
             printf("%s\n", footer);
-        uint64_t started_ms = net_now_ns() / 1000000;
+        uint64_t started_ms = now_ms();
         top_run(&view);              /* (it finishes the recording) */
         /* q, Ctrl-C or a stop signal before the loads ended: say so under
          * the table, so nobody reads a 3 s run as a 30 s one. */
         if (fleet_loads_running(&d->fleet))
-            cut_short_s = (double)(net_now_ns() / 1000000 - started_ms) / 1000.0;
+            cut_short_s = (double)(now_ms() - started_ms) / 1000.0;
     } else {
         discard_recording(&view);    /* no server to show: no show to keep */
     }

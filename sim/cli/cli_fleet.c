@@ -17,8 +17,9 @@ void plan_init(struct plan *p, double duration_s)
     p->duration_s = duration_s;
 }
 
-static bool parse_models(const char *cmd, const char *arg, struct plan *p)
+bool plan_parse_models(const char *cmd, const char *arg, void *plan)
 {
+    struct plan *p = plan;
     snprintf(p->models_buf, sizeof(p->models_buf), "%s", arg);
     p->nmodels = 0;
     for (char *save = NULL, *m = strtok_r(p->models_buf, ",", &save); m;
@@ -46,35 +47,15 @@ static bool parse_models(const char *cmd, const char *arg, struct plan *p)
     return true;
 }
 
-bool plan_option(const char *cmd, int opt, const char *arg, struct plan *p)
+bool plan_parse_scenario(const char *cmd, const char *arg, void *plan)
 {
-    long v;
-    double d;
-    switch (opt) {
-    case PLAN_OPT_MODELS:
-        return parse_models(cmd, arg, p);
-    case PLAN_OPT_SCENARIO:
-        p->sc = scenario_find(arg);
-        if (!p->sc) {
-            cli_usage_error(cmd, "--scenario: no scenario called '%s'", arg);
-            return false;
-        }
-        return true;
-    case PLAN_OPT_DURATION:
-        if (!cli_parse_double(cmd, "--duration", arg, 1, 3600, &d))
-            return false;
-        p->duration_s = d;
-        return true;
-    case PLAN_OPT_CONNS:
-        /* Each load and each server is a process of its own: 2 fds per
-         * connection are spread over two processes' 20 000. */
-        if (!cli_parse_long(cmd, "--conns", arg, 1, 15000, &v))
-            return false;
-        p->conns = (int)v;
-        return true;
-    default:
+    struct plan *p = plan;
+    p->sc = scenario_find(arg);
+    if (!p->sc) {
+        cli_usage_error(cmd, "--scenario: no scenario called '%s'", arg);
         return false;
     }
+    return true;
 }
 
 void plan_usage(FILE *out, double default_duration_s)

@@ -3,10 +3,10 @@
 #ifndef THREADLAB_CLI_FLEET_H
 #define THREADLAB_CLI_FLEET_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "fleet/fleet.h"
 #include "fleet/results.h"
 #include "fleet/scenario.h"
@@ -25,16 +25,18 @@ struct plan {
     const char *load_args[PLAN_MAX_LOAD_ARGS + 1];
 };
 
-enum {
-    PLAN_OPT_MODELS = 1000, PLAN_OPT_SCENARIO, PLAN_OPT_DURATION, PLAN_OPT_CONNS,
-};
+/* The rows of the options demo and compare share, for their cli_opt
+ * tables. Each load and each server is a process of its own: 2 fds per
+ * connection spread over two processes' 20 000, hence --conns <= 15000. */
+#define PLAN_OPTION_ROWS(p)                                   \
+    { CLI_CALL("models", plan_parse_models, (p)) },           \
+    { CLI_CALL("scenario", plan_parse_scenario, (p)) },       \
+    { CLI_REAL("duration", &(p)->duration_s, 1, 3600) },      \
+    { CLI_INT("conns", &(p)->conns, 1, 15000) }
 
-/* The shared entries of demo's and compare's getopt tables. */
-#define PLAN_LONG_OPTIONS                                              \
-    { "models", required_argument, NULL, PLAN_OPT_MODELS },           \
-    { "scenario", required_argument, NULL, PLAN_OPT_SCENARIO },       \
-    { "duration", required_argument, NULL, PLAN_OPT_DURATION },       \
-    { "conns", required_argument, NULL, PLAN_OPT_CONNS }
+/* --models LIST and --scenario NAME into a struct plan (CLI_OPT_CALL). */
+bool plan_parse_models(const char *cmd, const char *arg, void *plan);
+bool plan_parse_scenario(const char *cmd, const char *arg, void *plan);
 
 /* SIGINT, SIGTERM and SIGHUP only set a flag from now on: the children
  * are ours to stop, in order. */
@@ -43,10 +45,6 @@ bool plan_interrupted(void);
 
 /* Every model, the steady scenario, duration_s. */
 void plan_init(struct plan *p, double duration_s);
-
-/* Apply one of the PLAN_OPT_ options. Returns false after printing a
- * usage error. */
-bool plan_option(const char *cmd, int opt, const char *arg, struct plan *p);
 
 /* The connections each model gets: --conns, or the scenario's. */
 int plan_conns(const struct plan *p);

@@ -1,5 +1,4 @@
 /* cli_load.c -- `threadlab load HOST:PORT`: run the load generator. */
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -51,28 +50,6 @@ static void load_usage(FILE *out)
             "Example: threadlab load 127.0.0.1:7007 --conns 200 --duration 5\n");
 }
 
-enum { OPT_MIX = 256, OPT_RAMP, OPT_WAVES, OPT_THREADS, OPT_TIMEOUT, OPT_SEED, OPT_JSON,
-       OPT_NO_PROGRESS };
-
-static const struct option load_options[] = {
-    { "conns", required_argument, NULL, 'c' },
-    { "depth", required_argument, NULL, 'd' },
-    { "size", required_argument, NULL, 's' },
-    { "duration", required_argument, NULL, 't' },
-    { "lines", required_argument, NULL, 'n' },
-    { "rate", required_argument, NULL, 'r' },
-    { "mix", required_argument, NULL, OPT_MIX },
-    { "ramp", required_argument, NULL, OPT_RAMP },
-    { "waves", required_argument, NULL, OPT_WAVES },
-    { "threads", required_argument, NULL, OPT_THREADS },
-    { "timeout", required_argument, NULL, OPT_TIMEOUT },
-    { "seed", required_argument, NULL, OPT_SEED },
-    { "json", no_argument, NULL, OPT_JSON },
-    { "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
-
 static _Atomic bool stop_requested;
 
 static void on_stop_signal(int sig)
@@ -81,109 +58,54 @@ static void on_stop_signal(int sig)
     atomic_store(&stop_requested, true);
 }
 
-/* "cpu=200:10,sleep=50:1" -> amounts and percentages. */
+/* --mix "cpu=200:10,sleep=50:1" -> amounts and percentages (CLI_OPT_CALL). */
+static bool parse_mix(const char *cmd, const char *arg, void *load_opts)
+{
+    struct load_opts *o = load_opts;
+    return cli_parse_mix(cmd, arg, &o->cpu_pct, &o->cpu_us, &o->sleep_pct, &o->sleep_ms,
+                         NULL, NULL);
+}
+
 int cli_load(int argc, char **argv)
 {
     struct load_opts o;
-    bool json = false, progress = isatty(STDERR_FILENO), duration_given = false;
-    long v;
-    double d;
-    int c;
-
+    bool json = false, no_progress = false;
+    double duration_s = -1;               /* -1: not given */
     load_opts_init(&o);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "c:d:s:t:n:r:h", load_options, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case 'c':
-            if (!cli_parse_long("load", "--conns", optarg, 1, 1000000, &v))
-                return CLI_EXIT_USAGE;
-            o.conns = (int)v;
-            break;
-        case 'd':
-            if (!cli_parse_long("load", "--depth", optarg, 1,
-                                LOAD_OPEN_LOOP_MAX_IN_FLIGHT, &v))
-                return CLI_EXIT_USAGE;
-            o.depth = (int)v;
-            break;
-        case 's':
-            if (!cli_parse_long("load", "--size", optarg, 1, 64L << 20, &v))
-                return CLI_EXIT_USAGE;
-            o.line_bytes = (size_t)v;
-            break;
-        case 't':
-            if (!cli_parse_double("load", "--duration", optarg, 0.001, 1e6, &d))
-                return CLI_EXIT_USAGE;
-            o.duration_s = d;
-            duration_given = true;
-            break;
-        case 'n':
-            if (!cli_parse_long("load", "--lines", optarg, 1, LONG_MAX, &v))
-                return CLI_EXIT_USAGE;
-            o.total_lines = (uint64_t)v;
-            break;
-        case 'r':
-            if (!cli_parse_double("load", "--rate", optarg, 0.001, 1e9, &d))
-                return CLI_EXIT_USAGE;
-            o.rate = d;
-            break;
-        case OPT_MIX:
-            if (!cli_parse_mix("load", optarg, &o.cpu_pct, &o.cpu_us, &o.sleep_pct,
-                               &o.sleep_ms, NULL, NULL))
-                return CLI_EXIT_USAGE;
-            break;
-        case OPT_RAMP:
-            if (!cli_parse_double("load", "--ramp", optarg, 0, 3600, &d))
-                return CLI_EXIT_USAGE;
-            o.ramp_s = d;
-            break;
-        case OPT_WAVES:
-            if (!cli_parse_long("load", "--waves", optarg, 1, 1000, &v))
-                return CLI_EXIT_USAGE;
-            o.waves = (int)v;
-            break;
-        case OPT_THREADS:
-            if (!cli_parse_long("load", "--threads", optarg, 1, 64, &v))
-                return CLI_EXIT_USAGE;
-            o.threads = (int)v;
-            break;
-        case OPT_TIMEOUT:
-            if (!cli_parse_double("load", "--timeout", optarg, 0.001, 3600, &d))
-                return CLI_EXIT_USAGE;
-            o.timeout_s = d;
-            break;
-        case OPT_SEED:
-            if (!cli_parse_long("load", "--seed", optarg, 0, LONG_MAX, &v))
-                return CLI_EXIT_USAGE;
-            o.seed = (uint64_t)v;
-            break;
-        case OPT_JSON:
-            json = true;
-            break;
-        case OPT_NO_PROGRESS:
-            progress = false;
-            break;
-        case 'h':
-            load_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            cli_usage_error("load", optopt ? "option '%s' needs a value"
-                                           : "unknown option '%s'", flag);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        cli_usage_error("load", optind >= argc ? "give the server as HOST:PORT"
-                                               : "unexpected argument '%s'",
-                        argv[argc - 1]);
+    const struct cli_opt options[] = {
+        { CLI_INT("conns", &o.conns, 1, 1000000), .short_name = 'c' },
+        { CLI_INT("depth", &o.depth, 1, LOAD_OPEN_LOOP_MAX_IN_FLIGHT), .short_name = 'd' },
+        { CLI_INT("size", &o.line_bytes, 1, 64L << 20), .short_name = 's' },
+        { CLI_REAL("duration", &duration_s, 0.001, 1e6), .short_name = 't' },
+        { CLI_INT("lines", &o.total_lines, 1, LONG_MAX), .short_name = 'n' },
+        { CLI_REAL("rate", &o.rate, 0.001, 1e9), .short_name = 'r' },
+        { CLI_CALL("mix", parse_mix, &o) },
+        { CLI_REAL("ramp", &o.ramp_s, 0, 3600) },
+        { CLI_INT("waves", &o.waves, 1, 1000) },
+        { CLI_INT("threads", &o.threads, 1, 64) },
+        { CLI_REAL("timeout", &o.timeout_s, 0.001, 3600) },
+        { CLI_INT("seed", &o.seed, 0, LONG_MAX) },
+        { CLI_FLAG("json", &json) },
+        { CLI_FLAG("no-progress", &no_progress) },
+        { 0 },
+    };
+    int first_arg;
+    int rc = cli_parse_options("load", argc, argv, options, load_usage, 1, &first_arg);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (first_arg == argc) {
+        cli_usage_error("load", "give the server as HOST:PORT");
         return CLI_EXIT_USAGE;
     }
+    bool duration_given = duration_s >= 0;
+    if (duration_given)
+        o.duration_s = duration_s;
     if (o.total_lines > 0 && !duration_given)
         o.duration_s = 0;
     if (o.threads > o.conns)
         o.threads = o.conns;
-    o.target = argv[optind];
-    o.progress = progress && !json;
+    o.target = argv[first_arg];
+    o.progress = isatty(STDERR_FILENO) && !no_progress && !json;
 
     char err[256];
     if (net_parse_hostport(o.target, &o.addr, &o.addr_len, err, sizeof(err)) < 0 ||
@@ -220,7 +142,7 @@ int cli_load(int argc, char **argv)
         fprintf(stderr, "threadlab load: %llu connection(s) got no reply for "
                 "%.1fs (--timeout): the server stopped answering\n",
                 (unsigned long long)r->errors[LOAD_ERR_TIMEOUT], o.timeout_s);
-    int rc = r->errors_total == 0 && r->lines_ok > 0 ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+    rc = r->errors_total == 0 && r->lines_ok > 0 ? CLI_EXIT_OK : CLI_EXIT_FAILED;
     free(r);
     return rc;
 }

@@ -1,7 +1,6 @@
 /* cli_quiz.c -- `threadlab sim quiz --seed N [--answers]`: lab 08's
  * questions, with numbers drawn from the seed, so that every student
  * predicts (and checks) their own; --answers runs the simulations. */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,38 +64,16 @@ static void quiz_usage(FILE *out)
 
 int cli_quiz(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "seed", required_argument, NULL, 's' },
-        { "answers", no_argument, NULL, 'a' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     uint64_t seed = 1;
     bool answers = false;
-    long v;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case 's':
-            if (!cli_parse_long("sim quiz", "--seed", optarg, 0, LONG_MAX, &v))
-                return CLI_EXIT_USAGE;
-            seed = (uint64_t)v;
-            break;
-        case 'a':
-            answers = true;
-            break;
-        case 'h':
-            quiz_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            cli_usage_error("sim quiz", optopt ? "option '%s' needs a value"
-                                               : "unknown option '%s'", flag);
-            return CLI_EXIT_USAGE;
-        }
-    }
+    const struct cli_opt options[] = {
+        { CLI_INT("seed", &seed, 0, LONG_MAX) },
+        { CLI_FLAG("answers", &answers) },
+        { 0 },
+    };
+    int rc = cli_parse_options("sim quiz", argc, argv, options, quiz_usage, 0, NULL);
+    if (rc != CLI_PARSED)
+        return rc;
     struct quiz q;
     make_quiz(seed, &q);
     printf("quiz %llu: %u connections on a %d-core machine. Each client sends a line,\n"

@@ -1,5 +1,4 @@
 /* cli_replay.c -- `threadlab replay FILE`. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,74 +39,28 @@ static void replay_usage(FILE *out)
             "with the reason (exit status 1).\n");
 }
 
-enum { OPT_SPEED = 256, OPT_AT, OPT_PLAIN, OPT_FRAME, OPT_BACKWARD, OPT_SIZE, OPT_BIG };
-
-static const struct option replay_options[] = {
-    { "speed", required_argument, NULL, OPT_SPEED },
-    { "at", required_argument, NULL, OPT_AT },
-    { "plain", no_argument, NULL, OPT_PLAIN },
-    { "frame", required_argument, NULL, OPT_FRAME },
-    { "backward", no_argument, NULL, OPT_BACKWARD },
-    { "size", required_argument, NULL, OPT_SIZE },
-    { "big", no_argument, NULL, OPT_BIG },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
-
 int cli_replay(int argc, char **argv)
 {
     struct replay_opts o = { .speed = 1 };
-    long v;
-    double d;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", replay_options, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case OPT_SPEED:
-            if (!cli_parse_double("replay", "--speed", optarg, 1.0 / 64, 64, &d))
-                return CLI_EXIT_USAGE;
-            o.speed = d;
-            break;
-        case OPT_AT:
-            if (!cli_parse_double("replay", "--at", optarg, 0, 1e9, &d))
-                return CLI_EXIT_USAGE;
-            o.at_s = d;
-            break;
-        case OPT_PLAIN:
-            o.plain = true;
-            break;
-        case OPT_FRAME:
-            if (!cli_parse_long("replay", "--frame", optarg, 1, 100000000, &v))
-                return CLI_EXIT_USAGE;
-            o.frame = (int)v;
-            break;
-        case OPT_BACKWARD:
-            o.backward = true;
-            break;
-        case OPT_SIZE:
-            if (!cli_parse_size("replay", optarg, VIEW_MIN_W, VIEW_MIN_H, &o.width,
-                                &o.height))
-                return CLI_EXIT_USAGE;
-            break;
-        case OPT_BIG:
-            o.big = true;
-            break;
-        case 'h':
-            replay_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            cli_usage_error("replay", optopt ? "option '%s' needs a value"
-                                             : "unknown option '%s'", flag);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        cli_usage_error("replay", optind >= argc ? "name the recording to play"
-                                                 : "unexpected argument '%s'",
-                        argv[argc - 1]);
+    struct cli_size size = { &o.width, &o.height, VIEW_MIN_W, VIEW_MIN_H };
+    const struct cli_opt options[] = {
+        { CLI_REAL("speed", &o.speed, 1.0 / 64, 64) },
+        { CLI_REAL("at", &o.at_s, 0, 1e9) },
+        { CLI_FLAG("plain", &o.plain) },
+        { CLI_INT("frame", &o.frame, 1, 100000000) },
+        { CLI_FLAG("backward", &o.backward) },
+        { CLI_CALL("size", cli_parse_size, &size) },
+        { CLI_FLAG("big", &o.big) },
+        { 0 },
+    };
+    int first_arg;
+    int rc = cli_parse_options("replay", argc, argv, options, replay_usage, 1, &first_arg);
+    if (rc != CLI_PARSED)
+        return rc;
+    o.path = argv[first_arg];          /* argv[argc] is NULL: none given */
+    if (!o.path) {
+        cli_usage_error("replay", "name the recording to play");
         return CLI_EXIT_USAGE;
     }
-    o.path = argv[optind];
     return replay_run(&o) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 }

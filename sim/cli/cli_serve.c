@@ -1,6 +1,5 @@
 /* cli_serve.c -- `threadlab serve MODEL`: run one model in the foreground. */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -93,194 +92,52 @@ static void serve_usage(FILE *out)
             multireactor_default_workers(), SERVE_PORT_DEFAULT);
 }
 
-enum {
-    OPT_PORT = 256, OPT_BIND, OPT_BACKLOG, OPT_MAX_LINE, OPT_KEEPALIVE,
-    OPT_NODELAY, OPT_PORT_FILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_NO_BOARD,
-    OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_IDLE_MS, OPT_REJECT, OPT_ADAPTIVE,
-    OPT_ADAPTIVE_WINDOW, OPT_OFFLOAD, OPT_IO_RATIO, OPT_BLOCKED_WARN, OPT_BLOCKED_TRACE, OPT_BOSSES,
-    OPT_WORKERS, OPT_MAX_CONNS, OPT_IDLE_TIMEOUT, OPT_LINE_TIMEOUT,
-    OPT_STALL_TIMEOUT,
-};
-
-static const struct option serve_options[] = {
-    { "port", required_argument, NULL, OPT_PORT },
-    { "bind", required_argument, NULL, OPT_BIND },
-    { "backlog", required_argument, NULL, OPT_BACKLOG },
-    { "max-line", required_argument, NULL, OPT_MAX_LINE },
-    { "keepalive", no_argument, NULL, OPT_KEEPALIVE },
-    { "nodelay", no_argument, NULL, OPT_NODELAY },
-    { "port-file", required_argument, NULL, OPT_PORT_FILE },
-    { "max-threads", required_argument, NULL, OPT_MAX_THREADS },
-    { "stack-kb", required_argument, NULL, OPT_STACK_KB },
-    { "no-board", no_argument, NULL, OPT_NO_BOARD },
-    { "min", required_argument, NULL, OPT_MIN },
-    { "max", required_argument, NULL, OPT_MAX },
-    { "queue", required_argument, NULL, OPT_QUEUE },
-    { "idle-ms", required_argument, NULL, OPT_IDLE_MS },
-    { "reject", required_argument, NULL, OPT_REJECT },
-    { "adaptive", no_argument, NULL, OPT_ADAPTIVE },
-    { "adaptive-window-ms", required_argument, NULL, OPT_ADAPTIVE_WINDOW },
-    { "offload", required_argument, NULL, OPT_OFFLOAD },
-    { "io-ratio", required_argument, NULL, OPT_IO_RATIO },
-    { "blocked-warn-ms", required_argument, NULL, OPT_BLOCKED_WARN },
-    { "blocked-trace-ms", required_argument, NULL, OPT_BLOCKED_TRACE },
-    { "bosses", required_argument, NULL, OPT_BOSSES },
-    { "workers", required_argument, NULL, OPT_WORKERS },
-    { "max-conns", required_argument, NULL, OPT_MAX_CONNS },
-    { "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
-    { "line-timeout", required_argument, NULL, OPT_LINE_TIMEOUT },
-    { "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
-
-/* Fill opts from argv; returns false after printing what is wrong. */
-static bool parse_serve_options(int argc, char **argv, struct server_opts *o,
-                                const char **port_file)
+static bool parse_reject(const char *cmd, const char *arg, void *reject)
 {
-    long v;
-    int c;
-
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", serve_options, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case OPT_PORT:
-            if (!cli_parse_long("serve", "--port", optarg, 0, 65535, &v))
-                return false;
-            o->listen.port = (uint16_t)v;
-            break;
-        case OPT_BIND:
-            o->listen.bind = optarg;
-            break;
-        case OPT_BACKLOG:
-            if (!cli_parse_long("serve", "--backlog", optarg, 1, 1 << 20, &v))
-                return false;
-            o->listen.backlog = (int)v;
-            break;
-        case OPT_MAX_LINE:
-            if (!cli_parse_long("serve", "--max-line", optarg, 1, 1 << 30, &v))
-                return false;
-            o->max_line = (size_t)v;
-            break;
-        case OPT_KEEPALIVE:
-            o->listen.keepalive = true;
-            break;
-        case OPT_NODELAY:
-            o->listen.nodelay = true;
-            break;
-        case OPT_PORT_FILE:
-            *port_file = optarg;
-            break;
-        case OPT_MAX_THREADS:
-            if (!cli_parse_long("serve", "--max-threads", optarg, 0, 1000000, &v))
-                return false;
-            o->max_threads = (int)v;
-            break;
-        case OPT_STACK_KB:
-            if (!cli_parse_long("serve", "--stack-kb", optarg, 16, 1 << 20, &v))
-                return false;
-            o->stack_kb = (int)v;
-            break;
-        case OPT_NO_BOARD:
-            o->no_board = true;
-            break;
-        case OPT_MIN:
-            if (!cli_parse_long("serve", "--min", optarg, 0, 10000, &v))
-                return false;
-            o->pool.min_threads = (int)v;
-            break;
-        case OPT_MAX:
-            if (!cli_parse_long("serve", "--max", optarg, 1, 10000, &v))
-                return false;
-            o->pool.max_threads = (int)v;
-            break;
-        case OPT_QUEUE:
-            if (!cli_parse_long("serve", "--queue", optarg, 1, 1000000, &v))
-                return false;
-            o->pool.queue_capacity = (int)v;
-            break;
-        case OPT_IDLE_MS:
-            if (!cli_parse_long("serve", "--idle-ms", optarg, 0, 86400000, &v))
-                return false;
-            o->pool.idle_ms = (int)v;
-            break;
-        case OPT_REJECT:
-            if (pool_reject_parse(optarg, &o->pool.reject) < 0) {
-                cli_usage_error("serve", "--reject: '%s' is not abort, caller-runs, "
-                                "discard-oldest or block", optarg);
-                return false;
-            }
-            break;
-        case OPT_ADAPTIVE:
-            o->pool.adaptive = true;
-            break;
-        case OPT_ADAPTIVE_WINDOW:
-            if (!cli_parse_long("serve", "--adaptive-window-ms", optarg, 100,
-                                86400000, &v))
-                return false;
-            o->pool.adaptive_window_ms = (int)v;
-            break;
-        case OPT_OFFLOAD:
-            if (!cli_parse_long("serve", "--offload", optarg, 0, 10000, &v))
-                return false;
-            o->offload_threads = (int)v;
-            break;
-        case OPT_IO_RATIO:
-            if (!cli_parse_long("serve", "--io-ratio", optarg, 1, 100, &v))
-                return false;
-            o->io_ratio_pct = (int)v;
-            break;
-        case OPT_BLOCKED_WARN:
-            if (!cli_parse_long("serve", "--blocked-warn-ms", optarg, 10, 3600000, &v))
-                return false;
-            o->blocked_warn_ms = (int)v;
-            break;
-        case OPT_BLOCKED_TRACE:
-            if (!cli_parse_long("serve", "--blocked-trace-ms", optarg, 0, 3600000, &v))
-                return false;
-            o->blocked_trace_ms = (int)v;
-            break;
-        case OPT_BOSSES:
-            if (!cli_parse_long("serve", "--bosses", optarg, 1, 64, &v))
-                return false;
-            o->bosses = (int)v;
-            break;
-        case OPT_MAX_CONNS:
-            if (!cli_parse_long("serve", "--max-conns", optarg, 0, 1000000, &v))
-                return false;
-            o->max_conns = (int)v;
-            break;
-        case OPT_IDLE_TIMEOUT:
-            if (!cli_parse_long("serve", "--idle-timeout", optarg, 0, 86400000, &v))
-                return false;
-            o->idle_timeout_ms = (int)v;
-            break;
-        case OPT_LINE_TIMEOUT:
-            if (!cli_parse_long("serve", "--line-timeout", optarg, 0, 86400000, &v))
-                return false;
-            o->line_timeout_ms = (int)v;
-            break;
-        case OPT_STALL_TIMEOUT:
-            if (!cli_parse_long("serve", "--stall-timeout", optarg, 0, 86400000, &v))
-                return false;
-            o->stall_timeout_ms = (int)v;
-            break;
-        case OPT_WORKERS:
-            if (!cli_parse_long("serve", "--workers", optarg, 1, BOARD_LOOP_SLOTS - 8, &v))
-                return false;
-            o->workers = (int)v;
-            break;
-        case 'h':
-            serve_usage(stdout);
-            exit(CLI_EXIT_OK);
-        default:
-            cli_usage_error("serve", optopt ? "option '%s' needs a value"
-                                            : "unknown option '%s'", flag);
-            return false;
-        }
+    if (pool_reject_parse(arg, reject) < 0) {
+        cli_usage_error(cmd, "--reject: '%s' is not abort, caller-runs, discard-oldest "
+                        "or block", arg);
+        return false;
     }
     return true;
+}
+
+/* Fill opts from argv (argv[0] is the model); returns CLI_PARSED, or the
+ * exit status after --help or an error. */
+static int parse_serve_options(int argc, char **argv, struct server_opts *o,
+                               const char **port_file)
+{
+    const struct cli_opt options[] = {
+        { CLI_INT("port", &o->listen.port, 0, 65535) },
+        { CLI_TEXT("bind", &o->listen.bind) },
+        { CLI_INT("backlog", &o->listen.backlog, 1, 1 << 20) },
+        { CLI_INT("max-line", &o->max_line, 1, 1 << 30) },
+        { CLI_FLAG("keepalive", &o->listen.keepalive) },
+        { CLI_FLAG("nodelay", &o->listen.nodelay) },
+        { CLI_TEXT("port-file", port_file) },
+        { CLI_INT("max-threads", &o->max_threads, 0, 1000000) },
+        { CLI_INT("stack-kb", &o->stack_kb, 16, 1 << 20) },
+        { CLI_FLAG("no-board", &o->no_board) },
+        { CLI_INT("min", &o->pool.min_threads, 0, 10000) },
+        { CLI_INT("max", &o->pool.max_threads, 1, 10000) },
+        { CLI_INT("queue", &o->pool.queue_capacity, 1, 1000000) },
+        { CLI_INT("idle-ms", &o->pool.idle_ms, 0, 86400000) },
+        { CLI_CALL("reject", parse_reject, &o->pool.reject) },
+        { CLI_FLAG("adaptive", &o->pool.adaptive) },
+        { CLI_INT("adaptive-window-ms", &o->pool.adaptive_window_ms, 100, 86400000) },
+        { CLI_INT("offload", &o->offload_threads, 0, 10000) },
+        { CLI_INT("io-ratio", &o->io_ratio_pct, 1, 100) },
+        { CLI_INT("blocked-warn-ms", &o->blocked_warn_ms, 10, 3600000) },
+        { CLI_INT("blocked-trace-ms", &o->blocked_trace_ms, 0, 3600000) },
+        { CLI_INT("bosses", &o->bosses, 1, 64) },
+        { CLI_INT("workers", &o->workers, 1, BOARD_LOOP_SLOTS - 8) },
+        { CLI_INT("max-conns", &o->max_conns, 0, 1000000) },
+        { CLI_INT("idle-timeout", &o->idle_timeout_ms, 0, 86400000) },
+        { CLI_INT("line-timeout", &o->line_timeout_ms, 0, 86400000) },
+        { CLI_INT("stall-timeout", &o->stall_timeout_ms, 0, 86400000) },
+        { 0 },
+    };
+    return cli_parse_options("serve", argc, argv, options, serve_usage, 0, NULL);
 }
 
 /* A second SIGINT or SIGTERM during a graceful stop: the person means it. */
@@ -333,12 +190,9 @@ int cli_serve(int argc, char **argv)
         cli_usage_error("serve", "unknown model '%s'", argv[1]);
         return CLI_EXIT_USAGE;
     }
-    if (!parse_serve_options(argc - 1, argv + 1, &opts, &port_file))
-        return CLI_EXIT_USAGE;
-    if (optind < argc - 1) {
-        cli_usage_error("serve", "unexpected argument '%s'", argv[optind + 1]);
-        return CLI_EXIT_USAGE;
-    }
+    int rc = parse_serve_options(argc - 1, argv + 1, &opts, &port_file);
+    if (rc != CLI_PARSED)
+        return rc;
     if (opts.pool.min_threads > opts.pool.max_threads) {
         cli_usage_error("serve", "--min %d is more than --max %d",
                         opts.pool.min_threads, opts.pool.max_threads);
@@ -364,7 +218,7 @@ int cli_serve(int argc, char **argv)
     printf("threadlab serve %s: listening on %s:%u (pid %d); Ctrl-C stops\n",
            m->name, opts.listen.bind, (unsigned)port, (int)getpid());
     fflush(stdout);
-    int rc = CLI_EXIT_OK;
+    rc = CLI_EXIT_OK;
     if (port_file && !write_port_file(port_file, port))
         rc = CLI_EXIT_FAILED;
 

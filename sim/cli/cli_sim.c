@@ -1,6 +1,5 @@
 /* cli_sim.c -- `threadlab sim MODEL`: a model on a simulated machine;
  * with --sweep, many runs as curves (cli_sim_sweep.c). */
-#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <time.h>
@@ -103,51 +102,6 @@ static void sim_usage(FILE *out)
             "         threadlab sim all --cores 16 --sweep conns=1e1..1e6 --plot c1m.png\n",
             SWEEP_SLEEP_MS, SIM_SWEEP_THREAD_RESIDENT_KB, SIM_SWEEP_POOL_MAX);
 }
-
-enum {
-    OPT_CORES = 256, OPT_PROFILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_SEED,
-    OPT_LINES_PER_CONN, OPT_THINK, OPT_MIX, OPT_SERVICE, OPT_RAMP, OPT_RANDOM,
-    OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_WORKERS, OPT_OFFLOAD, OPT_BACKLOG, OPT_JSON,
-    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_BIG, OPT_RECORD, OPT_ENGINE_STATS, OPT_IO_RATIO,
-    OPT_SWEEP, OPT_CSV, OPT_PLOT, OPT_OVERLAY,
-};
-
-static const struct option sim_options[] = {
-    { "cores", required_argument, NULL, OPT_CORES },
-    { "profile", required_argument, NULL, OPT_PROFILE },
-    { "max-threads", required_argument, NULL, OPT_MAX_THREADS },
-    { "stack-kb", required_argument, NULL, OPT_STACK_KB },
-    { "seed", required_argument, NULL, OPT_SEED },
-    { "conns", required_argument, NULL, 'c' },
-    { "duration", required_argument, NULL, 't' },
-    { "lines-per-conn", required_argument, NULL, OPT_LINES_PER_CONN },
-    { "rate", required_argument, NULL, 'r' },
-    { "think-us", required_argument, NULL, OPT_THINK },
-    { "mix", required_argument, NULL, OPT_MIX },
-    { "service-exp", required_argument, NULL, OPT_SERVICE },
-    { "ramp", required_argument, NULL, OPT_RAMP },
-    { "random-connects", no_argument, NULL, OPT_RANDOM },
-    { "client-cpu", no_argument, NULL, OPT_CLIENT_CPU },
-    { "viz", no_argument, NULL, OPT_VIZ },
-    { "speed", required_argument, NULL, OPT_SPEED },
-    { "big", no_argument, NULL, OPT_BIG },
-    { "record", required_argument, NULL, OPT_RECORD },
-    { "min", required_argument, NULL, OPT_MIN },
-    { "max", required_argument, NULL, OPT_MAX },
-    { "queue", required_argument, NULL, OPT_QUEUE },
-    { "workers", required_argument, NULL, OPT_WORKERS },
-    { "offload", required_argument, NULL, OPT_OFFLOAD },
-    { "backlog", required_argument, NULL, OPT_BACKLOG },
-    { "json", no_argument, NULL, OPT_JSON },
-    { "engine-stats", no_argument, NULL, OPT_ENGINE_STATS },
-    { "io-ratio", required_argument, NULL, OPT_IO_RATIO },
-    { "sweep", required_argument, NULL, OPT_SWEEP },
-    { "csv", required_argument, NULL, OPT_CSV },
-    { "plot", required_argument, NULL, OPT_PLOT },
-    { "overlay", required_argument, NULL, OPT_OVERLAY },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
 
 /* ---- --viz: the run on a board, the screen in this thread ------------------ */
 
@@ -308,6 +262,111 @@ static int sweep_or_usage(const struct sim_opts *o, struct sim_sweep *sw, bool s
     return sim_sweep_run(o, sw);
 }
 
+/* What the options set beside sim_opts and sim_sweep. */
+struct sim_args {
+    bool json, viz, big, engine_stats;
+    double speed;                  /* --speed (-1: not given) */
+    double stack_kb;               /* --stack-kb (-1: the profile's) */
+    int pool_max;                  /* --max (-1: not given) */
+    const char *profile_path, *record_path;
+};
+
+/* --mix, with task= (CLI_OPT_CALL). */
+static bool parse_mix(const char *cmd, const char *arg, void *sim_opts)
+{
+    struct sim_opts *o = sim_opts;
+    return cli_parse_mix(cmd, arg, &o->cpu_pct, &o->cpu_us, &o->sleep_pct, &o->sleep_ms,
+                         &o->task_pct, &o->task_us);
+}
+
+static bool parse_sweep(const char *cmd, const char *arg, void *spec)
+{
+    char err[256];
+    if (sweep_parse(arg, 50000000, spec, err, sizeof(err)) < 0) {
+        cli_usage_error(cmd, "%s", err);
+        return false;
+    }
+    return true;
+}
+
+/* argv[0] is the model. Returns CLI_PARSED, or the exit status. */
+static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_sweep *sw,
+                      struct sim_args *a)
+{
+    *a = (struct sim_args){ .speed = -1, .stack_kb = -1, .pool_max = -1 };
+    const struct cli_opt options[] = {
+        { CLI_INT("cores", &o->cores, 1, 4096) },
+        { CLI_TEXT("profile", &a->profile_path) },
+        { CLI_INT("max-threads", &o->max_threads, 0, 100000000) },
+        { CLI_REAL("stack-kb", &a->stack_kb, 4, 1 << 20) },
+        { CLI_INT("seed", &o->seed, 0, LONG_MAX) },
+        { CLI_INT("conns", &o->conns, 1, 50000000), .short_name = 'c' },
+        { CLI_REAL("duration", &o->duration_s, 0.000001, 1e6), .short_name = 't' },
+        { CLI_INT("lines-per-conn", &o->lines_per_conn, 1, LONG_MAX) },
+        { CLI_REAL("rate", &o->rate, 0.001, 1e12), .short_name = 'r' },
+        { CLI_REAL("think-us", &o->think_us, 0, 1e12) },
+        { CLI_CALL("mix", parse_mix, o) },
+        { CLI_REAL("service-exp", &o->service_exp_us, 0, 1e9) },
+        { CLI_REAL("ramp", &o->ramp_s, 0, 1e6) },
+        { CLI_FLAG("random-connects", &o->random_connects) },
+        { CLI_FLAG("client-cpu", &o->client_on_machine) },
+        { CLI_FLAG("viz", &a->viz) },
+        { CLI_REAL("speed", &a->speed, 1e-9, 1e6) },
+        { CLI_FLAG("big", &a->big) },
+        { CLI_TEXT("record", &a->record_path) },
+        { CLI_INT("min", &o->pool_min, 0, 100000000) },
+        { CLI_INT("max", &a->pool_max, 0, 100000000) },
+        { CLI_INT("queue", &o->pool_queue, 0, 100000000) },
+        { CLI_INT("workers", &o->workers, 0, 100000000) },
+        { CLI_INT("offload", &o->offload, 0, 100000000) },
+        { CLI_INT("backlog", &o->backlog, 0, 100000000) },
+        { CLI_FLAG("json", &a->json) },
+        { CLI_FLAG("engine-stats", &a->engine_stats) },
+        { CLI_INT("io-ratio", &o->io_ratio, 1, 100) },
+        { CLI_CALL("sweep", parse_sweep, &sw->spec) },
+        { CLI_TEXT("csv", &sw->csv) },
+        { CLI_CALL("plot", cli_parse_plot_path, &sw->plot) },
+        { CLI_TEXT("overlay", &sw->overlay) },
+        { 0 },
+    };
+    int rc = cli_parse_options("sim", argc, argv, options, sim_usage, 0, NULL);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (a->pool_max >= 0) {
+        o->pool_max = a->pool_max;
+        sw->pool_max_given = true;
+    }
+    return CLI_PARSED;
+}
+
+/* One run, not a sweep: on the screen with --viz, then its report. */
+static int run_once(struct sim_opts *o, const struct sim_args *a)
+{
+    const char *needs_viz = a->record_path ? "--record" : a->speed >= 0 ? "--speed"
+                          : a->big ? "--big" : NULL;
+    if (needs_viz && !a->viz) {
+        cli_usage_error("sim", "%s goes with --viz", needs_viz);
+        return CLI_EXIT_USAGE;
+    }
+    struct sim_report *r = malloc(sizeof(*r));
+    if (!r) {
+        fprintf(stderr, "threadlab sim: out of memory\n");
+        return CLI_EXIT_FAILED;
+    }
+    double speed = a->speed >= 0 ? a->speed : 0.001;   /* a millisecond a second */
+    int rc = a->viz ? run_with_viz(o, r, speed, a->record_path, a->big) : sim_run(o, r);
+    if (rc == 0 && a->json)
+        sim_report_json(o, r, stdout);
+    else if (rc == 0)
+        sim_report_print(o, r, stdout);
+    if (rc == 0 && a->engine_stats) {
+        fflush(stdout);              /* the report first, then the engine */
+        sim_report_engine(r, stderr);
+    }
+    free(r);
+    return rc == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}
+
 int cli_sim(int argc, char **argv)
 {
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -330,204 +389,27 @@ int cli_sim(int argc, char **argv)
     struct sim_opts o;
     sim_opts_init(&o, (enum sim_model)model);
     static struct sim_sweep sw;
-    bool sweep = false;
-    char sweep_err[256];
-    bool json = false, viz = false, engine_stats = false;
-    double speed = 0.001;
-    bool speed_given = false, big = false;
-    const char *profile_path = NULL, *record_path = NULL;
-    double stack_kb = -1;
-    long v;
-    double d;
-    int c;
-
-    opterr = 0;
-    optind = 2;
-    while ((c = getopt_long(argc, argv, "c:t:r:h", sim_options, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case OPT_CORES:
-            if (!cli_parse_long("sim", "--cores", optarg, 1, 4096, &v))
-                return CLI_EXIT_USAGE;
-            o.cores = (int)v;
-            break;
-        case OPT_PROFILE:
-            profile_path = optarg;
-            break;
-        case OPT_MAX_THREADS:
-            if (!cli_parse_long("sim", "--max-threads", optarg, 0, 100000000, &v))
-                return CLI_EXIT_USAGE;
-            o.max_threads = (uint32_t)v;
-            break;
-        case OPT_STACK_KB:
-            if (!cli_parse_double("sim", "--stack-kb", optarg, 4, 1 << 20, &d))
-                return CLI_EXIT_USAGE;
-            stack_kb = d;
-            break;
-        case OPT_SEED:
-            if (!cli_parse_long("sim", "--seed", optarg, 0, LONG_MAX, &v))
-                return CLI_EXIT_USAGE;
-            o.seed = (uint64_t)v;
-            break;
-        case 'c':
-            if (!cli_parse_long("sim", "--conns", optarg, 1, 50000000, &v))
-                return CLI_EXIT_USAGE;
-            o.conns = (uint32_t)v;
-            break;
-        case 't':
-            if (!cli_parse_double("sim", "--duration", optarg, 0.000001, 1e6, &d))
-                return CLI_EXIT_USAGE;
-            o.duration_s = d;
-            break;
-        case OPT_LINES_PER_CONN:
-            if (!cli_parse_long("sim", "--lines-per-conn", optarg, 1, LONG_MAX, &v))
-                return CLI_EXIT_USAGE;
-            o.lines_per_conn = (uint64_t)v;
-            break;
-        case 'r':
-            if (!cli_parse_double("sim", "--rate", optarg, 0.001, 1e12, &d))
-                return CLI_EXIT_USAGE;
-            o.rate = d;
-            break;
-        case OPT_THINK:
-            if (!cli_parse_double("sim", "--think-us", optarg, 0, 1e12, &d))
-                return CLI_EXIT_USAGE;
-            o.think_us = d;
-            break;
-        case OPT_MIX:
-            if (!cli_parse_mix("sim", optarg, &o.cpu_pct, &o.cpu_us, &o.sleep_pct,
-                               &o.sleep_ms, &o.task_pct, &o.task_us))
-                return CLI_EXIT_USAGE;
-            break;
-        case OPT_SERVICE:
-            if (!cli_parse_double("sim", "--service-exp", optarg, 0, 1e9, &d))
-                return CLI_EXIT_USAGE;
-            o.service_exp_us = d;
-            break;
-        case OPT_RAMP:
-            if (!cli_parse_double("sim", "--ramp", optarg, 0, 1e6, &d))
-                return CLI_EXIT_USAGE;
-            o.ramp_s = d;
-            break;
-        case OPT_RANDOM:
-            o.random_connects = true;
-            break;
-        case OPT_CLIENT_CPU:
-            o.client_on_machine = true;
-            break;
-        case OPT_VIZ:
-            viz = true;
-            break;
-        case OPT_RECORD:
-            record_path = optarg;
-            break;
-        case OPT_SPEED:
-            if (!cli_parse_double("sim", "--speed", optarg, 1e-9, 1e6, &d))
-                return CLI_EXIT_USAGE;
-            speed = d;
-            speed_given = true;
-            break;
-        case OPT_BIG:
-            big = true;
-            break;
-        case OPT_MIN: case OPT_MAX: case OPT_QUEUE: case OPT_WORKERS:
-        case OPT_OFFLOAD: case OPT_BACKLOG:
-            if (!cli_parse_long("sim", flag, optarg, 0, 100000000, &v))
-                return CLI_EXIT_USAGE;
-            if (c == OPT_MIN) o.pool_min = (int)v;
-            if (c == OPT_MAX) o.pool_max = (int)v, sw.pool_max_given = true;
-            if (c == OPT_QUEUE) o.pool_queue = (int)v;
-            if (c == OPT_WORKERS) o.workers = (int)v;
-            if (c == OPT_OFFLOAD) o.offload = (int)v;
-            if (c == OPT_BACKLOG) o.backlog = (uint32_t)v;
-            break;
-        case OPT_JSON:
-            json = true;
-            break;
-        case OPT_ENGINE_STATS:
-            engine_stats = true;
-            break;
-        case OPT_IO_RATIO:
-            if (!cli_parse_long("sim", "--io-ratio", optarg, 1, 100, &v))
-                return CLI_EXIT_USAGE;
-            o.io_ratio = (int)v;
-            break;
-        case OPT_SWEEP:
-            if (sweep_parse(optarg, 50000000, &sw.spec, sweep_err, sizeof(sweep_err)) < 0) {
-                cli_usage_error("sim", "%s", sweep_err);
-                return CLI_EXIT_USAGE;
-            }
-            sweep = true;
-            break;
-        case OPT_CSV:
-            sw.csv = optarg;
-            break;
-        case OPT_PLOT:
-            if (!sweep_plot_path_ok(optarg)) {
-                cli_usage_error("sim", "--plot: '%s' must end in .png or .svg, without "
-                                "quotes", optarg);
-                return CLI_EXIT_USAGE;
-            }
-            sw.plot = optarg;
-            break;
-        case OPT_OVERLAY:
-            sw.overlay = optarg;
-            break;
-        case 'h':
-            sim_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            cli_usage_error("sim", optopt ? "option '%s' needs a value"
-                                          : "unknown option '%s'", flag);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        cli_usage_error("sim", "unexpected argument '%s'", argv[optind]);
-        return CLI_EXIT_USAGE;
-    }
+    struct sim_args a;
+    int rc = parse_args(argc - 1, argv + 1, &o, &sw, &a);
+    if (rc != CLI_PARSED)
+        return rc;
+    bool sweep = sw.spec.nvalues > 0;          /* --sweep parsed a LIST */
     char err[512];
-    if (profile_path && strcmp(profile_path, "zero") == 0) {
+    if (a.profile_path && strcmp(a.profile_path, "zero") == 0) {
         profile_zero(&o.prof);
-    } else if (profile_path && profile_load(&o.prof, profile_path, err, sizeof(err)) < 0) {
+    } else if (a.profile_path && profile_load(&o.prof, a.profile_path, err, sizeof(err)) < 0) {
         fprintf(stderr, "threadlab sim: %s\n", err);
         return CLI_EXIT_USAGE;
     }
-    if (stack_kb > 0)
-        o.prof.stack_kb = stack_kb;
+    if (a.stack_kb > 0)
+        o.prof.stack_kb = a.stack_kb;
     if (o.lines_per_conn > 0 && o.duration_s == 10)
         o.duration_s = 0;            /* lines given, duration not: no time limit */
     if (sweep || all || sw.csv || sw.plot || sw.overlay)
-        return sweep_or_usage(&o, &sw, sweep, all, viz, json, model);
+        return sweep_or_usage(&o, &sw, sweep, all, a.viz, a.json, model);
     if (sim_opts_check(&o, err, sizeof(err)) < 0) {
         cli_usage_error("sim", "%s", err);
         return CLI_EXIT_USAGE;
     }
-    struct sim_report *r = malloc(sizeof(*r));
-    if (!r) {
-        fprintf(stderr, "threadlab sim: out of memory\n");
-        return CLI_EXIT_FAILED;
-    }
-    const char *needs_viz = record_path ? "--record" : speed_given ? "--speed"
-                          : big ? "--big" : NULL;
-    if (needs_viz && !viz) {
-        cli_usage_error("sim", "%s goes with --viz", needs_viz);
-        free(r);
-        return CLI_EXIT_USAGE;
-    }
-    int rc = viz ? run_with_viz(&o, r, speed, record_path, big) : sim_run(&o, r);
-    if (rc < 0) {
-        free(r);
-        return CLI_EXIT_FAILED;
-    }
-    if (json)
-        sim_report_json(&o, r, stdout);
-    else
-        sim_report_print(&o, r, stdout);
-    if (engine_stats) {
-        fflush(stdout);              /* the report first, then the engine */
-        sim_report_engine(r, stderr);
-    }
-    free(r);
-    return CLI_EXIT_OK;
+    return run_once(&o, &a);
 }

@@ -1,5 +1,4 @@
 /* cli_top.c -- `threadlab top [PID|MODEL ...]`: the visualizer. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,69 +41,28 @@ static void top_usage(FILE *out)
             VIEW_REFRESH_MS_DEFAULT, VIEW_REFRESH_MS_BIG);
 }
 
-enum { OPT_PLAIN = 256, OPT_JSON, OPT_RECORD, OPT_COUNT, OPT_SIZE, OPT_INTERVAL, OPT_BIG };
-
-static const struct option top_options[] = {
-    { "plain", no_argument, NULL, OPT_PLAIN },
-    { "json", no_argument, NULL, OPT_JSON },
-    { "record", required_argument, NULL, OPT_RECORD },
-    { "count", required_argument, NULL, OPT_COUNT },
-    { "size", required_argument, NULL, OPT_SIZE },
-    { "interval", required_argument, NULL, OPT_INTERVAL },
-    { "big", no_argument, NULL, OPT_BIG },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
-
 int cli_top(int argc, char **argv)
 {
     struct top_opts o = { 0 };
-    long v;
-    int c;
-
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", top_options, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case OPT_PLAIN:
-            o.plain = true;
-            break;
-        case OPT_JSON:
-            o.plain = o.json = true;
-            break;
-        case OPT_RECORD:
-            o.record_path = optarg;
-            break;
-        case OPT_COUNT:
-            if (!cli_parse_long("top", "--count", optarg, 1, 1000000, &v))
-                return CLI_EXIT_USAGE;
-            o.count = (int)v;
-            break;
-        case OPT_SIZE:
-            if (!cli_parse_size("top", optarg, VIEW_MIN_W, VIEW_MIN_H, &o.width,
-                                &o.height))
-                return CLI_EXIT_USAGE;
-            break;
-        case OPT_INTERVAL:
-            if (!cli_parse_long("top", "--interval", optarg, VIEW_REFRESH_MS_MIN,
-                                VIEW_REFRESH_MS_MAX, &v))
-                return CLI_EXIT_USAGE;
-            o.refresh_ms = (int)v;
-            break;
-        case OPT_BIG:
-            o.big = true;
-            break;
-        case 'h':
-            top_usage(stdout);
-            return CLI_EXIT_OK;
-        default:
-            cli_usage_error("top", optopt ? "option '%s' needs a value"
-                                          : "unknown option '%s'", flag);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    o.targets = argv + optind;
-    o.ntargets = argc - optind;
+    struct cli_size size = { &o.width, &o.height, VIEW_MIN_W, VIEW_MIN_H };
+    const struct cli_opt options[] = {
+        { CLI_FLAG("plain", &o.plain) },
+        { CLI_FLAG("json", &o.json) },
+        { CLI_TEXT("record", &o.record_path) },
+        { CLI_INT("count", &o.count, 1, 1000000) },
+        { CLI_CALL("size", cli_parse_size, &size) },
+        { CLI_INT("interval", &o.refresh_ms, VIEW_REFRESH_MS_MIN, VIEW_REFRESH_MS_MAX) },
+        { CLI_FLAG("big", &o.big) },
+        { 0 },
+    };
+    int first_arg;
+    int rc = cli_parse_options("top", argc, argv, options, top_usage, -1, &first_arg);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (o.json)
+        o.plain = true;             /* --json is --plain, as JSON */
+    o.targets = argv + first_arg;
+    o.ntargets = argc - first_arg;
     if (o.ntargets > 4) {
         cli_usage_error("top", "at most four servers at once (%d given)", o.ntargets);
         return CLI_EXIT_USAGE;

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include "cli.h"
+#include "fleet/sweep.h"
 
 #ifndef THREADLAB_VERSION
 #define THREADLAB_VERSION "0.1"
@@ -174,14 +175,28 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
     return ok;
 }
 
-bool cli_parse_size(const char *cmd, const char *arg, int min_w, int min_h, int *w, int *h)
+bool cli_parse_plot_path(const char *cmd, const char *arg, void *path)
 {
-    char extra;
-    if (sscanf(arg, "%dx%d%c", w, h, &extra) != 2 || *w < min_w || *h < min_h ||
-        *w > 1000 || *h > 1000) {
-        cli_usage_error(cmd, "--size: '%s' is not WxH from %dx%d to 1000x1000", arg,
-                        min_w, min_h);
+    if (!sweep_plot_path_ok(arg)) {
+        cli_usage_error(cmd, "--plot: '%s' must end in .png or .svg, without quotes", arg);
         return false;
     }
+    *(const char **)path = arg;
+    return true;
+}
+
+bool cli_parse_size(const char *cmd, const char *arg, void *size)
+{
+    struct cli_size *s = size;
+    int w, h;
+    char extra;
+    if (sscanf(arg, "%dx%d%c", &w, &h, &extra) != 2 || w < s->min_w || h < s->min_h ||
+        w > 1000 || h > 1000) {
+        cli_usage_error(cmd, "--size: '%s' is not WxH from %dx%d to 1000x1000", arg,
+                        s->min_w, s->min_h);
+        return false;
+    }
+    *s->width = w;
+    *s->height = h;
     return true;
 }

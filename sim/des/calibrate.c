@@ -28,11 +28,7 @@
 
 #include "echo/session.h"
 #include "net/net.h"
-
-static double now_ns(void)
-{
-    return (double)net_now_ns();
-}
+#include "net/clock.h"
 
 static int cmp_double(const void *a, const void *b)
 {

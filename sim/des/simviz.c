@@ -9,6 +9,7 @@
 
 #include "loop/loop.h"
 #include "probe/board.h"
+#include "net/clock.h"
 
 struct sim_viz {
     struct sim_viz_ctl *ctl;
@@ -25,7 +26,7 @@ struct sim_viz {
 
 static double wall_s(void)
 {
-    return board_now_ns() / 1e9;
+    return now_ns() / 1e9;
 }
 
 void sim_viz_ctl_init(struct sim_viz_ctl *c, double speed)
@@ -192,7 +193,7 @@ void simviz_loop_blocked(struct sim_viz *v, int loop, bool blocked)
 {
     if (loop >= 0 && loop < v->nloops)
         atomic_store_explicit(&v->loops[loop]->blocked_since_ns,
-                              blocked ? board_now_ns() : 0, memory_order_relaxed);
+                              blocked ? now_ns() : 0, memory_order_relaxed);
 }
 
 void simviz_loop_waiting(struct sim_viz *v, int loop, bool waiting)

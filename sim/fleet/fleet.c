@@ -16,11 +16,7 @@
 
 #include "net/net.h"
 #include "probe/board.h"
-
-static uint64_t now_ms(void)
-{
-    return net_now_ns() / 1000000;
-}
+#include "net/clock.h"
 
 static void sleep_ms(int ms)
 {

@@ -1,5 +1,6 @@
 /* results.c -- the comparison table. See results.h. */
 #include "results.h"
+#include "fmt.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -61,16 +62,6 @@ bool result_from_fleet(const struct fleet_server *s, struct result *r)
     fclose(fp);
     json[n] = '\0';
     return result_parse_load_json(json, r);
-}
-
-static void fmt_us(char *buf, size_t len, double us)
-{
-    if (us >= 1e6)
-        snprintf(buf, len, "%.2fs", us / 1e6);
-    else if (us >= 1e3)
-        snprintf(buf, len, "%.1fms", us / 1e3);
-    else
-        snprintf(buf, len, "%.0fus", us);
 }
 
 /* Every column: 125 wide, for a wide terminal or a file. */

@@ -1,5 +1,6 @@
 /* sweep.c -- a sweep's variable, its values and its rows. See sweep.h. */
 #include "sweep.h"
+#include "fmt.h"
 
 #include <errno.h>
 #include <math.h>
@@ -170,18 +171,6 @@ void sweep_row_from_result(const struct result *r, double value, struct sweep_ro
     snprintf(row->server, sizeof(row->server), "%s", r->have_load ? r->fate : "no report");
 }
 
-static void fmt_us(char *buf, size_t len, const struct sweep_row *r, double us)
-{
-    if (!r->have_load)
-        snprintf(buf, len, "-");
-    else if (us >= 1e6)
-        snprintf(buf, len, "%.2fs", us / 1e6);
-    else if (us >= 1e3)
-        snprintf(buf, len, "%.1fms", us / 1e3);
-    else
-        snprintf(buf, len, "%.0fus", us);
-}
-
 static void fmt_kb(char *buf, size_t len, double kb)
 {
     if (kb < 0)
@@ -199,12 +188,15 @@ void sweep_print_table(FILE *out, enum sweep_var v, const struct sweep_row *rows
             "CPU s", "ctx sw", "errors", "busy", "reserved", "server");
     for (int i = 0; i < n; i++) {
         const struct sweep_row *r = &rows[i];
-        char value[32], lps[24], p50[16], p99[16], p999[16], rss[16], busy[16], resv[16];
+        char value[32], lps[24], p50[16] = "-", p99[16] = "-", p999[16] = "-";
+        char rss[16], busy[16], resv[16];
         sweep_value_str(v, r->value, value, sizeof(value));
         snprintf(lps, sizeof(lps), r->have_load ? "%.0f" : "-", r->lines_per_s);
-        fmt_us(p50, sizeof(p50), r, r->p50_us);
-        fmt_us(p99, sizeof(p99), r, r->p99_us);
-        fmt_us(p999, sizeof(p999), r, r->p999_us);
+        if (r->have_load) {
+            fmt_us(p50, sizeof(p50), r->p50_us);
+            fmt_us(p99, sizeof(p99), r->p99_us);
+            fmt_us(p999, sizeof(p999), r->p999_us);
+        }
         fmt_kb(rss, sizeof(rss), r->resident_kb);
         fmt_kb(resv, sizeof(resv), r->reserved_kb);
         snprintf(busy, sizeof(busy), r->cpu_busy_pct < 0 ? "-" : "%.0f%%", r->cpu_busy_pct);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "net/net.h"
+#include "net/clock.h"
 
 #define LOAD_IO_CHUNK_BYTES 65536      /* extra room in each buffer */
 #define LOAD_CMD_MAX_BYTES 32          /* "!sleep 60000\n" and friends */
@@ -443,7 +444,7 @@ static void *worker_main(void *arg)
     uint64_t next_sweep_ns = w->start_ns + LOAD_SWEEP_INTERVAL_NS;
 
     while (w->live > 0) {
-        uint64_t now = net_now_ns();
+        uint64_t now = now_ns();
         if (w->o->stop && atomic_load(w->o->stop) && now < w->stop_sending_ns) {
             /* Stopped early: finish what is in flight, connect no more. */
             w->stop_sending_ns = now;
@@ -474,7 +475,7 @@ static void *worker_main(void *arg)
             wake_ns = min_u64(wake_ns, w->stop_sending_ns);
         arm_timer(w, wake_ns);
         int n = epoll_wait(w->epfd, events, LOAD_MAX_EVENTS, -1);
-        now = net_now_ns();
+        now = now_ns();
         for (int i = 0; i < n; i++) {
             if (events[i].data.ptr == NULL)
                 w->timer_armed_ns = 0;      /* fired: re-arm next time */
@@ -621,7 +622,7 @@ static void print_progress(struct load_worker *ws, int nw, uint64_t start_ns)
         errors += atomic_load(&ws[i].progress_errors);
         live += !atomic_load(&ws[i].finished);
     }
-    double t = (double)(net_now_ns() - start_ns) / 1e9;
+    double t = (double)(now_ns() - start_ns) / 1e9;
     fprintf(stderr, "\r  %6.1fs  %12llu lines  %10.0f lines/s  %llu errors  %d/%d threads busy ",
             t, (unsigned long long)ok, t > 0 ? (double)ok / t : 0.0,
             (unsigned long long)errors, live, nw);
@@ -638,7 +639,7 @@ int load_run(const struct load_opts *o, struct load_report *r)
     hist_init(&r->latency_ns);
     net_ignore_sigpipe();
 
-    uint64_t start_ns = net_now_ns();
+    uint64_t start_ns = now_ns();
     int started = 0;
     for (int i = 0; i < o->threads; i++)
         ws[i].epfd = ws[i].timer_fd = -1;   /* nothing to close yet */

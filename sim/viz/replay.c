@@ -19,6 +19,7 @@
 #include "stop.h"
 #include "term.h"
 #include "view.h"
+#include "net/clock.h"
 
 struct player {
     struct recording *rec;
@@ -158,11 +159,11 @@ static int run_terminal(struct player *p, struct view *v)
         term_close();
         return 1;
     }
-    uint64_t wall0 = board_now_ns(), rec0 = recording_time_ns(p->rec, p->frame);
+    uint64_t wall0 = now_ns(), rec0 = recording_time_ns(p->rec, p->frame);
     bool running = true;
     while (running && !stop_signal()) {
         if (!p->paused) {                             /* follow the recorded pace */
-            uint64_t due = rec0 + (uint64_t)((double)(board_now_ns() - wall0) * p->speed);
+            uint64_t due = rec0 + (uint64_t)((double)(now_ns() - wall0) * p->speed);
             while (p->frame + 1 < p->nframes && recording_time_ns(p->rec, p->frame + 1) <= due)
                 p->frame++;
             if (p->frame == p->nframes - 1)
@@ -183,7 +184,7 @@ static int run_terminal(struct player *p, struct view *v)
             bool paused = p->paused;
             running = key(p, v, k);
             if (paused != p->paused || speed != p->speed || !p->paused) {
-                wall0 = board_now_ns();               /* the pace restarts here */
+                wall0 = now_ns();               /* the pace restarts here */
                 rec0 = recording_time_ns(p->rec, p->frame);
             }
         }

@@ -21,6 +21,7 @@
 #include "stop.h"
 #include "term.h"
 #include "view.h"
+#include "net/clock.h"
 
 /* ---- panes ------------------------------------------------------------------ */
 
@@ -158,7 +159,7 @@ static void refresh_all(struct view *v, bool auto_attach)
      * recorder has cut the file back to its last whole frame. Said at the
      * end, not now, when it would scribble on the full screen. */
     if (recording.r && !recording.failed)
-        recording.failed = recorder_frame(recording.r, board_now_ns() - recording.start_ns,
+        recording.failed = recorder_frame(recording.r, now_ns() - recording.start_ns,
                                           v->panes, v->npanes);
 }
 
@@ -258,21 +259,19 @@ static int run_terminal(struct view *v, const struct top_opts *o, bool auto_atta
     uint64_t next_ms = 0;
     bool running = true;
     while (running && !stop_signal()) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        uint64_t now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-        if (now_ms >= next_ms) {
+        uint64_t now = now_ms();
+        if (now >= next_ms) {
             if (!v->paused)
                 refresh_all(v, auto_attach);
             if (o->tick && !o->tick(o->tick_arg))
                 break;
-            next_ms = now_ms + (uint64_t)v->refresh_ms;
+            next_ms = now + (uint64_t)v->refresh_ms;
         }
         if (o->status)
             o->status(o->tick_arg, v->footer, sizeof(v->footer));
         render(v, &scr);
         term_paint(&scr);
-        int key = term_key((int)(next_ms > now_ms ? next_ms - now_ms : 0));
+        int key = term_key((int)(next_ms > now ? next_ms - now : 0));
         if (key == TERM_KEY_RESIZE) {
             term_size(&w, &h);
             screen_free(&scr);
@@ -334,7 +333,7 @@ int top_run(const struct top_opts *o)
             goto out;
         }
     }
-    recording.start_ns = board_now_ns();  /* frame 1 is at t=0, whoever opened the file */
+    recording.start_ns = now_ns();  /* frame 1 is at t=0, whoever opened the file */
     stop_signals_catch();
     rc = run(v, o, auto_attach);
     stop_signals_restore();

@@ -13,6 +13,7 @@
 #include "view.h"
 
 #include "term.h"
+#include "fmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,28 +45,7 @@ void view_init(struct view *v, bool big)
 
 /* ---- numbers for people ---------------------------------------------------- */
 
-static void fmt_count(char *out, size_t len, double v)
-{
-    if (v >= 1e6)
-        snprintf(out, len, "%.2fM", v / 1e6);
-    else if (v >= 1e4)
-        snprintf(out, len, "%.1fk", v / 1e3);
-    else
-        snprintf(out, len, "%.0f", v);
-}
-
-static void fmt_ns(char *out, size_t len, uint64_t ns)
-{
-    if (ns < 1000)
-        snprintf(out, len, "%lluns", (unsigned long long)ns);
-    else if (ns < 1000000)
-        snprintf(out, len, "%.1fus", (double)ns / 1e3);
-    else if (ns < 1000000000)
-        snprintf(out, len, "%.1fms", (double)ns / 1e6);
-    else
-        snprintf(out, len, "%.1fs", (double)ns / 1e9);
-}
-
+/* (counts and times: fmt.h; an age in minutes and hours is the screen's own) */
 static void fmt_age(char *out, size_t len, uint64_t ns)
 {
     uint64_t s = ns / 1000000000u;

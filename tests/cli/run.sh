@@ -37,6 +37,14 @@ expect 0 "usage: threadlab serve MODEL" -- "$BIN" serve bio --help
 expect 0 "usage: threadlab load HOST:PORT" -- "$BIN" load --help
 expect 0 "threadlab " -- "$BIN" --version
 
+# Every command's --help is checked against its option table (cli_options.c):
+# an option missing from the help, or a help line naming no option, fails
+# here with exit 1.
+for cmd in serve "serve bio" load top demo compare sim "sim bio" "sim quiz" calibrate replay; do
+  # shellcheck disable=SC2086
+  expect 0 "usage: threadlab ${cmd%% *}" -- "$BIN" $cmd --help
+done
+
 # Bad input: a clear message and exit status 2.
 expect 2 "unknown command 'frobnicate'" -- "$BIN" frobnicate
 expect 2 "usage: threadlab COMMAND" -- "$BIN"
@@ -64,6 +72,44 @@ expect 2 "--offload: 'x' is not a whole number" -- "$BIN" serve reactor --offloa
 expect 2 "--workers: 0 is out of range" -- "$BIN" serve multireactor --workers 0
 expect 2 "at most four servers" -- "$BIN" top 1 2 3 4 5
 expect 1 "no live board for '999999999'" -- "$BIN" top --plain 999999999
+
+# The same errors, worded alike, from every command's table.
+expect 2 "calibrate: unknown option '--bogus'" -- "$BIN" calibrate --bogus
+expect 2 "calibrate: option '--out' needs a value" -- "$BIN" calibrate --out
+expect 2 "calibrate: unknown option '-x'" -- "$BIN" calibrate -x
+expect 2 "calibrate: unexpected argument 'now'" -- "$BIN" calibrate now
+expect 2 "sim quiz: --seed: 'x' is not a whole number" -- "$BIN" sim quiz --seed x
+expect 2 "sim quiz: --seed: -1 is out of range" -- "$BIN" sim quiz --seed -1
+expect 2 "sim quiz: unexpected argument 'extra'" -- "$BIN" sim quiz extra
+expect 2 "compare: --conns: 0 is out of range" -- "$BIN" compare --conns 0
+expect 2 "compare: --duration: 0.5 is out of range" -- "$BIN" compare --duration 0.5
+expect 2 "compare: --models: no model called 'nope'" -- "$BIN" compare --models bio,nope
+expect 2 "compare: option '--csv' needs a value" -- "$BIN" compare --csv
+expect 2 "compare: unexpected argument 'now'" -- "$BIN" compare now
+expect 2 "demo: --interval: 1 is out of range" -- "$BIN" demo --interval 1
+expect 2 "demo: option '--record' needs a value" -- "$BIN" demo --record
+expect 2 "demo: unknown option '--bogus'" -- "$BIN" demo --bogus
+expect 2 "replay: name the recording to play" -- "$BIN" replay
+expect 2 "replay: unexpected argument 'b'" -- "$BIN" replay a b
+expect 2 "replay: --size: '5x5' is not WxH" -- "$BIN" replay --size 5x5 f
+expect 2 "replay: --speed: 100 is out of range" -- "$BIN" replay --speed 100 f
+expect 2 "replay: --frame: 0 is out of range" -- "$BIN" replay --frame 0 f
+expect 2 "top: --count: 0 is out of range" -- "$BIN" top --count 0
+expect 2 "top: --interval: 5 is out of range" -- "$BIN" top --interval 5
+expect 2 "top: option '--record' needs a value" -- "$BIN" top --record
+expect 2 "load: option '-c' needs a value" -- "$BIN" load 127.0.0.1:1 -c
+expect 2 "load: --conns: 'x' is not a whole number" -- "$BIN" load 127.0.0.1:1 -c x
+expect 2 "load: unknown option '-x'" -- "$BIN" load -x 127.0.0.1:1
+expect 2 "load: unexpected argument 'a'" -- "$BIN" load 127.0.0.1:1 a
+expect 2 "sim: --cores: 0 is out of range" -- "$BIN" sim bio --cores 0
+expect 2 "sim: --conns: 'x' is not a whole number" -- "$BIN" sim bio -c x
+expect 2 "sim: option '--max' needs a value" -- "$BIN" sim bio --max
+expect 2 "sim: unknown option '-q'" -- "$BIN" sim bio -q
+expect 2 "sim: --plot: 'a.gif' must end in .png or .svg" -- "$BIN" sim bio --plot a.gif
+expect 2 "sim: unexpected argument 'extra'" -- "$BIN" sim bio extra
+expect 2 "serve: unknown option '-x'" -- "$BIN" serve bio -x
+expect 2 "serve: unexpected argument 'extra'" -- "$BIN" serve bio --port 1 extra
+expect 2 "serve: option '--port' needs a value" -- "$BIN" serve bio --port
 
 # serve + load, end to end.
 start_server serve bio

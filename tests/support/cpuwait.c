@@ -1,5 +1,6 @@
 /* cpuwait.c -- time the code controls. See cpuwait.h. */
 #include "cpuwait.h"
+#include "net/clock.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -7,21 +8,14 @@
 #include <stdlib.h>
 #include <time.h>
 
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static void *meter_main(void *arg)
 {
     struct cw_meter *m = arg;
     const struct timespec one_ms = { 0, 1000000 };
     while (!atomic_load(&m->stop)) {
-        uint64_t before = now_us();
+        uint64_t before = now_ns() / 1000;
         nanosleep(&one_ms, NULL);
-        uint64_t slept = now_us() - before;
+        uint64_t slept = now_ns() / 1000 - before;
         if (slept > 2000)
             atomic_fetch_add(&m->late_us, slept - 2000);
     }
@@ -87,7 +81,7 @@ static uint64_t longest_wait_us(pid_t pid, const struct cw_task_waits *before)
 
 void cw_span_begin(struct cw_span *sp, struct cw_meter *m, pid_t server)
 {
-    sp->start_us = now_us();
+    sp->start_us = now_ns() / 1000;
     sp->late_at_start_us = atomic_load(&m->late_us);
     sp->server = server;
     sp->server_at_start.n = 0;
@@ -97,12 +91,12 @@ void cw_span_begin(struct cw_span *sp, struct cw_meter *m, pid_t server)
 
 long cw_span_wall_ms(const struct cw_span *sp)
 {
-    return (long)((now_us() - sp->start_us) / 1000);
+    return (long)((now_ns() / 1000 - sp->start_us) / 1000);
 }
 
 long cw_span_own_ms(const struct cw_span *sp, struct cw_meter *m)
 {
-    uint64_t wall = now_us() - sp->start_us;
+    uint64_t wall = now_ns() / 1000 - sp->start_us;
     uint64_t late = atomic_load(&m->late_us) - sp->late_at_start_us;
     if (sp->server > 0) {
         uint64_t waited = longest_wait_us(sp->server, &sp->server_at_start);

@@ -76,10 +76,10 @@ enum { RSS_GROWTH_LIMIT_KB = 256 * 1024 };
  * /proc/self/task did) and fail a clean stop. */
 static void settle(int fds_before, int threads_before, int *fds, int *threads)
 {
-    uint64_t deadline = tn_now_ms() + 10000;
+    uint64_t deadline = now_ms() + 10000;
     *fds = tn_fd_count();
     *threads = tn_thread_count("");
-    while ((*fds > fds_before || *threads > threads_before) && tn_now_ms() < deadline) {
+    while ((*fds > fds_before || *threads > threads_before) && now_ms() < deadline) {
         usleep(20000);
         *fds = tn_fd_count();
         *threads = tn_thread_count("");
@@ -291,12 +291,12 @@ START_TEST(sleep_and_the_other_connections)
      * blur "stalled behind it" and "not": 20 pings take about 1 ms. */
     tn_send_str(sleeper, "!sleep 1000\n");
     usleep(20000);                           /* the sleep has begun */
-    uint64_t start = tn_now_ms();
+    uint64_t start = now_ms();
     for (int i = 0; i < 20; i++) {
         tn_send_str(other, "ping\n");
         ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 5);
     }
-    uint64_t others_ms = tn_now_ms() - start;
+    uint64_t others_ms = now_ms() - start;
     if (sleep_stalls_others(model_under_test)) {
         ck_assert_msg(others_ms >= 500, "20 pings took %llu ms: the loop did not "
                       "stall behind !sleep 1000", (unsigned long long)others_ms);
@@ -548,7 +548,7 @@ static void read_slowly_after_quit(int linger_ms, struct slow_read *r)
     *r = (struct slow_read){ .want = (size_t)SLOW_READER_LINES * 1024 + 6, .last = -1 };
     r->buf = malloc(r->want + 1);
     ssize_t n = 1;
-    uint64_t start = tn_now_ms();
+    uint64_t start = now_ms();
     while (r->got < r->want && n > 0) {
         size_t ask = r->want - r->got < 16384 ? r->want - r->got : 16384;
         n = recv(q.fd, r->buf + r->got, ask, 0);
@@ -557,7 +557,7 @@ static void read_slowly_after_quit(int linger_ms, struct slow_read *r)
         usleep(20000);
     }
     r->err = n < 0 ? errno : 0;
-    r->took_ms = tn_now_ms() - start;
+    r->took_ms = now_ms() - start;
     char after;
     if (r->got == r->want) {
         r->last = recv(q.fd, &after, 1, 0);
@@ -715,8 +715,8 @@ START_TEST(two_hundred_slowloris_and_a_probe)
     static struct cw_span span;
     cw_meter_start(&meter);
     int probes = 0;
-    uint64_t start = tn_now_ms();
-    while (open_left > 0 && tn_now_ms() - start < 5000) {
+    uint64_t start = now_ms();
+    while (open_left > 0 && now_ms() - start < 5000) {
         for (int i = 0; i < SLOW; i++) {
             if (fds[i] < 0)
                 continue;
@@ -803,12 +803,12 @@ START_TEST(max_conns_refuses_with_busy)
     close(fds[0]);
     /* A place frees up: the next one is served. */
     int again = -1;
-    uint64_t deadline = tn_now_ms() + 5000;
+    uint64_t deadline = now_ms() + 5000;
     for (;;) {
         again = tn_connect(t.port);
         tn_send_str(again, "now\n");
         n = tn_read_line(again, line, sizeof(line));
-        if (n == 4 || tn_now_ms() > deadline)
+        if (n == 4 || now_ms() > deadline)
             break;
         close(again);                             /* the close was not seen yet */
         usleep(20000);
@@ -854,10 +854,10 @@ START_TEST(refusals_do_not_hold_the_acceptor)
     int silent[SILENT];
     for (int i = 0; i < SILENT; i++)
         silent[i] = tn_connect(t.port);           /* they send nothing, close nothing */
-    uint64_t start_ms = tn_now_ms();
+    uint64_t start_ms = now_ms();
     int probe = tn_connect(t.port);
     ssize_t n = tn_read_line(probe, line, sizeof(line));
-    uint64_t took_ms = tn_now_ms() - start_ms;
+    uint64_t took_ms = now_ms() - start_ms;
     printf("  %-12s 300 silent clients refused, then the next: '!err busy' after "
            "%llu ms\n", model_under_test, (unsigned long long)took_ms);
     ck_assert_msg(n == (ssize_t)strlen(ECHO_ERR_BUSY) &&
@@ -890,14 +890,14 @@ START_TEST(idle_connections_are_closed)
     o.idle_timeout_ms = 800;
     ts_start(&t, model_under_test, &o);
     int silent = tn_connect(t.port), chatty = tn_connect(t.port);
-    uint64_t start = tn_now_ms();
+    uint64_t start = now_ms();
     for (int i = 0; i < 16; i++) {               /* 16 x 100 ms of talking */
         tn_send_str(chatty, "hi\n");
         ck_assert_int_eq(tn_read_line(chatty, line, sizeof(line)), 3);
         usleep(100000);
     }
     ck_assert_int_eq(tn_read_eof(silent), 0);     /* closed while we talked */
-    uint64_t waited = tn_now_ms() - start;
+    uint64_t waited = now_ms() - start;
     ck_assert_msg(waited >= 800, "closed after %llu ms", (unsigned long long)waited);
     tn_send_str(chatty, "still\n");              /* the talker never idled */
     ck_assert_int_eq(tn_read_line(chatty, line, sizeof(line)), 6);
@@ -917,7 +917,7 @@ START_TEST(slow_lines_are_closed)
     o.line_timeout_ms = 400;
     ts_start(&t, model_under_test, &o);
     int drip = tn_connect(t.port), normal = tn_connect(t.port);
-    uint64_t start = tn_now_ms();
+    uint64_t start = now_ms();
     bool closed = false;
     for (int i = 0; i < 30 && !closed; i++) {     /* a byte every 100 ms */
         if (send(drip, "x", 1, MSG_NOSIGNAL) != 1)
@@ -927,7 +927,7 @@ START_TEST(slow_lines_are_closed)
         tn_send_str(normal, "ok\n");
         ck_assert_int_eq(tn_read_line(normal, line, sizeof(line)), 3);
     }
-    uint64_t took = tn_now_ms() - start;
+    uint64_t took = now_ms() - start;
     ck_assert_msg(closed, "a line dripping for 3 s was never closed");
     ck_assert_msg(took >= 400, "closed after %llu ms", (unsigned long long)took);
     close(drip);
@@ -944,8 +944,8 @@ static void *flood_send(void *arg)
     char *buf = malloc(65536);
     memset(buf, 'f', 65535);
     buf[65535] = '\n';
-    uint64_t deadline = tn_now_ms() + 20000;
-    while (tn_now_ms() < deadline) {
+    uint64_t deadline = now_ms() + 20000;
+    while (now_ms() < deadline) {
         ssize_t n = send(f->fd, buf, 65536, MSG_NOSIGNAL);
         if (n < 0 && errno != EAGAIN && errno != EINTR) {
             atomic_store(&f->failed, true);       /* EPIPE, ECONNRESET: closed */
@@ -1346,9 +1346,9 @@ static void cli_server_start(struct cli_server *cs, const char *extra)
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
-    uint64_t deadline = tn_now_ms() + 5000;
+    uint64_t deadline = now_ms() + 5000;
     cs->port = 0;
-    while (cs->port == 0 && tn_now_ms() < deadline) {
+    while (cs->port == 0 && now_ms() < deadline) {
         FILE *f = fopen(port_file, "r");
         unsigned p = 0;
         if (f && fscanf(f, "%u", &p) == 1)
@@ -1366,10 +1366,10 @@ static void cli_server_start(struct cli_server *cs, const char *extra)
  * limit_ms (then it is killed). */
 static long cli_server_wait(struct cli_server *cs, int limit_ms, int *status)
 {
-    uint64_t start = tn_now_ms();
-    while (tn_now_ms() - start < (uint64_t)limit_ms) {
+    uint64_t start = now_ms();
+    while (now_ms() - start < (uint64_t)limit_ms) {
         if (waitpid(cs->pid, status, WNOHANG) == cs->pid)
-            return (long)(tn_now_ms() - start);
+            return (long)(now_ms() - start);
         usleep(5000);
     }
     kill(cs->pid, SIGKILL);
@@ -1492,9 +1492,9 @@ START_TEST(sigterm_while_fifty_clients_stream)
         ck_assert_int_eq(pthread_create(&readers[i], NULL, check_stream, &s[i]), 0);
         ck_assert_int_eq(pthread_create(&writers[i], NULL, stream_lines, &s[i]), 0);
     }
-    uint64_t deadline = tn_now_ms() + STREAM_PATIENCE_S * 1000;
+    uint64_t deadline = now_ms() + STREAM_PATIENCE_S * 1000;
     for (int i = 0; i < STREAMERS; i++)
-        while (atomic_load(&s[i].lines_back) < 100 && tn_now_ms() < deadline)
+        while (atomic_load(&s[i].lines_back) < 100 && now_ms() < deadline)
             usleep(5000);
     kill(cs.pid, SIGTERM);
     int status = 0;
@@ -1680,9 +1680,9 @@ START_TEST(the_stop_holds_its_timeout_behind_pipelined_slow_lines)
         for (int i = 0; i < LINES; i++)
             tn_send_str(fds[c], "!sleep 400\n");
     usleep(100000);                           /* the first has begun */
-    uint64_t start = tn_now_ms();
+    uint64_t start = now_ms();
     ts_stop_now(&t);
-    uint64_t took = tn_now_ms() - start;
+    uint64_t took = now_ms() - start;
     printf("  %-12s stop behind %d x %d pipelined !sleep %d: %llu ms (timeout %d ms)\n",
            model_under_test, CONNS, LINES, LINE_MS, (unsigned long long)took, TIMEOUT_MS);
     ck_assert_msg(took < TIMEOUT_MS + LINE_MS + 1000, "the stop took %llu ms with a "
@@ -1784,12 +1784,12 @@ START_TEST(a_reply_is_not_held_behind_a_pipelined_sleep)
     char line[64];
     start_default(&t);
     int fd = tn_connect(t.port);
-    uint64_t sent_ms = tn_now_ms();
+    uint64_t sent_ms = now_ms();
     tn_send_str(fd, "hi\n!sleep 3000\n");
     ck_assert_msg(tn_readable(fd, 1500), "hi was held behind the !sleep");
     ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 3);
     ck_assert_int_eq(memcmp(line, "hi\n", 3), 0);
-    ck_assert_uint_lt(tn_now_ms() - sent_ms, 1500);
+    ck_assert_uint_lt(now_ms() - sent_ms, 1500);
     ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 12);
     ck_assert_int_eq(memcmp(line, "!sleep 3000\n", 12), 0);
     close(fd);

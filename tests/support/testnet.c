@@ -158,14 +158,14 @@ static void count_in_state(const char *name, char state, void *arg)
 
 bool tn_wait_thread_state(const char *prefix, char state, int timeout_ms)
 {
-    uint64_t deadline = tn_now_ms() + (uint64_t)timeout_ms;
+    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
     do {
         struct state_wait w = { prefix, state, 0 };
         each_thread(count_in_state, &w);
         if (w.n > 0)
             return true;
         usleep(1000);
-    } while (tn_now_ms() < deadline);
+    } while (now_ms() < deadline);
     return false;
 }
 
@@ -231,12 +231,6 @@ long tn_rss_kb(void)
     return kb;
 }
 
-uint64_t tn_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 void tn_port_states(uint16_t port, char *out, size_t cap)
 {

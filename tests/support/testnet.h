@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "net/clock.h"   /* tests time things with now_ms(), as the code does */
+
 #define TESTNET_TIMEOUT_MS 10000   /* longest a test waits for one read */
 
 /* Connect to 127.0.0.1:port, blocking, with read/write timeouts. Aborts the
@@ -57,7 +59,5 @@ long tn_rss_kb(void);
  * TIME_WAIT 40": what a failed fd check prints. */
 void tn_port_states(uint16_t port, char *out, size_t cap);
 
-/* Milliseconds on the monotonic clock. */
-uint64_t tn_now_ms(void);
 
 #endif
