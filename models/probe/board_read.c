@@ -14,7 +14,7 @@
 
 static const char *const role_names[ROLE_COUNT] = {
     "acceptor", "conn", "watchdog", "pool-worker", "boss", "worker-loop",
-    "business", "checker",
+    "business", "checker", "main",
 };
 static const char *const state_names[STATE_COUNT] = {
     "idle", "waiting", "running", "blocked-io", "blocked-sleep", "terminated",

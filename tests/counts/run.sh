@@ -1,0 +1,134 @@
+#!/bin/sh
+# run.sh -- counts that agree: a server's board lists every thread of its
+# process, so `top` (the pane's "threads N:"), `/proc/PID/task` and the
+# demo's table give one number, for every model, with and without
+# --offload.
+#
+# 1. `threadlab serve` as a real process, idle and then holding three
+#    connections: the board's thread count (`top --json`) must equal the
+#    entries of /proc/PID/task. A sample counts only when the board said
+#    the same before and after /proc was read (no thread was starting or
+#    ending in between); the server is steady, so such samples come at once,
+#    and every one of them must agree.
+# 2. `threadlab demo --plain`, one model at a time: the table's threads
+#    column must equal the most the pane showed.
+set -u
+BIN=${THREADLAB_BIN:-build/threadlab}
+tmp=$(mktemp -d)
+server_pid="" load_pid=""
+export THREADLAB_BOARD_DIR="${THREADLAB_BOARD_DIR:-$tmp/boards}/counts-$$"
+mkdir -p -m 700 "$THREADLAB_BOARD_DIR"
+. "$(dirname "$0")/../lib.sh"
+cleanup() {
+  [ -n "$load_pid" ] && kill -9 "$load_pid" 2>/dev/null
+  [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
+  rm -rf "$tmp" "$THREADLAB_BOARD_DIR"
+}
+trap cleanup EXIT
+echo "== tests/counts/run.sh ($BIN)"
+
+# board_json PID: one snapshot of the server's board, as top --json prints it.
+board_json() { timeout 10 "$BIN" top --json --count 1 --interval 100 "$1" 2>/dev/null | head -1; }
+# board_threads JSON: live threads, summed over the states.
+board_threads() {
+  printf '%s' "$1" | sed -n 's/.*"threads":{\([^}]*\)}.*/\1/p' \
+    | tr ',' '\n' | awk -F: '{ n += $2 } END { if (NR) print n }'
+}
+board_active() { printf '%s' "$1" | sed -n 's/.*"active":\([0-9]*\).*/\1/p'; }
+
+# agree LABEL PID: the board's count and /proc's, in steady samples.
+agree() {
+  stable=0 tries=0 last=""
+  while [ "$stable" -lt 3 ] && [ "$tries" -lt 40 ]; do
+    tries=$((tries + 1))
+    before=$(board_threads "$(board_json "$2")")
+    proc=$(ls "/proc/$2/task" 2>/dev/null | wc -l)
+    after=$(board_threads "$(board_json "$2")")
+    [ -n "$before" ] && [ "$before" = "$after" ] || { sleep 0.1; continue; }
+    stable=$((stable + 1)) last="board $before, /proc $proc"
+    if [ "$before" != "$proc" ]; then
+      bad "$1: the board counts $before threads, /proc/$2/task lists $proc:" \
+          "$(cat /proc/"$2"/task/*/comm 2>/dev/null | tr '\n' ' ')"
+      return
+    fi
+  done
+  if [ "$stable" -lt 3 ]; then
+    bad "$1: the board never held still for a sample in $tries tries ($last)"
+  else
+    echo "  ok: $1: $last"; ok
+  fi
+}
+
+# wait_active PID N: until the board shows N open connections (10 s at most).
+wait_active() {
+  for _ in $(seq 100); do
+    [ "$(board_active "$(board_json "$1")")" = "$2" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# 1. serve: idle, then three connections open (bio: a thread each; the
+#    pool: a task thread each).
+for case in "bio" "bio --max-threads 8" "pool" "pool --min 1 --max 8" \
+            "reactor" "reactor --offload 2" "multireactor" \
+            "multireactor --workers 3 --offload 2"; do
+  # shellcheck disable=SC2086 # the case holds the model and its options
+  start_server counts $case
+  if [ -z "$port" ]; then
+    bad "serve $case never listened: $(tail -1 "$tmp/counts.log")"
+    kill -9 "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; continue
+  fi
+  agree "serve $case, idle" "$server_pid"
+  "$BIN" load "127.0.0.1:$port" --conns 3 --rate 30 --duration 30 --no-progress \
+    >/dev/null 2>&1 &
+  load_pid=$!
+  if wait_active "$server_pid" 3; then
+    agree "serve $case, 3 connections" "$server_pid"
+  else
+    bad "serve $case: the board never showed 3 connections"
+  fi
+  kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null; load_pid=""
+  kill -TERM "$server_pid"
+  timeout 15 sh -c "while kill -0 $server_pid 2>/dev/null; do sleep 0.1; done" \
+    || { bad "serve $case did not stop in 15 s"; kill -9 "$server_pid"; }
+  wait "$server_pid" 2>/dev/null; server_pid=""
+done
+
+# 1b. A graceful stop that waits for a line in !sleep: the stopping server
+#    makes no thread the board does not show (a second Ctrl-C is caught by
+#    a signal handler, not by a thread made at the stop).
+for m in bio reactor; do
+  start_server stopping "$m"
+  "$BIN" load "127.0.0.1:$port" --conns 1 --lines 1 --mix sleep=3000:100 --no-progress \
+    >/dev/null 2>&1 &
+  load_pid=$!
+  if wait_active "$server_pid" 1; then
+    sleep 0.2                      # the line is in its !sleep
+    kill -TERM "$server_pid"
+    sleep 0.3
+    agree "serve $m, stopping" "$server_pid"
+  else
+    bad "serve $m: the board never showed the sleeping connection"
+  fi
+  timeout 15 sh -c "while kill -0 $server_pid 2>/dev/null; do sleep 0.1; done" \
+    || { bad "serve $m did not stop in 15 s"; kill -9 "$server_pid"; }
+  wait "$server_pid" 2>/dev/null; server_pid=""
+  wait "$load_pid" 2>/dev/null; load_pid=""
+done
+
+# 2. demo: the table's threads against the pane's "threads N:".
+for m in bio pool reactor multireactor; do
+  timeout 60 "$BIN" demo --plain --models "$m" --duration 2 --conns 4 --interval 200 \
+    >"$tmp/demo.$m" 2>&1 || { bad "demo --models $m failed: $(tail -1 "$tmp/demo.$m")"; continue; }
+  pane=$(sed -n 's/^ *threads \([0-9]*\):.*/\1/p' "$tmp/demo.$m" | sort -n | tail -1)
+  table=$(awk -v m="$m" '/^model +lines\/s/ { for (i = 1; i <= NF; i++) if ($i == "threads") c = i; next }
+                         c && $1 == m { print $c }' "$tmp/demo.$m")
+  if [ -n "$pane" ] && [ "$pane" = "$table" ]; then
+    echo "  ok: demo $m: pane threads $pane, table $table"; ok
+  else
+    bad "demo $m: the pane showed at most ${pane:-nothing}, the table says ${table:-nothing}"
+  fi
+done
+
+summary counts
