@@ -64,8 +64,8 @@ struct board *server_board_create(const char *model, const struct server_opts *o
                 "this server\n", model, strerror(errno));
         return NULL;
     }
-    /* First, before the model starts any thread: then the board never
-     * shows fewer threads than /proc/PID/task, and main heads the list. */
+    /* First, before the model starts any thread: from the port being
+     * printed on, the board shows every thread /proc/PID/task lists. */
     if (opts->main_thread) {
         board_thread_begin(b, opts->main_thread, ROLE_MAIN, "main", 0);
         board_thread_state(b, opts->main_thread, STATE_WAITING);

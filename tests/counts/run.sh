@@ -12,6 +12,8 @@
 #    and every one of them must agree.
 # 2. `threadlab demo --plain`, one model at a time: the table's threads
 #    column must equal the most the pane showed.
+# 3. The two medians are named apart: the pane's "handle p50" (the
+#    server's handling time), the table's "round-trip" p50 (the client's).
 set -u
 BIN=${THREADLAB_BIN:-build/threadlab}
 tmp=$(mktemp -d)
@@ -130,5 +132,37 @@ for m in bio pool reactor multireactor; do
     bad "demo $m: the pane showed at most ${pane:-nothing}, the table says ${table:-nothing}"
   fi
 done
+
+# 3. Two medians, two names: the pane's is the server's handling time
+#    ("handle p50", top --json handle_p50_us), the table's the client's
+#    round trip (a "round-trip" heading over p50 and p99; round_trip_p50_us
+#    in the CSV and JSON). Never one label for both.
+grep -q "handle p50 " "$tmp/demo.reactor" && ok \
+  || bad "the demo's pane does not name its p50 'handle p50'"
+awk '/^model +lines\/s +p50 +p99 / { exit !(prev ~ /^ +-+round-trip-+$/ && index(prev, "-") == 23) } { prev = $0 }
+     END { if (!NR) exit 1 }' "$tmp/demo.reactor" && ok \
+  || bad "the demo's table has no 'round-trip' heading over p50 and p99: $(grep -B1 '^model ' "$tmp/demo.reactor")"
+start_server names reactor
+if [ -n "$port" ]; then
+  json=$(board_json "$server_pid")
+  case "$json" in
+    *'"handle_p50_us":'*'"handle_p99_us":'*) ok ;;
+    *) bad "top --json does not name handle_p50_us, handle_p99_us: $json" ;;
+  esac
+  case "$json" in *'"p50_us"'*) bad "top --json still has an unnamed p50_us: $json" ;; *) ok ;; esac
+fi
+kill -TERM "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; server_pid=""
+timeout 60 "$BIN" compare --models reactor --duration 1 --conns 2 --csv "$tmp/c.csv" \
+  >/dev/null 2>&1 || bad "compare --models reactor failed"
+head -1 "$tmp/c.csv" 2>/dev/null | grep -q ',round_trip_p50_us,round_trip_p99_us,round_trip_p999_us,' \
+  && ok || bad "compare --csv does not name round_trip_p50_us: $(head -1 "$tmp/c.csv" 2>/dev/null)"
+# A sweep CSV written before the rename still overlays (same columns).
+printf '%s\n%s\n' \
+  'model,var,value,source,lines_per_s,p50_us,p99_us,p999_us,peak_threads,resident_kb,cpu_s,context_switches,errors,cpu_busy_pct,reserved_kb,server' \
+  'bio,conns,1,real,1000.0,50.0,100.0,200.0,3,3000,0.100,10,0,-1.00,-1,ok' >"$tmp/old.csv"
+timeout 60 "$BIN" sim bio --duration 0.2 --sweep conns=1,2 --overlay "$tmp/old.csv" \
+  --plot "$tmp/old.svg" --csv "$tmp/sim.csv" >"$tmp/sim.out" 2>&1 \
+  && head -1 "$tmp/sim.csv" | grep -q ',round_trip_p50_us,' && ok \
+  || bad "a sweep CSV with the old header no longer overlays: $(tail -2 "$tmp/sim.out")"
 
 summary counts
