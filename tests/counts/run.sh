@@ -9,11 +9,15 @@
 #    entries of /proc/PID/task. A sample counts only when the board said
 #    the same before and after /proc was read (no thread was starting or
 #    ending in between); the server is steady, so such samples come at once,
-#    and every one of them must agree.
+#    and every one of them must agree. Then bio and reactor during a
+#    graceful stop that waits for a line in !sleep: no thread appears that
+#    the board does not show. Every serve must exit 0 after SIGTERM.
 # 2. `threadlab demo --plain`, one model at a time: the table's threads
 #    column must equal the most the pane showed.
 # 3. The two medians are named apart: the pane's "handle p50" (the
-#    server's handling time), the table's "round-trip" p50 (the client's).
+#    server's handling time; handle_p50_us in top --json), the table's
+#    "round-trip" p50 (the client's; round_trip_p50_us in the CSV), and a
+#    sweep CSV with the header before the rename still overlays.
 set -u
 BIN=${THREADLAB_BIN:-build/threadlab}
 tmp=$(mktemp -d)
