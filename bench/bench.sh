@@ -259,7 +259,8 @@ echo "  cells (C:D): $CELLS; repeats: $REPEATS, odd ones in the order above, eve
 # ---- a slow handler: 1% of lines are !sleep 5 --------------------------------
 echo
 echo "slow handler: 64 conns, depth 1, 64-byte lines, 1% of lines \"!sleep 5\", ${DURATION}s"
-printf '%-14s %10s %9s %9s %10s %10s %6s\n' model lines/s p50_us p99_us p99.9_us max_us errors
+# The latencies are the load's round trips (not the board's handling time).
+printf '%-14s %10s %9s %9s %10s %10s %6s\n' model lines/s rt_p50_us rt_p99_us rt_p999_us rt_max_us errors
 for spec in "bio:bio" "pool-max1024:pool --min 4 --max 1024" "reactor:reactor" "reactor-off4:reactor --offload 4"; do
   label=${spec%%:*}
   # shellcheck disable=SC2086

@@ -59,8 +59,16 @@ struct board *server_board_create(const char *model, const struct server_opts *o
         return NULL;
     server_opts_describe(model, opts, described, sizeof(described));
     struct board *b = board_create(model, described);
-    if (!b)
+    if (!b) {
         fprintf(stderr, "%s: no live board (%s); threadlab top will not see "
                 "this server\n", model, strerror(errno));
+        return NULL;
+    }
+    /* First, before the model starts any thread: from the port being
+     * printed on, the board shows every thread /proc/PID/task lists. */
+    if (opts->main_thread) {
+        board_thread_begin(b, opts->main_thread, ROLE_MAIN, "main", 0);
+        board_thread_state(b, opts->main_thread, STATE_WAITING);
+    }
     return b;
 }

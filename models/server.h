@@ -35,6 +35,12 @@ struct server_opts {
     int workers;                   /* multireactor --workers: 0 means 2 x cores */
     int linger_ms;                 /* how long a closing error reply drains input */
     bool no_board;                 /* --no-board: publish no live state */
+    struct board_thread_ref *main_thread; /* if set, the thread calling
+                                      *_start is put on the board as "main"
+                                      through this ref, waiting (serve's main
+                                      thread: it waits for the stop signal,
+                                      then joins the rest); NULL in tests,
+                                      whose thread is not the server's */
 };
 
 /* Fill in the defaults: 127.0.0.1, port 0, max-line 65536, no limits. */
@@ -46,8 +52,11 @@ void server_opts_describe(const char *model, const struct server_opts *o,
                           char *out, size_t len);
 
 /* Create the model's live board unless opts->no_board; on failure the
- * server runs without one, after a warning on stderr. Returns the board or
- * NULL. */
+ * server runs without one, after a warning on stderr. With
+ * opts->main_thread, the calling thread takes a thread slot before any
+ * of the model's threads, role main, state waiting; its ref is never used again (the board
+ * goes with the server's stop). Returns the board or NULL. The thread that
+ * calls *_start. */
 struct board *server_board_create(const char *model, const struct server_opts *opts);
 
 #endif

@@ -147,11 +147,11 @@ START_TEST(rates_come_from_two_snapshots)
     one_pane(&v, b, a);
     screen_init(&scr, 120, 40);
     view_render(&v, &scr);
-    ck_assert_int_ge(screen_find(&scr, "lines/s 25.0k  p50 2.0us  p99 5."), 0);
+    ck_assert_int_ge(screen_find(&scr, "lines/s 25.0k  handle p50 2.0us  p99 5."), 0);
     /* No earlier snapshot: no rate, a dash instead of a made-up number. */
     v.panes[0].before = NULL;
     view_render(&v, &scr);
-    ck_assert_int_ge(screen_find(&scr, "lines/s -  p50 -  p99 -"), 0);
+    ck_assert_int_ge(screen_find(&scr, "lines/s -  handle p50 -  p99 -"), 0);
     screen_free(&scr);
     free(a);
     free(b);

@@ -53,10 +53,13 @@
 #define BOARD_MEMFD_NAME "threadlab-board" /* the memfd's name: its
                                      /proc/PID/fd/N reads "/memfd:" this */
 
-/* What a thread is for. */
+/* What a thread is for. ROLE_MAIN is the process's main thread (in
+ * `threadlab serve` it waits for SIGINT/SIGTERM, then stops the server), so
+ * the board counts every thread /proc/PID/task lists. New roles go last:
+ * recordings store the number. */
 enum board_role {
     ROLE_ACCEPTOR, ROLE_CONN, ROLE_WATCHDOG, ROLE_POOL_WORKER, ROLE_BOSS,
-    ROLE_WORKER_LOOP, ROLE_BUSINESS, ROLE_CHECKER, ROLE_COUNT
+    ROLE_WORKER_LOOP, ROLE_BUSINESS, ROLE_CHECKER, ROLE_MAIN, ROLE_COUNT
 };
 
 /* What a thread is doing now. */

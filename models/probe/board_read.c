@@ -15,7 +15,7 @@
 
 static const char *const role_names[ROLE_COUNT] = {
     "acceptor", "conn", "watchdog", "pool-worker", "boss", "worker-loop",
-    "business", "checker",
+    "business", "checker", "main",
 };
 static const char *const state_names[STATE_COUNT] = {
     "idle", "waiting", "running", "blocked-io", "blocked-sleep", "terminated",
@@ -475,7 +475,7 @@ void board_snapshot_json(const struct board_snapshot *s, FILE *out)
     for (int st = 0; st < STATE_TERMINATED; st++)
         fprintf(out, "%s\"%s\":%llu", st ? "," : "", board_state_name(st),
                 (unsigned long long)s->threads_by_state[st]);
-    fprintf(out, "},\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f}\n",
+    fprintf(out, "},\"handle_p50_us\":%.1f,\"handle_p99_us\":%.1f,\"handle_max_us\":%.1f}\n",
             hist_counts_percentile(s->hist, 0, 50) / 1e3,
             hist_counts_percentile(s->hist, 0, 99) / 1e3, s->hist_max / 1e3);
 }

@@ -101,8 +101,8 @@ int board_list(struct board_entry *out, int max, bool clean_stale);
 
 /* One line of JSON for scripts (`threadlab top --json`, the soak): pid,
  * model, closing, every counter by name, live threads by state, and the
- * handling-time p50/p99/max in microseconds since the server started.
- * Any thread. */
+ * handling-time handle_p50_us/handle_p99_us/handle_max_us since the server
+ * started (before issue 17: p50_us, p99_us, max_us). Any thread. */
 void board_snapshot_json(const struct board_snapshot *s, FILE *out);
 
 /* Names for display (static strings). Pure, any thread. */

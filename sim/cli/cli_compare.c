@@ -37,8 +37,10 @@ static void compare_usage(FILE *out)
             "usage: threadlab compare [options]\n"
             "\n"
             "Run each model in turn (so they do not fight for the cores) under one\n"
-            "workload and print a table: lines/s, MB/s, p50, p99, p99.9, peak\n"
-            "threads, peak RSS, CPU seconds, voluntary and involuntary context\n"
+            "workload and print a table: lines/s, MB/s, round-trip p50, p99 and\n"
+            "p99.9 (as the client timed them: top's \"handle p50\" is the server's\n"
+            "handling time alone), peak threads (every thread of the process, from\n"
+            "/proc), peak RSS, CPU seconds, voluntary and involuntary context\n"
             "switches, errors.\n"
             "\n"
             "options:\n");

@@ -140,22 +140,38 @@ static int parse_serve_options(int argc, char **argv, struct server_opts *o,
     return cli_parse_options("serve", argc, argv, options, serve_usage, 0, NULL);
 }
 
-/* A second SIGINT or SIGTERM during a graceful stop: the person means it. */
-static void *second_signal_main(void *arg)
+/* The board's link, for the second signal's handler to remove. */
+static char board_link[256];
+
+/* A second SIGINT or SIGTERM during a graceful stop: the person means it.
+ * No graceful stop, but no stale board either: `threadlab top` would list
+ * it until a reader cleaned it up. A handler, not a thread that waits for
+ * the signal: a thread made at the stop would be one /proc/PID/task lists
+ * and the board does not. Only async-signal-safe calls here. */
+static void second_signal_cb(int sig)
 {
-    sigset_t *stop_signals = arg;
-    int sig;
-    sigwait(stop_signals, &sig);
-    fprintf(stderr, "threadlab serve: %s again, exiting at once\n", strsignal(sig));
-    /* No graceful stop, but no stale board either: `threadlab top` would
-     * list it until a reader cleaned it up. */
-    char dir[200], path[240];
-    if (board_dir(dir, sizeof(dir)) == 0) {
-        snprintf(path, sizeof(path), "%s/%d.board", dir, (int)getpid());
-        unlink(path);
-    }
+    const char *again = sig == SIGINT
+        ? "threadlab serve: Interrupt again, exiting at once\n"
+        : "threadlab serve: Terminated again, exiting at once\n";
+    if (board_link[0])
+        unlink(board_link);
+    ssize_t n = write(STDERR_FILENO, again, strlen(again));
+    (void)n;                    /* nothing to do if stderr is gone */
     _exit(CLI_EXIT_FAILED);
-    return NULL;
+}
+
+/* From now on a stop signal runs second_signal_cb, in this thread: every
+ * other thread inherited the blocked mask, so the kernel delivers it here. */
+static void exit_on_second_signal(const sigset_t *stop_signals)
+{
+    char dir[200];
+    if (board_dir(dir, sizeof(dir)) == 0)
+        snprintf(board_link, sizeof(board_link), "%s/%d.board", dir, (int)getpid());
+    struct sigaction sa = { .sa_handler = second_signal_cb };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    pthread_sigmask(SIG_UNBLOCK, stop_signals, NULL);
 }
 
 static bool write_port_file(const char *path, uint16_t port)
@@ -207,6 +223,11 @@ int cli_serve(int argc, char **argv)
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 
+    /* This thread goes on the board too ("main"): it waits in sigwait,
+     * then joins the others, so the board counts what /proc/PID/task
+     * lists. */
+    struct board_thread_ref main_on_board;
+    opts.main_thread = &main_on_board;
     void *server = m->start(&opts);
     if (!server) {
         fprintf(stderr, "threadlab serve %s: cannot listen on %s:%u: %s\n",
@@ -227,9 +248,7 @@ int cli_serve(int argc, char **argv)
         sigwait(&stop_signals, &sig);
     fprintf(stderr, "threadlab serve %s: %s, stopping gracefully (again to exit "
             "at once)\n", m->name, sig ? strsignal(sig) : "error");
-    pthread_t second;
-    if (pthread_create(&second, NULL, second_signal_main, &stop_signals) == 0)
-        pthread_detach(second);
+    exit_on_second_signal(&stop_signals);
     m->stop(server);
     fprintf(stderr, "threadlab serve %s: stopped\n", m->name);
     return rc;

@@ -335,9 +335,12 @@ void fleet_stop_server(struct fleet *f, int i)
         return;
     fleet_poll(f);
     if (!s->reaped) {
-        fleet_sample(f, i);            /* the last numbers before it goes */
-        if (!s->term_sent)
+        if (!s->term_sent) {
+            fleet_sample(f, i);        /* the last numbers before it goes; not
+                                          after the stop began, when the table
+                                          would count a stopping server */
             kill(s->pid, SIGTERM);
+        }
         s->term_sent = true;
         if (!wait_reaped(f, &s->reaped, FLEET_STOP_TIMEOUT_MS)) {
             kill(s->pid, SIGKILL);

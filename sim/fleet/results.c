@@ -64,9 +64,20 @@ bool result_from_fleet(const struct fleet_server *s, struct result *r)
     return result_parse_load_json(json, r);
 }
 
+void results_print_round_trip_heading(FILE *out, int at, int width)
+{
+    static const char label[] = "round-trip";
+    int dashes = width - (int)strlen(label);
+    int left = dashes > 0 ? dashes / 2 : 0;
+    int right = dashes > 0 ? dashes - left : 0;
+    fprintf(out, "%*s%.*s%s%.*s\n", at, "", left, "--------------------", label,
+            right, "--------------------");
+}
+
 /* Every column: 125 wide, for a wide terminal or a file. */
 void results_print_wide_table(FILE *out, const struct result *r, int n)
 {
+    results_print_round_trip_heading(out, 33, 26);   /* over p50, p99, p99.9 */
     fprintf(out, "%-13s %10s %7s %8s %8s %8s %7s %8s %6s %9s %9s %7s  %s\n",
             "model", "lines/s", "MB/s", "p50", "p99", "p99.9", "threads", "RSS",
             "CPU s", "vol cs", "invol cs", "errors", "server");
@@ -94,6 +105,7 @@ void results_print_wide_table(FILE *out, const struct result *r, int n)
  * MB/s, p99.9 and the context switches are in the wide table and the CSV. */
 void results_print_table(FILE *out, const struct result *r, int n)
 {
+    results_print_round_trip_heading(out, 22, 17);   /* over p50 and p99 */
     fprintf(out, "%-12s %8s %8s %8s %7s %7s %6s %9s  %s\n", "model", "lines/s",
             "p50", "p99", "threads", "RSS", "CPU s", "errors", "server");
     for (int i = 0; i < n; i++) {
@@ -113,7 +125,8 @@ void results_print_table(FILE *out, const struct result *r, int n)
 
 void results_print_csv(FILE *out, const struct result *r, int n)
 {
-    fprintf(out, "model,lines_per_s,mb_per_s,p50_us,p99_us,p999_us,peak_threads,"
+    fprintf(out, "model,lines_per_s,mb_per_s,round_trip_p50_us,round_trip_p99_us,"
+                 "round_trip_p999_us,peak_threads,"
                  "peak_rss_kb,cpu_s,voluntary_cs,involuntary_cs,errors,server\n");
     for (int i = 0; i < n; i++)
         fprintf(out, "%s,%.1f,%.3f,%.1f,%.1f,%.1f,%d,%ld,%.3f,%llu,%llu,%llu,%s\n",
@@ -129,8 +142,8 @@ void results_print_json(FILE *out, const struct result *r, int n)
     fprintf(out, "[");
     for (int i = 0; i < n; i++)
         fprintf(out, "%s{\"model\":\"%s\",\"have_load\":%s,\"lines_ok\":%llu,"
-                "\"lines_per_s\":%.1f,\"mb_per_s\":%.3f,\"p50_us\":%.1f,\"p99_us\":%.1f,"
-                "\"p999_us\":%.1f,\"peak_threads\":%d,\"peak_rss_kb\":%ld,\"cpu_s\":%.3f,"
+                "\"lines_per_s\":%.1f,\"mb_per_s\":%.3f,\"round_trip_p50_us\":%.1f,"
+                "\"round_trip_p99_us\":%.1f,\"round_trip_p999_us\":%.1f,\"peak_threads\":%d,\"peak_rss_kb\":%ld,\"cpu_s\":%.3f,"
                 "\"voluntary_cs\":%llu,\"involuntary_cs\":%llu,\"errors\":%llu,"
                 "\"server\":\"%s\"}", i ? "," : "", r[i].model,
                 r[i].have_load ? "true" : "false", (unsigned long long)r[i].lines_ok,

@@ -31,12 +31,21 @@ bool result_from_fleet(const struct fleet_server *s, struct result *r);
 bool result_parse_load_json(const char *json, struct result *r);
 
 /* The table in 80 columns: model, lines/s, p50, p99, threads, RSS, CPU s,
- * errors, server (its fate). */
+ * errors, server (its fate). Its latencies are round trips, as the load
+ * generator timed them, and a heading over them says so. */
 void results_print_table(FILE *out, const struct result *r, int n);
 /* Every column (125 wide): adds MB/s, p99.9 and the context switches. */
 void results_print_wide_table(FILE *out, const struct result *r, int n);
+/* The CSV and JSON name the latencies round_trip_p50_us, _p99_us and
+ * _p999_us (before issue 17: p50_us, p99_us, p999_us). */
 void results_print_csv(FILE *out, const struct result *r, int n);
 void results_print_json(FILE *out, const struct result *r, int n);
+
+/* The heading over a table's latency columns, which begin at column `at`
+ * and are `width` wide together: "---round-trip----". The client's round
+ * trip includes the network and the wait to be served; top's "handle p50"
+ * is the server's handling time alone, and the two are never one label. */
+void results_print_round_trip_heading(FILE *out, int at, int width);
 
 /* Bars of lines/s, p99, peak threads and peak RSS per model, with gnuplot,
  * into path (.png or .svg), titled "threadlab compare: SCENARIO". Returns

@@ -15,7 +15,8 @@
 const struct scenario scenarios[] = {
     { "steady", "many connections, small lines, closed loop",
       "Count threads: BIO one per connection, the pool up to "
-      "--max, the reactor one loop, the multi-reactor a boss and workers.",
+      "--max, the reactor one loop, the multi-reactor a boss and workers; "
+      "each also has its main thread, and the loops a checker.",
       64, "", { "", "--max 128", LOOP_WARN, LOOP_WARN } },
     { "burst", "connections arrive in four waves",
       "Connections arrive in waves: BIO's threads jump with each wave, the pool "

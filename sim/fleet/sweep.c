@@ -183,6 +183,7 @@ static void fmt_kb(char *buf, size_t len, double kb)
 
 void sweep_print_table(FILE *out, enum sweep_var v, const struct sweep_row *rows, int n)
 {
+    results_print_round_trip_heading(out, 35, 26);   /* over p50, p99, p99.9 */
     fprintf(out, "%-13s %9s %10s %8s %8s %8s %8s %8s %8s %9s %9s %6s %8s  %s\n", "model",
             sweep_var_name(v), "lines/s", "p50", "p99", "p99.9", "threads", "RSS",
             "CPU s", "ctx sw", "errors", "busy", "reserved", "server");
@@ -206,8 +207,14 @@ void sweep_print_table(FILE *out, enum sweep_var v, const struct sweep_row *rows
     }
 }
 
-/* The CSV's header: sweep_read_csv insists on exactly this line. */
+/* The CSV's header: sweep_read_csv insists on exactly this line, or on
+ * the one before issue 17 (the same columns, the latencies not yet named
+ * round trips), so an older sweep still overlays. */
 static const char csv_header[] =
+    "model,var,value,source,lines_per_s,round_trip_p50_us,round_trip_p99_us,"
+    "round_trip_p999_us,peak_threads,"
+    "resident_kb,cpu_s,context_switches,errors,cpu_busy_pct,reserved_kb,server";
+static const char csv_header_before_17[] =
     "model,var,value,source,lines_per_s,p50_us,p99_us,p999_us,peak_threads,"
     "resident_kb,cpu_s,context_switches,errors,cpu_busy_pct,reserved_kb,server";
 
@@ -246,7 +253,8 @@ void sweep_print_json(FILE *out, enum sweep_var v, const struct sweep_row *rows,
     for (int i = 0; i < n; i++) {
         const struct sweep_row *r = &rows[i];
         fprintf(out, "%s{\"model\":\"%s\",\"value\":%g,\"source\":\"%s\",\"have_load\":%s,"
-                "\"lines_per_s\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
+                "\"lines_per_s\":%.1f,\"round_trip_p50_us\":%.1f,\"round_trip_p99_us\":%.1f,"
+                "\"round_trip_p999_us\":%.1f,"
                 "\"peak_threads\":%.0f,\"resident_kb\":%.0f,\"cpu_s\":%.3f,"
                 "\"context_switches\":%.0f,\"errors\":%.0f", i ? "," : "", r->model,
                 r->value, r->simulated ? "sim" : "real", r->have_load ? "true" : "false",
@@ -398,7 +406,7 @@ int sweep_read_csv(const char *path, enum sweep_var *v, struct sweep_row *rows, 
         }
         line[strcspn(line, "\r\n")] = '\0';
         if (lineno == 1) {
-            if (strcmp(line, csv_header) != 0)
+            if (strcmp(line, csv_header) != 0 && strcmp(line, csv_header_before_17) != 0)
                 why = "not the header of a sweep CSV (made by compare --sweep --csv)";
         } else if (n == max) {
             why = "more rows than a sweep has";

@@ -1,7 +1,7 @@
 /* view.c -- render board snapshots into a screen model. See view.h.
  *
  *  +-- pane: one server ---------------------------------------------+
- *  | bio  pid 4242  up 1m02s  conns 300  lines/s 91.2k  p50 .. p99 .. |  header
+ *  | bio  pid 4242  up 1m02s  conns 300  lines/s 91.2k  handle p50 .. |  header
  *  | threads 301: R 2 running  b 298 blocked-io  w 1 waiting ...      |  by state
  *  | a list of threads, or a grid of one cell per thread              |
  *  | loops: channels, task queue bar, io/task split, blocked warning  |
@@ -199,7 +199,7 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
                        (unsigned long long)s->counters[CTR_ACTIVE]);
     if (wide) {
         x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
-                           "  lines/s %s  p50 %s  p99 %s", lps, p50, p99);
+                           "  lines/s %s  handle p50 %s  p99 %s", lps, p50, p99);
         screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad,
                       "  rejected %llu  errors %llu", (unsigned long long)rejected,
                       (unsigned long long)errors);
@@ -208,7 +208,7 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
         x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad, " rej %llu err %llu",
                            (unsigned long long)rejected, (unsigned long long)errors);
         screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
-                      "  %s/s p50 %s p99 %s", lps, p50, p99);
+                      "  %s/s handle p50 %s p99 %s", lps, p50, p99);
     }
 
     /* Threads by state: counted for every thread, slot or no slot. */

@@ -47,7 +47,7 @@ done
 screen >"$tmp/screen1"
 [ -n "$shown" ] && ok || { bad "top never showed 'conns 300'"; sed 's/^/    /' "$tmp/screen1" | head -20; }
 grep -q "^ *bio  pid $spid" "$tmp/screen1" && ok || bad "no 'bio  pid $spid' header"
-grep -q "threads 301:" "$tmp/screen1" && ok || bad "no 'threads 301:' (acceptor + 300 connection threads)"
+grep -q "threads 302:" "$tmp/screen1" && ok || bad "no 'threads 302:' (main, acceptor + 300 connection threads)"
 grep -q "one cell per thread" "$tmp/screen1" && ok || bad "300 threads are not drawn as a grid"
 # Connection threads in their states: blocked in read, or in !sleep.
 n_cells=$(grep -o ' [bSR] ' "$tmp/screen1" | wc -l)
@@ -58,18 +58,19 @@ grep -Eq "spawn +conn-[0-9]+: a thread for conn" "$tmp/screen1" && ok || bad "th
 # Keys: t switches to a list, p pauses.
 tmux -S "$sock" send-keys -t top t
 shows "THREAD          STATE" && ok || bad "t did not switch to the list"
-# The list says how many it shows of the 301, and the keys scroll it. The
-# keys are sent as xterm's terminfo spells them (top runs with that TERM;
-# tmux's own names for End and Home send screen's sequences).
+# The list says how many it shows of the 302 (main, the acceptor, 300
+# connections), and the keys scroll it. The keys are sent as xterm's
+# terminfo spells them (top runs with that TERM; tmux's own names for End
+# and Home send screen's sequences).
 key() { tmux -S "$sock" send-keys -t top -l "$(tput -T xterm-256color "$1")"; }
-screen | grep -Eq "[0-9]+ of 301 shown \(1-[0-9]+;" && ok \
+screen | grep -Eq "[0-9]+ of 302 shown \(1-[0-9]+;" && ok \
   || { bad "the list does not say how many threads it shows"; screen | tail -12; }
 key kend
-shows "[0-9]+ of 301 shown \([0-9]+-301;" && ok || bad "End did not scroll to the last thread"
+shows "[0-9]+ of 302 shown \([0-9]+-302;" && ok || bad "End did not scroll to the last thread"
 key kpp; key kcuu1
-shows "[0-9]+ of 301 shown \([0-9]+-290;" && ok || bad "PgUp and Up did not scroll back 11"
+shows "[0-9]+ of 302 shown \([0-9]+-291;" && ok || bad "PgUp and Up did not scroll back 11"
 key kcud1; key khome
-shows "[0-9]+ of 301 shown \(1-[0-9]+;" && ok || bad "Home did not scroll to the top"
+shows "[0-9]+ of 302 shown \(1-[0-9]+;" && ok || bad "Home did not scroll to the top"
 # o orders the list: by state, then by lines, then back by role.
 tmux -S "$sock" send-keys -t top o
 shows "LINES \(by state\)" && ok || bad "o did not order the list by state"
