@@ -190,7 +190,10 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     char up[32];
     int x = r.x;
 
-    fmt_age(up, sizeof(up), s->taken_mono_ns - s->start_mono_ns);
+    if (s->simulated)            /* a simulated run lives in microseconds */
+        snprintf(up, sizeof(up), "%.6fs", (double)(s->taken_mono_ns - s->start_mono_ns) / 1e9);
+    else
+        fmt_age(up, sizeof(up), s->taken_mono_ns - s->start_mono_ns);
     x += screen_printf(scr, x, r.y, r.w, focused ? ST_FOCUS : ST_TITLE,
                        "%s%s ", focused ? ">" : " ", s->model);
     x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, " pid %d  up %s",
@@ -429,7 +432,7 @@ static void draw_events(const struct board_snapshot *s, struct screen *scr,
         bool warn = e->kind == EV_REJECT || e->kind == EV_BLOCKED ||
                     e->kind == EV_ERROR;
         char line[sizeof(e->text) + 64];
-        snprintf(line, sizeof(line), "%+9.3fs %-7s %s",
+        snprintf(line, sizeof(line), s->simulated ? "%+9.6fs %-7s %s" : "%+9.3fs %-7s %s",
                  (double)(e->time_ns - s->start_mono_ns) / 1e9,
                  board_event_name(e->kind), e->text);
         int rows = screen_put_wrapped(NULL, 0, 0, r.w - 1, r.h, PREFIX_W,
