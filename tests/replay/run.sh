@@ -182,10 +182,10 @@ tmux -S "$sock" send-keys -t replay q
 sleep 0.5
 screen | grep -q '^\[replay' && bad "q did not end the replay" || ok
 
-# sim --viz keys: --start-paused holds event 0; 60 s in one burst go on
-# 60 events, then 50 b in one burst go back 50 (it used to go back about
-# 17: each press went back from the same place); e runs on to the next
-# event of the kind that happened last (here: the next assign).
+# sim --viz keys: --start-paused holds event 0; 210 s in one burst go on
+# 210 events, then 200 b in one burst go back 200 (the old b went back 2:
+# each press went back from the same place); e runs on to the next event
+# of the kind that happened last (here: the next assign).
 tmux -S "$sock" new-session -d -s sim -x 160 -y 45 \
   "env TERM=xterm-256color $BIN sim multireactor --cores 4 --conns 4 --duration 0.05 --viz --start-paused; sleep 30"
 simline() { tmux -S "$sock" capture-pane -p -t sim | grep '^\[sim'; }
@@ -196,10 +196,10 @@ wait_event() {   # wait_event N: until the status line says event N (up to 20 s)
 wait_event 0 && simline | grep -q "PAUSED" && ok || bad "--start-paused: $(simline)"
 sleep 1
 simline | grep -q "event 0  " && ok || bad "--start-paused did not stay paused: $(simline)"
-tmux -S "$sock" send-keys -t sim $(printf 's %.0s' $(seq 60))
-wait_event 60 && ok || bad "60 s pressed: $(simline)"
-tmux -S "$sock" send-keys -t sim $(printf 'b %.0s' $(seq 50))
-wait_event 10 && ok || bad "50 b pressed in a burst did not go back 50 events: $(simline)"
+tmux -S "$sock" send-keys -t sim $(printf 's %.0s' $(seq 210))
+wait_event 210 && ok || bad "210 s pressed: $(simline)"
+tmux -S "$sock" send-keys -t sim $(printf 'b %.0s' $(seq 200))
+wait_event 10 && ok || bad "200 b pressed in a burst did not go back 200 events: $(simline)"
 # Events 8-11 assign the four connections, one each: at event 10 two are
 # assigned, and e runs on to just past the third.
 simline | grep -q "e next assign" && ok || bad "after an assign: $(simline)"
