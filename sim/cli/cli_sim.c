@@ -271,22 +271,9 @@ static void step_back(struct sim_viz_ctl *c)
         return;
     atomic_store(&c->paused, true);
     atomic_store(&c->steps, 0);
-    atomic_store(&c->until_kind, VIZ_KIND_NONE);
+    atomic_store(&c->until, 0);
     atomic_store(&c->replay_to, (int64_t)from - 1);
     atomic_store(&c->restart, true);
-}
-
-/* e: on until what happened last happens again (nothing yet: one step). */
-static void step_to_kind(struct sim_viz_ctl *c)
-{
-    int kind = atomic_load(&c->last_kind);
-    atomic_store(&c->paused, true);
-    if (kind == VIZ_KIND_NONE) {
-        atomic_fetch_add(&c->steps, 1);
-        return;
-    }
-    atomic_store(&c->until_seen, atomic_load(&c->kind_seen[kind]) + 1);
-    atomic_store(&c->until_kind, kind);
 }
 
 static bool viz_key(void *arg, int key)
@@ -305,7 +292,7 @@ static bool viz_key(void *arg, int key)
         atomic_fetch_add(&vr->ctl.steps, 1);
         return true;
     case 'e':
-        step_to_kind(&vr->ctl);
+        sim_viz_step_to_kind(&vr->ctl);
         return true;
     case 'b': case ',':
         step_back(&vr->ctl);

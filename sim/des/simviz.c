@@ -275,14 +275,31 @@ static bool run_through(struct sim_viz_ctl *c, uint64_t events_done)
         atomic_store(&c->replay_to, -1);
         return false;
     }
-    int until = atomic_load(&c->until_kind);
-    if (until != VIZ_KIND_NONE) {
-        if (atomic_load(&c->kind_seen[until]) < atomic_load(&c->until_seen))
+    uint64_t until = atomic_load(&c->until);
+    while (until != 0) {
+        if (atomic_load(&c->kind_seen[VIZ_UNTIL_KIND(until)]) < VIZ_UNTIL_SEEN(until))
             return true;
-        atomic_store(&c->paused, true);
-        atomic_store(&c->until_kind, VIZ_KIND_NONE);
+        /* There: pause, unless a press moved the target meanwhile. */
+        if (atomic_compare_exchange_strong(&c->until, &until, 0)) {
+            atomic_store(&c->paused, true);
+            break;
+        }
     }
     return false;
+}
+
+void sim_viz_step_to_kind(struct sim_viz_ctl *c)
+{
+    atomic_store(&c->paused, true);
+    uint64_t old = atomic_load(&c->until), next;
+    do {
+        int kind = old ? VIZ_UNTIL_KIND(old) : atomic_load(&c->last_kind);
+        if (kind == VIZ_KIND_NONE) {
+            atomic_fetch_add(&c->steps, 1);
+            return;
+        }
+        next = old ? old + 1 : VIZ_UNTIL(kind, atomic_load(&c->kind_seen[kind]) + 1);
+    } while (!atomic_compare_exchange_weak(&c->until, &old, next));
 }
 
 bool simviz_pace(struct sim_viz *v, vtime_t at, uint64_t events_done, const char *desc)
@@ -311,7 +328,7 @@ bool simviz_pace(struct sim_viz *v, vtime_t at, uint64_t events_done, const char
                 atomic_fetch_sub(&c->steps, 1);
                 break;                           /* one event, then pause again */
             }
-            if (atomic_load(&c->until_kind) != VIZ_KIND_NONE)
+            if (atomic_load(&c->until) != 0)
                 break;                           /* on to the next of a kind */
             /* Resume from here, at whatever speed, without a jump. */
             v->wall_start_s = wall_s();

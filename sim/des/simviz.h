@@ -49,8 +49,11 @@ struct sim_viz_ctl {
                                       reader that sees -1 sees the new events */
     _Atomic int last_kind;         /* enum viz_kind: the latest that happened */
     _Atomic uint64_t kind_seen[VIZ_KIND_COUNT]; /* how often each happened */
-    _Atomic int until_kind;        /* run on until this kind happens ... */
-    _Atomic uint64_t until_seen;   /* ... this many times in all, then pause */
+    _Atomic uint64_t until;        /* run on until a kind has happened so
+                                      many times in all, then pause: one
+                                      word (VIZ_UNTIL), so that a press and
+                                      the arrival never miss each other;
+                                      0: not running on */
     /* Called by the simulation before each event it shows (not those run
      * through when going back or on to a kind): the recorder's hook. */
     void (*shown)(void *arg, uint64_t events, const char *desc);
@@ -58,6 +61,17 @@ struct sim_viz_ctl {
     pthread_mutex_t lock;          /* guards last */
     char last[160];                /* what the last event was */
 };
+
+/* The until word: the kind in the top byte, the count below. */
+#define VIZ_UNTIL(kind, seen) ((uint64_t)(kind) << 56 | (seen))
+#define VIZ_UNTIL_KIND(u) ((int)((u) >> 56))
+#define VIZ_UNTIL_SEEN(u) ((u) & ((1ull << 56) - 1))
+
+/* e: run on to the next event of the kind that happened last; pressed
+ * again before it gets there, one more of the kind it is running to (so
+ * a burst of presses counts every press). Nothing happened yet: one
+ * event. Screen thread. */
+void sim_viz_step_to_kind(struct sim_viz_ctl *c);
 
 /* The kind's name, as the status line says it ("assign"). */
 const char *viz_kind_name(enum viz_kind k);

@@ -208,6 +208,12 @@ wait_event 11 && ok || bad "e did not stop after the next assign: $(simline)"
 tmux -S "$sock" capture-pane -p -t sim >"$tmp/sim.screen"
 grep -q "conn 3 -> worker-3" "$tmp/sim.screen" && ! grep -q "conn 4 -> worker-4" "$tmp/sim.screen" \
   && ok || bad "e did not stop right after the next assign: $(simline)"
+# Two e in one burst: two assigns on (each press counts, as with b).
+tmux -S "$sock" send-keys -t sim b
+wait_event 10 || bad "b: $(simline)"
+tmux -S "$sock" send-keys -t sim e e
+wait_event 12 && tmux -S "$sock" capture-pane -p -t sim | grep -q "conn 4 -> worker-4" \
+  && ok || bad "e e in a burst did not go on two assigns: $(simline)"
 tmux -S "$sock" send-keys -t sim q
 sleep 0.5
 
