@@ -264,6 +264,8 @@ START_TEST(a_recording_cut_at_any_byte_plays_its_whole_frames)
     char *good = slurp(path, &len);
     char err[512], want[64];
     struct pane panes[VIEW_MAX_PANES] = { 0 };
+    printf("an %d-frame recording with captions and an ending: %zu bytes, cut at each\n",
+           SHORT_FRAMES, len);
     /* Every cut a dying recorder can leave: any length short of the end. */
     for (size_t cut = 0; cut < len; cut++) {
         int whole = 0;

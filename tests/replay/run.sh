@@ -128,6 +128,16 @@ steps=$(grep -o 'event [0-9]*  speed [^ ]*  *[A-Z]*  *next: ' "$tmp/simfwd" | he
 grep -q 'FINISHED' "$tmp/simfwd" && ok || bad "the sim recording does not end FINISHED"
 grep -q 'up 0\.000[0-9]*s' "$tmp/simfwd" && ok || bad "up is not in simulated time"
 
+# A recording path that cannot be written fails before the run; the
+# viz options without --viz are refused.
+"$BIN" sim reactor --conns 2 --duration 0.0005 --viz --record /dev/full </dev/null \
+    >"$tmp/out" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "cannot write: No space left on device" "$tmp/out" && ok \
+  || { bad "sim --viz --record /dev/full: exit $st"; cat "$tmp/out"; }
+"$BIN" sim reactor --conns 2 --start-paused >"$tmp/out" 2>&1; st=$?
+[ "$st" = 2 ] && grep -q "start-paused goes with --viz" "$tmp/out" && ok \
+  || bad "--start-paused without --viz: exit $st"
+
 # An old recording (version 2) is refused with its version named.
 cp "$tmp/sim.tlr" "$tmp/v2.tlr"
 printf '\002' | dd of="$tmp/v2.tlr" bs=1 seek=8 conv=notrunc 2>/dev/null
