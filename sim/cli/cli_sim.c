@@ -250,9 +250,9 @@ static void viz_status(void *arg, char *buf, size_t len)
 {
     struct viz_run *vr = arg;
     if (vr->show_keys) {         /* top's help knows nothing of these */
-        snprintf(buf, len, "[sim %s] keys: space pause/resume, s one event on, e on to "
-                 "the next event of the kind that happened last (now: %s), b one event "
-                 "back, + faster, - slower, q quit (the report follows), ? these keys",
+        snprintf(buf, len, "[sim %s] keys: space pause/resume, s one event on, b one "
+                 "event back, e on to the next event of the kind that happened last "
+                 "(now: %s), + faster, - slower, q quit (the report follows), ? these keys",
                  sim_model_name(vr->o->model),
                  viz_kind_name(atomic_load(&vr->ctl.last_kind)));
         return;
