@@ -89,6 +89,20 @@ static bool demo_tick(void *arg)
     return fleet_loads_running(&d->fleet);
 }
 
+/* The final table, with what it needs to be read right. */
+static void print_table(FILE *out, const struct plan *plan, const struct result *results,
+                        int n, bool wide, double cut_short_s)
+{
+    fprintf(out, "\nscenario %s: %s\n", plan->sc->name, plan->sc->summary);
+    (wide ? results_print_wide_table : results_print_table)(out, results, n);
+    if (cut_short_s > 0)
+        fprintf(out, "(cut short: stopped after %.1f s of the %g s planned; figures "
+                "for that part)\n", cut_short_s, plan->duration_s);
+    /* Under 80 columns too, like the table. */
+    fprintf(out, "(side by side on a shared machine; for numbers, run\n"
+            " threadlab compare --scenario %s)\n", plan->sc->name);
+}
+
 /* The recording, its ending written: close it and say how it went. */
 static void finish_recording(struct top_opts *view)
 {
@@ -247,18 +261,8 @@ int cli_demo(int argc, char **argv)
         char *table = NULL;
         size_t table_len = 0;
         FILE *out = open_memstream(&table, &table_len);
-        if (!out)
-            out = stdout;
-        fprintf(out, "\nscenario %s: %s\n", plan.sc->name, plan.sc->summary);
-        (wide ? results_print_wide_table : results_print_table)(out, results,
-                                                                d->fleet.n);
-        if (cut_short_s > 0)
-            fprintf(out, "(cut short: stopped after %.1f s of the %g s planned; figures "
-                    "for that part)\n", cut_short_s, plan.duration_s);
-        /* Under 80 columns too, like the table. */
-        fprintf(out, "(side by side on a shared machine; for numbers, run\n"
-                " threadlab compare --scenario %s)\n", plan.sc->name);
-        if (out != stdout && fclose(out) == 0) {
+        print_table(out ? out : stdout, &plan, results, d->fleet.n, wide, cut_short_s);
+        if (out && fclose(out) == 0) {
             fputs(table, stdout);
             if (view.recorder)
                 recorder_ending(view.recorder, table);
