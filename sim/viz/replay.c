@@ -49,13 +49,15 @@ static void show(struct player *p, struct view *v)
      * demo's narrator) comes first: it is what the class read. */
     const char *caption = recording_caption(p->rec, p->frame);
     snprintf(v->footer, sizeof(v->footer),
-             "%s%s[replay] frame %d/%d  t=%.1fs/%.1fs  speed %gx  %s  %s%s"
+             "%s%s[replay] frame %d/%d  t=%.1fs/%.1fs  speed %gx  %s  %s%s%s"
              "(space play, <- -> frame, , . event, w W new warning, 0-9 seek, +/- speed)",
              caption, caption[0] ? "  " : "", p->frame + 1, p->nframes, t, end, p->speed,
              p->paused ? "PAUSED" : "playing",
              recording_new_warning(p->rec, p->frame) ? "NEW WARNING here  "
              : recording_has_warning(p->rec, p->frame) ? "warnings go on  " : "",
-             recording_cut(p->rec) ? "CUT SHORT after the last frame  " : "");
+             recording_cut(p->rec) ? "CUT SHORT after the last frame  " : "",
+             p->frame == p->nframes - 1 && recording_ending(p->rec)
+                 ? "THE END: q prints the table  " : "");
 }
 
 /* The next (dir +1) or previous (-1) frame from `from` with a new event,

@@ -155,6 +155,9 @@ sed -n '/^scenario steady:/,$p' "$tmp/demo.out" >"$tmp/demo.table"
 [ -s "$tmp/demo.table" ] && tail -n "$(wc -l <"$tmp/demo.table")" "$tmp/demo.replay" \
   | cmp -s - "$tmp/demo.table" && ok || bad "the replay does not end with the demo's table"
 grep -q '^\[steady\] ' "$tmp/demo.replay" && ok || bad "the replay lost the demo's narrator"
+last=$(grep -c '^--- frame' "$tmp/demo.replay")
+"$BIN" replay "$tmp/demo.tlr" --plain --frame "$last" | grep -q "THE END: q prints the table" \
+  && ok || bad "the last frame of a demo's replay does not say the table follows"
 
 # In a terminal: the position on screen; w jumps to a warning; -> and <- step.
 command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
