@@ -76,7 +76,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo handout lab-check lab-grade lab-mutants check-mutants answers check check-asan check-tsan check-valgrind check-faults bench bench-sim peers fuzz soak install clean
+.PHONY: all demo recordings handout lab-check lab-grade lab-mutants check-mutants answers check check-asan check-tsan check-valgrind check-faults bench bench-sim peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -86,6 +86,22 @@ all: $(BIN)
 DEMO_ARGS ?=
 demo: $(BIN)
 	$(BIN) demo $(DEMO_ARGS)
+
+# Ready recordings for a class whose machine cannot run the demo: each demo
+# scenario (the four models, RECORDINGS_S seconds) and one simulated run to
+# step through, into recordings/ (shipped in the repository; replay needs
+# only the binary). Loopback only, one scenario at a time.
+RECORDINGS_S ?= 10
+RECORDING_SCENARIOS = steady burst slow-handler cpu-heavy many-idle mixed
+recordings: $(BIN)
+	@mkdir -p recordings
+	for s in $(RECORDING_SCENARIOS); do \
+	  $(BIN) demo --scenario $$s --duration $(RECORDINGS_S) --plain --interval 500 \
+	    --record recordings/$$s.tlr >/dev/null || exit 1; \
+	done
+	$(BIN) sim multireactor --cores 4 --conns 4 --duration 0.0005 --viz --speed 0.01 \
+	  --record recordings/sim-multireactor-steps.tlr >/dev/null
+	@ls -l recordings/*.tlr
 
 $(BIN): $(CLI_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(NCURSES_LIBS) $(ZLIB_LIBS) -lm

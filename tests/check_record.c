@@ -18,6 +18,17 @@
 #include "viz/view.h"
 
 enum { FRAMES = 150, SHORT_FRAMES = 8 };
+#define END_MARK_BYTES 20              /* "END1" frames ending_len crc, ending_crc */
+#define ENDING "scenario test: the table\nmodel  lines/s\nbio    12319\n"
+
+/* Frame f's caption in record_run: every third one has none. */
+static void caption_of(int f, char *out, size_t len)
+{
+    if (f % 3 == 0)
+        out[0] = '\0';
+    else
+        snprintf(out, len, "[sim reactor] event %d  next: conn %d reaches the server", f, f);
+}
 
 /* Where each frame of the last record_run ended in the file. */
 static uint64_t frame_end[FRAMES];
@@ -114,9 +125,13 @@ static struct board_snapshot **record_run(int frames)
         kept[f] = calloc(1, sizeof(struct board_snapshot));
         ck_assert_int_eq(board_read(pane.path, kept[f], err, sizeof(err)), 0);
         pane.now = kept[f];
+        char caption[RECORD_CAPTION_MAX];
+        caption_of(f, caption, sizeof(caption));
+        recorder_caption(r, caption);
         ck_assert_int_eq(recorder_frame(r, (uint64_t)f * 500000000u, &pane, 1), 0);
         frame_end[f] = recorder_bytes(r);
     }
+    recorder_ending(r, ENDING);
     ck_assert_int_eq(recorder_close(r), 0);
     board_close(b);
     return kept;
@@ -216,6 +231,31 @@ static void assert_bytes_refused(const char *bytes, size_t len, const char *why)
     CHECK(err[0] != '\0', "%s: no reason given", why);
 }
 
+/* Each frame's caption and the ending come back; a warning starts where
+ * its source (here "blocked:frame") gave none in the frame before: frames
+ * with f % 7 >= 2 have a blocked event, so one starts at each f % 7 == 2
+ * and goes on for four frames. */
+START_TEST(captions_ending_and_new_warnings_replay)
+{
+    make_dir();
+    free_kept(record_run(FRAMES));
+    struct recording *rec = load_ok(path, "a recording with captions");
+    ck_assert_str_eq(recording_ending(rec), ENDING);
+    char want[RECORD_CAPTION_MAX];
+    int starts = 0;
+    for (int f = 0; f < FRAMES; f++) {
+        caption_of(f, want, sizeof(want));
+        ck_assert_str_eq(recording_caption(rec, f), want);
+        ck_assert(recording_has_warning(rec, f) == (f % 7 >= 2));
+        ck_assert(recording_new_warning(rec, f) == (f % 7 == 2));
+        starts += recording_new_warning(rec, f);
+    }
+    ck_assert_int_eq(starts, (FRAMES + 4) / 7);
+    recording_free(rec);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(a_recording_cut_at_any_byte_plays_its_whole_frames)
 {
     make_dir();
@@ -224,6 +264,8 @@ START_TEST(a_recording_cut_at_any_byte_plays_its_whole_frames)
     char *good = slurp(path, &len);
     char err[512], want[64];
     struct pane panes[VIEW_MAX_PANES] = { 0 };
+    printf("an %d-frame recording with captions and an ending: %zu bytes, cut at each\n",
+           SHORT_FRAMES, len);
     /* Every cut a dying recorder can leave: any length short of the end. */
     for (size_t cut = 0; cut < len; cut++) {
         int whole = 0;
@@ -345,18 +387,19 @@ START_TEST(a_full_disk_leaves_a_recording_that_plays)
     struct recorder_result free_run = record_limited(0);
     ck_assert_int_eq(free_run.whole, SHORT_FRAMES);
     uint64_t limit = free_run.ends[3] + (free_run.ends[4] - free_run.ends[3]) / 2;
-    ck_assert_uint_gt(free_run.ends[4] - free_run.ends[3], 2 * 12);
+    ck_assert_uint_gt(free_run.ends[4] - free_run.ends[3], 2 * END_MARK_BYTES);
     struct recorder_result res = record_limited(limit);
     ck_assert_int_eq(res.whole, 4);
     for (int f = 0; f < SHORT_FRAMES; f++)          /* then it stays failed */
         ck_assert_int_eq(res.rcs[f], f < 4 ? 0 : -EFBIG);
     ck_assert_int_eq(res.close_rc, -EFBIG);
     ck_assert_uint_eq(res.bytes, free_run.ends[3]);
-    /* The half-written frame was cut away, so the end mark (12 bytes, which
-     * fit under the limit) follows the last whole frame: a whole file. */
+    /* The half-written frame was cut away, so the end mark (20 bytes with
+     * no ending, which fit under the limit) follows the last whole frame: a
+     * whole file. */
     size_t size;
     free(slurp(path, &size));
-    ck_assert_uint_eq(size, res.bytes + 12);
+    ck_assert_uint_eq(size, res.bytes + END_MARK_BYTES);
     struct recording *rec = load_ok(path, "a recording whose disk filled up");
     ck_assert_int_eq(recording_frames(rec), 4);
     ck_assert_ptr_null(recording_cut(rec));
@@ -386,7 +429,7 @@ START_TEST(broken_recordings_are_refused)
     copy[8] = 1;
     spill(bad, copy, len);
     recording_load(bad, err, sizeof(err));
-    ck_assert_msg(strstr(err, "version 1; this threadlab reads version 2"), "%s", err);
+    ck_assert_msg(strstr(err, "version 1; this threadlab reads version 3"), "%s", err);
 
     /* Not a recording at all; nothing at all. */
     spill(bad, "hello, world\n", 13);
@@ -438,6 +481,7 @@ int main(void)
     TCase *tc = tcase_create("record");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, replayed_frames_are_the_recorded_ones_forward_and_backward);
+    tcase_add_test(tc, captions_ending_and_new_warnings_replay);
     tcase_add_test(tc, a_recording_cut_at_any_byte_plays_its_whole_frames);
     tcase_add_test(tc, a_changed_byte_anywhere_is_refused);
     tcase_add_test(tc, a_full_disk_leaves_a_recording_that_plays);

@@ -44,6 +44,7 @@ struct board {
     _Atomic uint64_t event_tickets;                 /* events begun */
     _Atomic uint64_t event_done[BOARD_EVENT_SLOTS]; /* per ring slot: the
                                       last ticket finished there, + 1 */
+    uint64_t start_mono_ns;        /* what the header says, kept here */
 };
 
 /* Names and texts are stored as atomic words so that a reader in the same
@@ -210,6 +211,7 @@ struct board *board_create(const char *model, const char *options)
     b->queues = (struct board_queue *)(base + layout.queues_off);
     b->events = (struct board_event *)(base + layout.events_off);
     write_header(b->header, &layout, model, options);
+    b->start_mono_ns = b->header->start_mono_ns;   /* ours: just written */
     /* The memfd is zero-filled, which is every field's starting value. The
      * magic goes last, and the link after it: a reader that finds the
      * board sees a complete header. */
@@ -339,8 +341,15 @@ static int claim_thread_slot(struct board *b)
 void board_thread_begin(struct board *b, struct board_thread_ref *t,
                         enum board_role role, const char *name, uint64_t conn)
 {
+    board_thread_begin_at(b, t, role, name, conn, now_ns());
+}
+
+void board_thread_begin_at(struct board *b, struct board_thread_ref *t,
+                           enum board_role role, const char *name, uint64_t conn,
+                           uint64_t at_ns)
+{
     *t = (struct board_thread_ref){ .slot = -1, .state = STATE_IDLE,
-                                    .since_ns = now_ns() };
+                                    .since_ns = at_ns };
     if (!b)
         return;
     t->slot = claim_thread_slot(b);
@@ -371,7 +380,7 @@ void board_thread_state(struct board *b, struct board_thread_ref *t,
 }
 
 void board_thread_state_at(struct board *b, struct board_thread_ref *t,
-                           enum board_state state, uint64_t now_ns)
+                           enum board_state state, uint64_t at_ns)
 {
     if (!b || t->state == state)
         return;
@@ -380,14 +389,14 @@ void board_thread_state_at(struct board *b, struct board_thread_ref *t,
          * plain stores, no locked add, nothing read back. */
         struct board_thread *s = &b->threads[t->slot];
         if (t->state == STATE_RUNNING) {
-            t->busy_ns += now_ns - t->since_ns;
+            t->busy_ns += at_ns - t->since_ns;
             atomic_store_explicit(&s->busy_ns, t->busy_ns, memory_order_relaxed);
         } else {
-            t->idle_ns += now_ns - t->since_ns;
+            t->idle_ns += at_ns - t->since_ns;
             atomic_store_explicit(&s->idle_ns, t->idle_ns, memory_order_relaxed);
         }
         atomic_store_explicit(&s->state, state, memory_order_relaxed);
-        atomic_store_explicit(&s->since_ns, now_ns, memory_order_relaxed);
+        atomic_store_explicit(&s->since_ns, at_ns, memory_order_relaxed);
     } else {
         atomic_fetch_sub_explicit(&b->header->unslotted_by_state[t->state], 1,
                                   memory_order_relaxed);
@@ -395,7 +404,7 @@ void board_thread_state_at(struct board *b, struct board_thread_ref *t,
                                   memory_order_relaxed);
     }
     t->state = state;
-    t->since_ns = now_ns;
+    t->since_ns = at_ns;
 }
 
 void board_thread_lines(struct board *b, struct board_thread_ref *t, uint64_t n)
@@ -414,6 +423,11 @@ void board_thread_conn(struct board *b, struct board_thread_ref *t, uint64_t con
 
 void board_thread_end(struct board *b, struct board_thread_ref *t)
 {
+    board_thread_end_at(b, t, now_ns());
+}
+
+void board_thread_end_at(struct board *b, struct board_thread_ref *t, uint64_t at_ns)
+{
     if (!b)
         return;
     if (t->slot < 0) {
@@ -423,7 +437,7 @@ void board_thread_end(struct board *b, struct board_thread_ref *t)
     }
     /* The slot stays, showing "terminated", until a new thread reuses it;
      * the release orders our last stores before a reuser's. */
-    board_thread_state(b, t, STATE_TERMINATED);
+    board_thread_state_at(b, t, STATE_TERMINATED, at_ns);
     atomic_store_explicit(&b->thread_use[t->slot], SLOT_ENDED, memory_order_release);
 }
 
@@ -489,6 +503,9 @@ struct board_queue *board_queue_claim(struct board *b, const char *name,
 
 /* ---- events -------------------------------------------------------------- */
 
+static void put_event(struct board *b, enum board_event_kind kind, uint64_t at_ns,
+                      const char *text);
+
 void board_event(struct board *b, enum board_event_kind kind, const char *fmt, ...)
 {
     char text[BOARD_TEXT_BYTES];
@@ -499,6 +516,35 @@ void board_event(struct board *b, enum board_event_kind kind, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
+    put_event(b, kind, now_ns(), text);
+}
+
+void board_event_at(struct board *b, enum board_event_kind kind, uint64_t at_ns,
+                    const char *fmt, ...)
+{
+    char text[BOARD_TEXT_BYTES];
+    va_list ap;
+
+    if (!b)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    put_event(b, kind, at_ns, text);
+}
+
+uint64_t board_sim_clock(struct board *b, uint64_t run_ns)
+{
+    if (!b)
+        return run_ns;
+    atomic_store_explicit(&b->header->sim_now_ns, run_ns, memory_order_relaxed);
+    atomic_store_explicit(&b->header->simulated, 1, memory_order_relaxed);
+    return b->start_mono_ns + run_ns;
+}
+
+static void put_event(struct board *b, enum board_event_kind kind, uint64_t at_ns,
+                      const char *text)
+{
 
     /* Take a ticket. The slot is ours once the writer of the ticket one
      * lap earlier has finished with it (two writers a lap apart must not
@@ -517,7 +563,7 @@ void board_event(struct board *b, enum board_event_kind kind, const char *fmt, .
      * finished event from one being written. */
     struct board_event *e = &b->events[slot];
     atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
-    atomic_store_explicit(&e->time_ns, now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&e->time_ns, at_ns, memory_order_relaxed);
     atomic_store_explicit(&e->kind, kind, memory_order_relaxed);
     put_text(e->text, BOARD_TEXT_BYTES, text);
     atomic_store_explicit(&e->seq, ticket + 1, memory_order_release);

@@ -41,7 +41,7 @@
 #include "histogram.h"
 
 #define BOARD_MAGIC 0x3144524f424c5454ull /* "TTLBORD1" */
-#define BOARD_VERSION 2          /* 2: the event head left the header */
+#define BOARD_VERSION 3          /* 3: runnable threads; a simulator's clock */
 #define BOARD_THREAD_SLOTS 4096   /* threads shown by name; more are counted */
 #define BOARD_LOOP_SLOTS 64
 #define BOARD_QUEUE_SLOTS 8
@@ -67,6 +67,8 @@ enum board_state {
     STATE_IDLE,          /* alive, nothing to do (a pool thread between tasks) */
     STATE_WAITING,       /* waiting for events: accept, select, a task queue */
     STATE_RUNNING,       /* on the CPU: decoding, handling, !cpu */
+    STATE_RUNNABLE,      /* ready, waiting for a core (the simulator shows it;
+                            a real server cannot see its own run queue) */
     STATE_BLOCKED_IO,    /* blocked in read() or write() on one connection */
     STATE_BLOCKED_SLEEP, /* blocked in !sleep */
     STATE_TERMINATED,    /* ended; the slot is kept until reused */
@@ -120,7 +122,10 @@ struct board_header {
                                       counted by the reader, from slots) */
     _Atomic uint64_t threads_unslotted; /* threads with no slot */
     _Atomic uint32_t closing;  /* 1 once the server began to stop */
-    uint32_t reserved2;
+    _Atomic uint32_t simulated; /* 1: a simulator writes this board, and its
+                                   times run on sim_now_ns, not the wall */
+    _Atomic uint64_t sim_now_ns; /* simulated: the run's time now; every time
+                                   on the board is start_mono_ns + a run time */
 };
 
 struct board_thread {
@@ -223,13 +228,17 @@ void board_record_latency_n(struct board *b, uint64_t ns, uint64_t n);
  * thread, for its own ref. */
 void board_thread_begin(struct board *b, struct board_thread_ref *t,
                         enum board_role role, const char *name, uint64_t conn);
+void board_thread_begin_at(struct board *b, struct board_thread_ref *t,
+                           enum board_role role, const char *name, uint64_t conn,
+                           uint64_t at_ns);
 void board_thread_state(struct board *b, struct board_thread_ref *t,
                         enum board_state state);
 void board_thread_state_at(struct board *b, struct board_thread_ref *t,
-                           enum board_state state, uint64_t now_ns);
+                           enum board_state state, uint64_t at_ns);
 void board_thread_lines(struct board *b, struct board_thread_ref *t, uint64_t n);
 void board_thread_conn(struct board *b, struct board_thread_ref *t, uint64_t conn);
 void board_thread_end(struct board *b, struct board_thread_ref *t);
+void board_thread_end_at(struct board *b, struct board_thread_ref *t, uint64_t at_ns);
 
 /* Loops and queues: claim a slot (NULL when full or b is NULL), then store
  * into its fields with atomic_store_explicit(..., memory_order_relaxed);
@@ -246,6 +255,14 @@ struct board_queue *board_queue_claim(struct board *b, const char *name,
  * rare (accept, spawn, exit...), never per line. */
 void board_event(struct board *b, enum board_event_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+void board_event_at(struct board *b, enum board_event_kind kind, uint64_t at_ns,
+                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* A simulated run (sim --viz) owns this board: its clock is the run's, at
+ * run_ns now. Marks the board simulated, so readers take their snapshot's
+ * time from it, and returns the board time of run_ns (start_mono_ns +
+ * run_ns) for the _at functions. One thread (the simulation's). */
+uint64_t board_sim_clock(struct board *b, uint64_t run_ns);
 
 /* A connection ended: active - 1, closed + 1, the reason's own counter
  * (resets, timeouts), and an event saying why. Any thread. */

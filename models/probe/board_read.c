@@ -18,7 +18,8 @@ static const char *const role_names[ROLE_COUNT] = {
     "business", "checker", "main",
 };
 static const char *const state_names[STATE_COUNT] = {
-    "idle", "waiting", "running", "blocked-io", "blocked-sleep", "terminated",
+    "idle", "waiting", "running", "runnable", "blocked-io", "blocked-sleep",
+    "terminated",
 };
 static const char *const event_names[EV_COUNT] = {
     "accept", "assign", "close", "spawn", "exit", "grow", "shrink",
@@ -169,6 +170,8 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
     s->start_unix_ns = u64_at(b, F(struct board_header, start_unix_ns));
     s->start_mono_ns = u64_at(b, F(struct board_header, start_mono_ns));
     s->closing = u32_at(b, F(struct board_header, closing)) != 0;
+    s->simulated = u32_at(b, F(struct board_header, simulated)) != 0;
+    s->sim_now_ns = u64_at(b, F(struct board_header, sim_now_ns));
     for (int i = 0; i < STATE_COUNT; i++)
         s->threads_by_state[i] = u64_at(b, F(struct board_header, unslotted_by_state) + 8u * i);
     s->threads_unslotted = u64_at(b, F(struct board_header, threads_unslotted));
@@ -385,7 +388,9 @@ int board_read(const char *path, struct board_snapshot *s, char *err,
     }
     if (rc < 0)
         snprintf(err, err_len, "%s: %s", path, why);
-    s->taken_mono_ns = taken_ns;
+    /* A simulated board's moment is the run's time, not when we looked:
+     * its ages, rates and "up" are then in simulated time. */
+    s->taken_mono_ns = rc == 0 && s->simulated ? s->start_mono_ns + s->sim_now_ns : taken_ns;
     return rc;
 }
 

@@ -53,7 +53,10 @@ struct board_snapshot {
     char model[BOARD_MODEL_BYTES];
     char options[BOARD_OPTIONS_BYTES];
     uint64_t start_unix_ns, start_mono_ns;
-    uint64_t taken_mono_ns;       /* when the reader copied it */
+    uint64_t taken_mono_ns;       /* when the reader copied it (a simulated
+                                     board: start_mono_ns + the run's time) */
+    bool simulated;               /* a simulator writes it (sim --viz) */
+    uint64_t sim_now_ns;          /* simulated: the run's time */
     bool closing;                 /* the server began to stop */
     uint64_t counters[CTR_COUNT];
     uint64_t hist[HIST_BUCKETS];  /* handling-time counts per bucket */

@@ -76,6 +76,37 @@ static bool demo_tick(void *arg)
     return fleet_loads_running(&d->fleet);
 }
 
+/* The final table, with what it needs to be read right. */
+static void print_table(FILE *out, const struct plan *plan, const struct result *results,
+                        int n, bool wide, double cut_short_s)
+{
+    fprintf(out, "\nscenario %s: %s\n", plan->sc->name, plan->sc->summary);
+    (wide ? results_print_wide_table : results_print_table)(out, results, n);
+    if (cut_short_s > 0)
+        fprintf(out, "(cut short: stopped after %.1f s of the %g s planned; figures "
+                "for that part)\n", cut_short_s, plan->duration_s);
+    /* Under 80 columns too, like the table. */
+    fprintf(out, "(side by side on a shared machine; for numbers, run\n"
+            " threadlab compare --scenario %s)\n", plan->sc->name);
+}
+
+/* The recording, its ending written: close it and say how it went. */
+static void finish_recording(struct top_opts *view)
+{
+    if (!view->recorder)
+        return;
+    uint32_t frames = recorder_frames(view->recorder);
+    uint64_t bytes = recorder_bytes(view->recorder);
+    int rc = recorder_close(view->recorder);
+    view->recorder = NULL;
+    if (rc < 0)
+        fprintf(stderr, "threadlab demo: --record: writing %s failed (%s): it plays "
+                "its first %u frames\n", view->record_path, strerror(-rc), frames);
+    else
+        fprintf(stderr, "threadlab demo: recorded %s (%u frames and the table, %.1f KiB)\n",
+                view->record_path, frames, bytes / 1024.0);
+}
+
 /* Close and remove a recording that never got its first frame. */
 static void discard_recording(struct top_opts *view)
 {
@@ -160,6 +191,7 @@ int cli_demo(int argc, char **argv)
         view.ntargets = d->fleet.n;
         view.footer = footer;
         view.tick = demo_tick;
+        view.caller_closes_recorder = true;  /* the table goes in after the show */
         view.tick_arg = d;
         d->give_up_ms = now_ms() + (uint64_t)(plan.duration_s * 1000) + 20000;
         if (view.plain)
@@ -182,16 +214,19 @@ int cli_demo(int argc, char **argv)
     for (int i = 0; i < d->fleet.n; i++)
         result_from_fleet(&d->fleet.servers[i], &results[i]);
     if (d->fleet.n > 0) {
-        printf("\nscenario %s: %s\n", plan.sc->name, plan.sc->summary);
-        (wide ? results_print_wide_table : results_print_table)(stdout, results,
-                                                                d->fleet.n);
-        if (cut_short_s > 0)
-            printf("(cut short: stopped after %.1f s of the %g s planned; figures for "
-                   "that part)\n", cut_short_s, plan.duration_s);
-        /* Under 80 columns too, like the table. */
-        printf("(side by side on a shared machine; for numbers, run\n"
-               " threadlab compare --scenario %s)\n", plan.sc->name);
+        /* Printed, and kept as the recording's ending: a replay ends so too. */
+        char *table = NULL;
+        size_t table_len = 0;
+        FILE *out = open_memstream(&table, &table_len);
+        print_table(out ? out : stdout, &plan, results, d->fleet.n, wide, cut_short_s);
+        if (out && fclose(out) == 0) {
+            fputs(table, stdout);
+            if (view.recorder)
+                recorder_ending(view.recorder, table);
+        }
+        free(table);
     }
+    finish_recording(&view);
     for (int i = 0; i < d->fleet.n; i++) {
         const struct fleet_server *s = &d->fleet.servers[i];
         if (s->last_words[0]) {

@@ -12,6 +12,10 @@
 #include "cli_sim_sweep.h"
 #include "des/sim.h"
 #include "des/simviz.h"
+#include "net/clock.h"
+#include "probe/board.h"
+#include "viz/pane.h"
+#include "viz/record.h"
 #include "viz/top.h"
 
 static void sim_usage(FILE *out)
@@ -68,10 +72,15 @@ static void sim_usage(FILE *out)
             "\n"
             "  --viz              play the run in the visualizer: the simulated threads,\n"
             "                     loops and events on a board, as threadlab top shows a\n"
-            "                     real server; keys: space pause, s one event on, b one\n"
-            "                     event back (exact: the run is made again from the\n"
-            "                     seed), + / - speed, ? these keys on the status line,\n"
-            "                     q quit (then the report)\n"
+            "                     real server, in simulated time; keys: space pause,\n"
+            "                     s one event on, e on to the next event of the kind\n"
+            "                     that happened last (accept, assign, reply, block...),\n"
+            "                     b one event back (exact: the run is made again from\n"
+            "                     the seed, so no history is kept and any number of\n"
+            "                     presses goes back that many events), + / - speed,\n"
+            "                     ? these keys on the status line, q quit (then the\n"
+            "                     report)\n"
+            "  --start-paused     with --viz: paused before the first event\n"
             "  --record FILE      with --viz: also record the screen for threadlab replay\n"
             "  --speed X          with --viz: simulated seconds per real second\n"
             "                     (default 0.001: a millisecond takes a second);\n"
@@ -105,13 +114,47 @@ static void sim_usage(FILE *out)
 
 /* ---- --viz: the run on a board, the screen in this thread ------------------ */
 
+/* --viz and what goes with it. */
+struct viz_opts {
+    double speed;                /* simulated seconds per real second */
+    const char *record_path;     /* --record: one frame per event shown */
+    bool big;
+    bool start_paused;           /* paused before the first event */
+};
+
 struct viz_run {
     const struct sim_opts *o;
     struct sim_report *r;
     struct sim_viz_ctl ctl;
     int rc;
     bool show_keys;              /* '?': the status line lists the sim's keys */
+    /* --record, written by the simulation's thread only: */
+    struct recorder *rec;
+    struct pane pane;            /* the board, read back for each frame */
+    uint64_t rec_start_ns;
+    int rec_failed;              /* the -errno that ended the recording, or 0 */
 };
+
+static void status_line(struct viz_run *vr, char *buf, size_t len, bool keys);
+
+/* --record: every event shown is one frame, with the status line (its
+ * "next:") as the frame's caption, so that replay steps the events as this
+ * screen does. The screen's refreshes are not recorded: several events
+ * may pass in one. Simulation thread. */
+static void record_event_cb(void *arg, uint64_t events, const char *desc)
+{
+    struct viz_run *vr = arg;
+    (void)events;
+    (void)desc;
+    if (!vr->rec || vr->rec_failed)
+        return;
+    pane_refresh(&vr->pane);
+    char caption[RECORD_CAPTION_MAX];
+    status_line(vr, caption, sizeof(caption), false);
+    recorder_caption(vr->rec, caption);
+    vr->rec_failed = recorder_frame(vr->rec, now_ns() - vr->rec_start_ns,
+                                    &vr->pane, 1);
+}
 
 /* Runs the simulation, and again from the seed for every step back (it
  * is deterministic: the run up to event N is the same every time). After
@@ -121,6 +164,8 @@ static void *sim_thread(void *arg)
     struct viz_run *vr = arg;
     for (;;) {
         vr->rc = sim_run(vr->o, vr->r);
+        if (atomic_load(&vr->ctl.finished))
+            record_event_cb(vr, 0, "");          /* the last frame: FINISHED */
         while (!atomic_load(&vr->ctl.restart) && !atomic_load(&vr->ctl.quit)) {
             struct timespec nap = { 0, 20 * 1000000L };
             nanosleep(&nap, NULL);
@@ -134,27 +179,54 @@ static void *sim_thread(void *arg)
     }
 }
 
-static void viz_status(void *arg, char *buf, size_t len)
+/* The status line: where the run is and what comes next. With keys, the
+ * short list of keys follows (the recording leaves it out). */
+static void status_line(struct viz_run *vr, char *buf, size_t len, bool keys)
 {
-    struct viz_run *vr = arg;
     char last[160];
     pthread_mutex_lock(&vr->ctl.lock);
     snprintf(last, sizeof(last), "%s", vr->ctl.last);
     pthread_mutex_unlock(&vr->ctl.lock);
     bool finished = atomic_load(&vr->ctl.finished);
-    if (vr->show_keys) {         /* top's help knows nothing of these */
-        snprintf(buf, len, "[sim %s] keys: space pause/resume, s one event on, b one event "
-                 "back, + faster, - slower, q quit (the report follows), ? these keys",
-                 sim_model_name(vr->o->model));
-        return;
-    }
-    snprintf(buf, len, "[sim %s] t=%.6fs  event %llu  speed %gx  %s  %s%s   "
-             "(space pause, s step, b back, +/- speed)", sim_model_name(vr->o->model),
-             atomic_load(&vr->ctl.vnow_ns) / 1e9,
+    snprintf(buf, len, "[sim %s] t=%.6fs  event %llu  speed %gx  %s  %s%s%s%s%s",
+             sim_model_name(vr->o->model), atomic_load(&vr->ctl.vnow_ns) / 1e9,
              (unsigned long long)atomic_load(&vr->ctl.events),
              atomic_load(&vr->ctl.speed_ppb) / 1e9,
              finished ? "FINISHED" : atomic_load(&vr->ctl.paused) ? "PAUSED" : "",
-             finished ? "" : "next: ", finished ? "" : last);
+             finished ? "" : "next: ", finished ? "" : last,
+             keys ? "   (space pause, s step, e next " : "",
+             keys ? viz_kind_name(atomic_load(&vr->ctl.last_kind)) : "",
+             keys ? ", b back, +/- speed, ? keys)" : "");
+}
+
+static void viz_status(void *arg, char *buf, size_t len)
+{
+    struct viz_run *vr = arg;
+    if (vr->show_keys) {         /* top's help knows nothing of these */
+        snprintf(buf, len, "[sim %s] keys: space pause/resume, s one event on, b one "
+                 "event back, e on to the next event of the kind that happened last "
+                 "(now: %s), + faster, - slower, q quit (the report follows), ? these keys",
+                 sim_model_name(vr->o->model),
+                 viz_kind_name(atomic_load(&vr->ctl.last_kind)));
+        return;
+    }
+    status_line(vr, buf, len, true);
+}
+
+/* b: one event back, by running the same run again to just before it. A
+ * press while the last one is still being made goes back from where that
+ * one goes, so 200 presses in a burst go back 200 events. */
+static void step_back(struct sim_viz_ctl *c)
+{
+    int64_t pending = atomic_load(&c->replay_to);
+    uint64_t from = pending >= 0 ? (uint64_t)pending : atomic_load(&c->events);
+    if (from == 0)
+        return;
+    atomic_store(&c->paused, true);
+    atomic_store(&c->steps, 0);
+    atomic_store(&c->until, 0);
+    atomic_store(&c->replay_to, (int64_t)from - 1);
+    atomic_store(&c->restart, true);
 }
 
 static bool viz_key(void *arg, int key)
@@ -172,17 +244,12 @@ static bool viz_key(void *arg, int key)
         atomic_store(&vr->ctl.paused, true);
         atomic_fetch_add(&vr->ctl.steps, 1);
         return true;
-    case 'b': case ',': {
-        /* One event back: the same run again, to just before it. */
-        uint64_t done = atomic_load(&vr->ctl.events);
-        if (done == 0)
-            return true;
-        atomic_store(&vr->ctl.paused, true);
-        atomic_store(&vr->ctl.steps, 0);
-        atomic_store(&vr->ctl.replay_to, done - 1);
-        atomic_store(&vr->ctl.restart, true);
+    case 'e':
+        sim_viz_step_to_kind(&vr->ctl);
         return true;
-    }
+    case 'b': case ',':
+        step_back(&vr->ctl);
+        return true;
     case '+': case '=':
         if (speed < (uint64_t)1e15)
             atomic_store(&vr->ctl.speed_ppb, speed * 2);
@@ -203,12 +270,51 @@ static bool viz_tick(void *arg)
     return !(atomic_load(&vr->ctl.finished) && !isatty(STDOUT_FILENO));
 }
 
-static int run_with_viz(struct sim_opts *o, struct sim_report *r, double speed,
-                        const char *record_path, bool big)
+/* --record: open the file before the run (a bad path fails first) and
+ * read the run's board back for each frame. */
+static int open_event_recording(struct viz_run *vr, const char *path)
+{
+    char err[300];
+    vr->rec = recorder_open(path, err, sizeof(err));
+    if (!vr->rec) {
+        fprintf(stderr, "threadlab sim: --record: %s\n", err);
+        return -1;
+    }
+    if (pane_attach(&vr->pane, simviz_board_path(vr->o->viz), (int)getpid()) < 0) {
+        fprintf(stderr, "threadlab sim: --record: out of memory\n");
+        recorder_close(vr->rec);
+        vr->rec = NULL;
+        return -1;
+    }
+    vr->rec_start_ns = now_ns();
+    vr->ctl.shown = record_event_cb;
+    vr->ctl.shown_arg = vr;
+    return 0;
+}
+
+static void close_event_recording(struct viz_run *vr, const char *path)
+{
+    if (!vr->rec)
+        return;
+    uint32_t frames = recorder_frames(vr->rec);
+    uint64_t bytes = recorder_bytes(vr->rec);
+    int rc = recorder_close(vr->rec);
+    pane_detach(&vr->pane);
+    if (vr->rec_failed || rc < 0)
+        fprintf(stderr, "threadlab sim: --record: writing %s failed (%s): it holds the "
+                "first %u frames\n", path, strerror(vr->rec_failed ? -vr->rec_failed : -rc),
+                frames);
+    else
+        fprintf(stderr, "threadlab sim: recorded %s (%u events, %.1f KiB)\n", path,
+                frames, bytes / 1024.0);
+}
+
+static int run_with_viz(struct sim_opts *o, struct sim_report *r, const struct viz_opts *vo)
 {
     struct viz_run vr = { .o = o, .r = r };
     char err[256], model[16], options[192], pid[16];
-    sim_viz_ctl_init(&vr.ctl, speed);
+    sim_viz_ctl_init(&vr.ctl, vo->speed);
+    atomic_store(&vr.ctl.paused, vo->start_paused);
     /* The board's model name has 15 characters. */
     snprintf(model, sizeof(model), "sim:%s",
              o->model == SIM_MULTIREACTOR ? "mreactor" : sim_model_name(o->model));
@@ -219,8 +325,14 @@ static int run_with_viz(struct sim_opts *o, struct sim_report *r, double speed,
         fprintf(stderr, "threadlab sim: --viz: %s\n", err);
         return -1;
     }
+    if (vo->record_path && open_event_recording(&vr, vo->record_path) < 0) {
+        simviz_close(o->viz);
+        o->viz = NULL;
+        return -1;
+    }
     pthread_t t;
     if (pthread_create(&t, NULL, sim_thread, &vr) != 0) {
+        close_event_recording(&vr, vo->record_path);
         simviz_close(o->viz);
         return -1;
     }
@@ -228,10 +340,11 @@ static int run_with_viz(struct sim_opts *o, struct sim_report *r, double speed,
     char *targets[1] = { pid };
     struct top_opts view = { .targets = targets, .ntargets = 1, .refresh_ms = 200,
                              .tick = viz_tick, .tick_arg = &vr, .status = viz_status,
-                             .key = viz_key, .record_path = record_path, .big = big };
+                             .key = viz_key, .big = vo->big };
     top_run(&view);
     atomic_store(&vr.ctl.quit, true);          /* q before the end: stop the run */
     pthread_join(t, NULL);
+    close_event_recording(&vr, vo->record_path);
     simviz_close(o->viz);
     o->viz = NULL;
     if (vr.rc < 0)
@@ -264,7 +377,7 @@ static int sweep_or_usage(const struct sim_opts *o, struct sim_sweep *sw, bool s
 
 /* What the options set beside sim_opts and sim_sweep. */
 struct sim_args {
-    bool json, viz, big, engine_stats;
+    bool json, viz, big, engine_stats, start_paused;
     double speed;                  /* --speed (-1: not given) */
     double stack_kb;               /* --stack-kb (-1: the profile's) */
     int pool_max;                  /* --max (-1: not given) */
@@ -314,6 +427,7 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
         { CLI_REAL("speed", &a->speed, 1e-9, 1e6) },
         { CLI_FLAG("big", &a->big) },
         { CLI_TEXT("record", &a->record_path) },
+        { CLI_FLAG("start-paused", &a->start_paused) },
         { CLI_INT("min", &o->pool_min, 0, 100000000) },
         { CLI_INT("max", &a->pool_max, 0, 100000000) },
         { CLI_INT("queue", &o->pool_queue, 0, 100000000) },
@@ -343,7 +457,7 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
 static int run_once(struct sim_opts *o, const struct sim_args *a)
 {
     const char *needs_viz = a->record_path ? "--record" : a->speed >= 0 ? "--speed"
-                          : a->big ? "--big" : NULL;
+                          : a->big ? "--big" : a->start_paused ? "--start-paused" : NULL;
     if (needs_viz && !a->viz) {
         cli_usage_error("sim", "%s goes with --viz", needs_viz);
         return CLI_EXIT_USAGE;
@@ -354,7 +468,9 @@ static int run_once(struct sim_opts *o, const struct sim_args *a)
         return CLI_EXIT_FAILED;
     }
     double speed = a->speed >= 0 ? a->speed : 0.001;   /* a millisecond a second */
-    int rc = a->viz ? run_with_viz(o, r, speed, a->record_path, a->big) : sim_run(o, r);
+    struct viz_opts vo = { .speed = speed, .record_path = a->record_path, .big = a->big,
+                           .start_paused = a->start_paused };
+    int rc = a->viz ? run_with_viz(o, r, &vo) : sim_run(o, r);
     if (rc == 0 && a->json)
         sim_report_json(o, r, stdout);
     else if (rc == 0)

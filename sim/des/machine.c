@@ -81,6 +81,8 @@ static void rq_push(struct machine *m, uint32_t t)
         m->rq_cap = cap;
     }
     m->runq[(m->rq_head + m->rq_len++) % m->rq_cap] = t;
+    if (m->on_core)
+        m->on_core(m->ctx, t, false);
 }
 
 static uint32_t rq_pop(struct machine *m)
@@ -128,6 +130,8 @@ static void dispatch_after(struct machine *m, int c, uint32_t t, vtime_t delay)
     m->context_switches++;
     core->slice_end = m->eng->now + delay + (vtime_t)m->prof->time_slice_ns;
     m->idle_cores--;
+    if (m->on_core)
+        m->on_core(m->ctx, t, true);
     arm_core_after(m, c, delay);
 }
 

@@ -67,6 +67,10 @@ struct machine {
     uint32_t *runq;              /* a ring of runnable thread ids */
     uint32_t rq_head, rq_len, rq_cap;
 
+    /* Told when a thread gets a core (true) or joins the run queue
+     * (false): sim --viz shows running and runnable apart. NULL: nobody. */
+    void (*on_core)(void *ctx, uint32_t t, bool running);
+
     uint64_t context_switches, preemptions;
     struct rng *costs;           /* draws each wakeup (wakeup_sigma); NULL:
                                     every wakeup costs wakeup_ns */

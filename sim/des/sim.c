@@ -116,6 +116,13 @@ void sim__run(struct sim *s, uint32_t t, vtime_t cpu_ns, uint32_t cont)
     machine_run(&s->m, t, cpu_ns, cont);
 }
 
+/* The machine's word on a thread: on a core, or waiting in the run queue. */
+static void on_core(void *ctx, uint32_t t, bool running)
+{
+    struct sim *s = ctx;
+    simviz_state(s->viz, t, running ? VIZ_RUNNING : VIZ_RUNNABLE);
+}
+
 void sim__block(struct sim *s, uint32_t t, enum viz_state why)
 {
     if (s->viz)
@@ -464,6 +471,8 @@ static int setup(struct sim *s)
     if (!s->window_core_busy || des_init(&s->eng, 4096) < 0 ||
         machine_init(&s->m, &s->eng, &o->prof, o->cores, EV_CORE, burst_done, s) < 0)
         return -1;
+    if (s->viz)
+        s->m.on_core = on_core;
     struct rng rng;
     rng_seed(&rng, o->seed);
     s->seed = rng_next(&rng);

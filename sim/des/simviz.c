@@ -22,6 +22,7 @@ struct sim_viz {
     double wall_start_s;
     vtime_t virtual_start;            /* the run's time at wall_start_s */
     uint64_t speed_ppb;               /* the speed wall_start_s was taken at */
+    uint64_t now_ns;                  /* the run's time on the board's clock */
 };
 
 static double wall_s(void)
@@ -33,6 +34,7 @@ void sim_viz_ctl_init(struct sim_viz_ctl *c, double speed)
 {
     memset(c, 0, sizeof(*c));
     atomic_store(&c->speed_ppb, (uint64_t)(speed * 1e9));
+    atomic_store(&c->replay_to, -1);
     pthread_mutex_init(&c->lock, NULL);
 }
 
@@ -67,6 +69,11 @@ void simviz_close(struct sim_viz *v)
     free(v);
 }
 
+const char *simviz_board_path(const struct sim_viz *v)
+{
+    return board_path(v->board);
+}
+
 static struct board_thread_ref *ref(struct sim_viz *v, uint32_t t)
 {
     if (t >= v->nrefs) {
@@ -91,7 +98,8 @@ static const enum board_role roles[] = {
 };
 
 static const enum board_state states[] = {
-    [VIZ_RUNNING] = STATE_RUNNING, [VIZ_READING] = STATE_BLOCKED_IO,
+    [VIZ_RUNNING] = STATE_RUNNING, [VIZ_RUNNABLE] = STATE_RUNNABLE,
+    [VIZ_READING] = STATE_BLOCKED_IO,
     [VIZ_SLEEPING] = STATE_BLOCKED_SLEEP, [VIZ_WAITING] = STATE_WAITING,
     [VIZ_IDLE] = STATE_IDLE,
 };
@@ -101,7 +109,7 @@ void simviz_thread(struct sim_viz *v, uint32_t t, enum viz_role role, const char
 {
     struct board_thread_ref *r = ref(v, t);
     if (r) {
-        board_thread_begin(v->board, r, roles[role], name, conn);
+        board_thread_begin_at(v->board, r, roles[role], name, conn, v->now_ns);
         board_add(v->board, CTR_THREADS_SPAWNED, 1);
     }
 }
@@ -117,7 +125,7 @@ void simviz_state(struct sim_viz *v, uint32_t t, enum viz_state st)
 {
     struct board_thread_ref *r = ref(v, t);
     if (r)
-        board_thread_state(v->board, r, states[st]);
+        board_thread_state_at(v->board, r, states[st], v->now_ns);
 }
 
 void simviz_lines(struct sim_viz *v, uint32_t t, uint64_t n)
@@ -131,7 +139,7 @@ void simviz_thread_end(struct sim_viz *v, uint32_t t)
 {
     struct board_thread_ref *r = ref(v, t);
     if (r) {
-        board_thread_end(v->board, r);
+        board_thread_end_at(v->board, r, v->now_ns);
         board_add(v->board, CTR_THREADS_EXITED, 1);
     }
 }
@@ -150,15 +158,41 @@ void simviz_count(struct sim_viz *v, enum viz_counter c, int64_t delta)
         board_sub(v->board, counters[c], (uint64_t)-delta);
 }
 
+static const char *const kind_names[VIZ_KIND_COUNT] = {
+    "event", "accept", "assign", "spawn", "exit", "reject", "block", "close",
+    "queued", "reply",
+};
+
+const char *viz_kind_name(enum viz_kind k)
+{
+    return (unsigned)k < VIZ_KIND_COUNT ? kind_names[k] : "event";
+}
+
+/* Something a class can step to happened. */
+static void happened(struct sim_viz *v, enum viz_kind k)
+{
+    atomic_fetch_add(&v->ctl->kind_seen[k], 1);
+    atomic_store(&v->ctl->last_kind, (int)k);
+}
+
+/* A reply reached its client: the line's latency is known. */
 void simviz_latency(struct sim_viz *v, uint64_t ns)
 {
     board_record_latency(v->board, ns);
+    happened(v, VIZ_KIND_REPLY);
 }
 
 static const enum board_event_kind events[] = {
     [VIZ_EV_ACCEPT] = EV_ACCEPT, [VIZ_EV_ASSIGN] = EV_ASSIGN, [VIZ_EV_SPAWN] = EV_SPAWN,
     [VIZ_EV_EXIT] = EV_EXIT, [VIZ_EV_REJECT] = EV_REJECT, [VIZ_EV_BLOCKED] = EV_BLOCKED,
     [VIZ_EV_CLOSE] = EV_CLOSE, [VIZ_EV_QUEUED] = EV_TASK_QUEUED,
+};
+
+static const enum viz_kind event_kinds[] = {
+    [VIZ_EV_ACCEPT] = VIZ_KIND_ACCEPT, [VIZ_EV_ASSIGN] = VIZ_KIND_ASSIGN,
+    [VIZ_EV_SPAWN] = VIZ_KIND_SPAWN, [VIZ_EV_EXIT] = VIZ_KIND_EXIT,
+    [VIZ_EV_REJECT] = VIZ_KIND_REJECT, [VIZ_EV_BLOCKED] = VIZ_KIND_BLOCK,
+    [VIZ_EV_CLOSE] = VIZ_KIND_CLOSE, [VIZ_EV_QUEUED] = VIZ_KIND_QUEUED,
 };
 
 void simviz_event(struct sim_viz *v, enum viz_event kind, const char *fmt, ...)
@@ -168,7 +202,8 @@ void simviz_event(struct sim_viz *v, enum viz_event kind, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    board_event(v->board, events[kind], "%s", text);
+    board_event_at(v->board, events[kind], v->now_ns, "%s", text);
+    happened(v, event_kinds[kind]);
 }
 
 int simviz_loop(struct sim_viz *v, const char *name)
@@ -193,7 +228,7 @@ void simviz_loop_blocked(struct sim_viz *v, int loop, bool blocked)
 {
     if (loop >= 0 && loop < v->nloops)
         atomic_store_explicit(&v->loops[loop]->blocked_since_ns,
-                              blocked ? now_ns() : 0, memory_order_relaxed);
+                              blocked ? v->now_ns : 0, memory_order_relaxed);
 }
 
 void simviz_loop_waiting(struct sim_viz *v, int loop, bool waiting)
@@ -219,28 +254,72 @@ bool simviz_reset(struct sim_viz *v)
     v->refs = NULL;
     v->nrefs = 0;
     v->nloops = 0;
+    v->now_ns = 0;
+    for (int k = 0; k < VIZ_KIND_COUNT; k++)
+        atomic_store(&v->ctl->kind_seen[k], 0);
+    atomic_store(&v->ctl->last_kind, VIZ_KIND_NONE);
     v->board = board_create(v->model, v->options);
     return v->board != NULL;
+}
+
+/* Going back, or on to a kind: this event runs at once, unshown.
+ * Arriving there pauses. The events count is stored before replay_to is
+ * cleared (see struct sim_viz_ctl). */
+static bool run_through(struct sim_viz_ctl *c, uint64_t events_done)
+{
+    int64_t replay_to = atomic_load(&c->replay_to);
+    if (replay_to >= 0) {
+        if (events_done < (uint64_t)replay_to)
+            return true;
+        atomic_store(&c->events, events_done);
+        atomic_store(&c->paused, true);
+        atomic_store(&c->replay_to, -1);
+        return false;
+    }
+    uint64_t until = atomic_load(&c->until);
+    while (until != 0) {
+        if (atomic_load(&c->kind_seen[VIZ_UNTIL_KIND(until)]) < VIZ_UNTIL_SEEN(until))
+            return true;
+        /* There: pause, unless a press moved the target meanwhile. */
+        if (atomic_compare_exchange_strong(&c->until, &until, 0)) {
+            atomic_store(&c->paused, true);
+            break;
+        }
+    }
+    return false;
+}
+
+void sim_viz_step_to_kind(struct sim_viz_ctl *c)
+{
+    atomic_store(&c->paused, true);
+    uint64_t old = atomic_load(&c->until), next;
+    do {
+        int kind = old ? VIZ_UNTIL_KIND(old) : atomic_load(&c->last_kind);
+        if (kind == VIZ_KIND_NONE) {
+            atomic_fetch_add(&c->steps, 1);
+            return;
+        }
+        next = old ? old + 1 : VIZ_UNTIL(kind, atomic_load(&c->kind_seen[kind]) + 1);
+    } while (!atomic_compare_exchange_weak(&c->until, &old, next));
 }
 
 bool simviz_pace(struct sim_viz *v, vtime_t at, uint64_t events_done, const char *desc)
 {
     struct sim_viz_ctl *c = v->ctl;
-    if (atomic_load(&c->restart))
+    v->now_ns = board_sim_clock(v->board, at);   /* the board's time is the run's */
+    if (atomic_load(&c->restart) || atomic_load(&c->quit))
         return false;                            /* a step back: start over */
-    uint64_t replay_to = atomic_load(&c->replay_to);
-    if (events_done < replay_to) {
+    if (run_through(c, events_done)) {
         atomic_store(&c->vnow_ns, at);
-        return true;                             /* catching up, at full speed */
-    }
-    if (replay_to > 0 && events_done == replay_to) {
-        atomic_store(&c->replay_to, 0);          /* there: stop, as before */
-        atomic_store(&c->paused, true);
+        return true;
     }
     atomic_store(&c->events, events_done);
     pthread_mutex_lock(&c->lock);
     snprintf(c->last, sizeof(c->last), "%s", desc);
     pthread_mutex_unlock(&c->lock);
+    atomic_store(&c->vnow_ns, at);
+    if (c->shown)
+        c->shown(c->shown_arg, events_done, desc);
     for (;;) {
         if (atomic_load(&c->quit) || atomic_load(&c->restart))
             return false;
@@ -250,6 +329,8 @@ bool simviz_pace(struct sim_viz *v, vtime_t at, uint64_t events_done, const char
                 atomic_fetch_sub(&c->steps, 1);
                 break;                           /* one event, then pause again */
             }
+            if (atomic_load(&c->until) != 0)
+                break;                           /* on to the next of a kind */
             /* Resume from here, at whatever speed, without a jump. */
             v->wall_start_s = wall_s();
             v->virtual_start = at;
@@ -260,7 +341,7 @@ bool simviz_pace(struct sim_viz *v, vtime_t at, uint64_t events_done, const char
         if (speed != v->speed_ppb) {             /* a new speed starts from here */
             v->speed_ppb = speed;
             v->wall_start_s = wall_s();
-            v->virtual_start = atomic_load(&c->vnow_ns);
+            v->virtual_start = at;
         }
         double due_s = v->wall_start_s + (double)(at - v->virtual_start) / ((double)speed);
         double wait = due_s - wall_s();
@@ -271,12 +352,11 @@ bool simviz_pace(struct sim_viz *v, vtime_t at, uint64_t events_done, const char
         struct timespec nap = { 0, (long)(wait * 1e9) };
         nanosleep(&nap, NULL);
     }
-    atomic_store(&c->vnow_ns, at);
     return true;
 }
 
 void simviz_finish(struct sim_viz *v)
 {
     atomic_store(&v->ctl->finished, true);
-    board_event(v->board, EV_CLOSE, "the simulated run is over");
+    board_event_at(v->board, EV_CLOSE, v->now_ns, "the simulated run is over");
 }

@@ -18,13 +18,20 @@
 
 #include "des/engine.h"
 
-enum viz_state { VIZ_RUNNING, VIZ_READING, VIZ_SLEEPING, VIZ_WAITING, VIZ_IDLE };
+enum viz_state { VIZ_RUNNING, VIZ_RUNNABLE, VIZ_READING, VIZ_SLEEPING, VIZ_WAITING,
+                 VIZ_IDLE };
 enum viz_role { VIZ_ACCEPTOR, VIZ_CONN, VIZ_POOL_THREAD, VIZ_BOSS, VIZ_WORKER,
                 VIZ_BUSINESS, VIZ_CLIENT };
 enum viz_event { VIZ_EV_ACCEPT, VIZ_EV_ASSIGN, VIZ_EV_SPAWN, VIZ_EV_EXIT, VIZ_EV_REJECT,
                  VIZ_EV_BLOCKED, VIZ_EV_CLOSE, VIZ_EV_QUEUED };
 enum viz_counter { VIZ_ACCEPTED, VIZ_ACTIVE, VIZ_CLOSED, VIZ_LINES, VIZ_REJECTED,
                    VIZ_OFFLOADED };
+
+/* What a class can step to with the "next of this kind" key: the things
+ * that happen to connections and loops, not the cores' bursts and slices. */
+enum viz_kind { VIZ_KIND_NONE, VIZ_KIND_ACCEPT, VIZ_KIND_ASSIGN, VIZ_KIND_SPAWN,
+                VIZ_KIND_EXIT, VIZ_KIND_REJECT, VIZ_KIND_BLOCK, VIZ_KIND_CLOSE,
+                VIZ_KIND_QUEUED, VIZ_KIND_REPLY, VIZ_KIND_COUNT };
 
 /* Shared between the simulation and the screen. */
 struct sim_viz_ctl {
@@ -36,10 +43,38 @@ struct sim_viz_ctl {
     _Atomic uint64_t vnow_ns;      /* where the run is */
     _Atomic uint64_t events;       /* events done (the next is events + 1) */
     _Atomic bool restart;          /* step back: run again from the seed ... */
-    _Atomic uint64_t replay_to;    /* ... at full speed until this many events */
+    _Atomic int64_t replay_to;     /* ... at full speed until this many events
+                                      are done, then pause; -1: not going back.
+                                      Cleared after events is stored, so a
+                                      reader that sees -1 sees the new events */
+    _Atomic int last_kind;         /* enum viz_kind: the latest that happened */
+    _Atomic uint64_t kind_seen[VIZ_KIND_COUNT]; /* how often each happened */
+    _Atomic uint64_t until;        /* run on until a kind has happened so
+                                      many times in all, then pause: one
+                                      word (VIZ_UNTIL), so that a press and
+                                      the arrival never miss each other;
+                                      0: not running on */
+    /* Called by the simulation before each event it shows (not those run
+     * through when going back or on to a kind): the recorder's hook. */
+    void (*shown)(void *arg, uint64_t events, const char *desc);
+    void *shown_arg;
     pthread_mutex_t lock;          /* guards last */
     char last[160];                /* what the last event was */
 };
+
+/* The until word: the kind in the top byte, the count below. */
+#define VIZ_UNTIL(kind, seen) ((uint64_t)(kind) << 56 | (seen))
+#define VIZ_UNTIL_KIND(u) ((int)((u) >> 56))
+#define VIZ_UNTIL_SEEN(u) ((u) & ((1ull << 56) - 1))
+
+/* e: run on to the next event of the kind that happened last; pressed
+ * again before it gets there, one more of the kind it is running to (so
+ * a burst of presses counts every press). Nothing happened yet: one
+ * event. Screen thread. */
+void sim_viz_step_to_kind(struct sim_viz_ctl *c);
+
+/* The kind's name, as the status line says it ("assign"). */
+const char *viz_kind_name(enum viz_kind k);
 
 void sim_viz_ctl_init(struct sim_viz_ctl *c, double speed);
 
@@ -50,6 +85,9 @@ struct sim_viz;
 struct sim_viz *simviz_open(struct sim_viz_ctl *ctl, const char *model,
                             const char *options, char *err, size_t err_len);
 void simviz_close(struct sim_viz *v);
+
+/* The board's path, for reading it back (sim --viz --record). */
+const char *simviz_board_path(const struct sim_viz *v);
 
 void simviz_thread(struct sim_viz *v, uint32_t t, enum viz_role role, const char *name,
                    uint64_t conn);
@@ -79,7 +117,8 @@ bool simviz_pace(struct sim_viz *v, vtime_t at, uint64_t events, const char *des
 void simviz_finish(struct sim_viz *v);
 
 /* Before a run again from the seed (a step back): a fresh board, same
- * place. Returns false when the board cannot be made again. */
+ * place, the kinds counted from zero. Returns false when the board cannot
+ * be made again. */
 bool simviz_reset(struct sim_viz *v);
 
 #endif

@@ -14,7 +14,7 @@
 #define HEADER_MAGIC "THRDLREC"
 #define FRAME_MARK "FRM1"
 #define END_MARK "END1"                 /* a recording finished properly */
-#define END_BYTES 12
+#define END_HEAD_BYTES 16               /* "END1" frames ending_len crc */
 #define HEADER_BYTES 24
 #define FRAME_HEAD_BYTES 28
 #define KEYFRAME_EVERY 64               /* a full copy of the state this often */
@@ -57,6 +57,12 @@ static void put(struct buf *b, const void *p, size_t n)
 }
 
 static void put_u8(struct buf *b, uint8_t v) { put(b, &v, 1); }
+
+static void put_u16(struct buf *b, uint16_t v)
+{
+    uint8_t le[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
+    put(b, le, 2);
+}
 
 static void put_u32(struct buf *b, uint32_t v)
 {
@@ -101,6 +107,13 @@ static void get(struct in *in, void *out, size_t n)
 }
 
 static uint8_t get_u8(struct in *in) { uint8_t v; get(in, &v, 1); return v; }
+
+static uint16_t get_u16(struct in *in)
+{
+    uint8_t le[2] = { 0, 0 };
+    get(in, le, 2);
+    return (uint16_t)(le[0] | le[1] << 8);
+}
 
 static uint32_t get_u32(struct in *in)
 {
@@ -153,6 +166,7 @@ static void serialize(const struct board_snapshot *s, struct buf *b)
     put_u64(b, s->start_mono_ns);
     put_u64(b, s->taken_mono_ns);
     put_u8(b, s->closing);
+    put_u8(b, s->simulated);
     for (int i = 0; i < CTR_COUNT; i++)
         put_u64(b, s->counters[i]);
     for (size_t i = 0; i < HIST_BUCKETS; i++)
@@ -217,6 +231,7 @@ static bool deserialize(const uint8_t *p, size_t n, struct board_snapshot *s)
     s->start_mono_ns = get_u64(&in);
     s->taken_mono_ns = get_u64(&in);
     s->closing = get_u8(&in) != 0;
+    s->simulated = get_u8(&in) != 0;
     for (int i = 0; i < CTR_COUNT; i++)
         s->counters[i] = get_u64(&in);
     for (size_t i = 0; i < HIST_BUCKETS; i++)
@@ -372,6 +387,8 @@ struct recorder {
     int failed;                          /* 0, or the -errno that ended the recording */
     struct rec_pane panes[VIEW_MAX_PANES];
     struct buf payload, cur, packed;
+    char caption[RECORD_CAPTION_MAX];    /* what the next frames carry */
+    char ending[RECORD_ENDING_MAX];      /* what the end mark carries */
 };
 
 /* All of it, or -errno. EINTR is retried: a stop signal (caught without
@@ -489,6 +506,9 @@ int recorder_frame(struct recorder *r, uint64_t t_ns, const struct pane *panes, 
     put_u8(&r->payload, (uint8_t)npanes);
     for (int i = 0; i < npanes; i++)
         payload_add_pane(r, &r->panes[i], &panes[i]);
+    size_t caption_len = strlen(r->caption);
+    put_u16(&r->payload, (uint16_t)caption_len);
+    put(&r->payload, r->caption, caption_len);
     if (r->payload.failed)
         return r->failed = -ENOMEM;
     /* Deflated: event texts and thread names repeat from frame to frame. */
@@ -525,6 +545,16 @@ int recorder_frame(struct recorder *r, uint64_t t_ns, const struct pane *panes, 
     return 0;
 }
 
+void recorder_caption(struct recorder *r, const char *caption)
+{
+    snprintf(r->caption, sizeof(r->caption), "%s", caption ? caption : "");
+}
+
+void recorder_ending(struct recorder *r, const char *text)
+{
+    snprintf(r->ending, sizeof(r->ending), "%s", text ? text : "");
+}
+
 uint64_t recorder_bytes(const struct recorder *r)
 {
     return r->bytes;
@@ -541,10 +571,17 @@ int recorder_close(struct recorder *r)
         return 0;
     /* The end mark says the file is whole, even after a failed frame: the
      * file was cut back to its last whole frame, which is all it holds. */
-    struct buf end = { 0 };
+    struct buf end = { 0 }, ending = { 0 };
+    size_t ending_len = strlen(r->ending);
     put(&end, END_MARK, 4);
     put_u32(&end, r->frames);
+    put_u32(&end, (uint32_t)ending_len);
     put_crc(&end);
+    put(&ending, r->ending, ending_len);
+    put_crc(&ending);
+    put(&end, ending.data, ending.len);
+    end.failed |= ending.failed;
+    free(ending.data);
     int rc = append(r, &end);
     free(end.data);
     if (close(r->fd) < 0 && rc == 0)
@@ -562,6 +599,22 @@ int recorder_close(struct recorder *r)
 
 /* ---- replaying ------------------------------------------------------------------ */
 
+#define WARN_SOURCES_MAX 16              /* sources remembered per pane and frame */
+#define WARN_SOURCE_BYTES 24
+
+/* Who a warning is about: its kind and the first word of its text (the
+ * loop's name, or "conn" for a refused connection). */
+static void warn_source(const struct board_event_snap *ev, char *out, size_t len)
+{
+    size_t word = strcspn(ev->text, " :");
+    snprintf(out, len, "%s:%.*s", board_event_name(ev->kind), (int)word, ev->text);
+}
+
+static bool is_warning(const struct board_event_snap *ev)
+{
+    return ev->kind == EV_BLOCKED || ev->kind == EV_REJECT || ev->kind == EV_SHRINK;
+}
+
 struct rec_event {
     int frame;
     struct board_event_snap ev;
@@ -574,6 +627,9 @@ struct rec_frame {
     int npanes;
     int new_events;
     bool warning;
+    bool new_warning;                    /* a warning starts here */
+    size_t caption_offset;               /* its caption, in raw */
+    uint16_t caption_len;
     uint8_t gone;                        /* bit p: pane p's server had exited */
 };
 
@@ -598,8 +654,33 @@ struct recording {
     int pids[VIEW_MAX_PANES];
     struct buf state[VIEW_MAX_PANES];
     char cut[400];                       /* where and why the file was cut short, or "" */
+    char *ending;                        /* the end mark's text, or NULL */
+    char caption[RECORD_CAPTION_MAX];    /* recording_caption's answer */
+    /* Loading: the sources that warned in the frame before, per pane. */
+    char warned[VIEW_MAX_PANES][WARN_SOURCES_MAX][WARN_SOURCE_BYTES];
+    int nwarned[VIEW_MAX_PANES];
     struct board_snapshot *scratch;      /* loading: each pane is decoded into it */
 };
+
+/* A warning of pane p in frame f: it starts a warning when its source gave
+ * none in the frame before. The sources of this frame go into now. */
+static void note_warning(const struct recording *rec, struct rec_frame *f, int p,
+                         const struct board_event_snap *ev,
+                         char now[][WARN_SOURCE_BYTES], int *nnow)
+{
+    char source[WARN_SOURCE_BYTES];
+    warn_source(ev, source, sizeof(source));
+    bool before = false;
+    for (int k = 0; k < rec->nwarned[p] && !before; k++)
+        before = strcmp(rec->warned[p][k], source) == 0;
+    if (!before)
+        f->new_warning = true;
+    for (int k = 0; k < *nnow; k++)
+        if (strcmp(now[k], source) == 0)
+            return;
+    if (*nnow < WARN_SOURCES_MAX)
+        memcpy(now[(*nnow)++], source, sizeof(source));
+}
 
 /* Apply frame i's payload to states; events are appended when collect. */
 static bool apply_frame(struct recording *rec, int i, int *pids, struct buf *state,
@@ -611,6 +692,8 @@ static bool apply_frame(struct recording *rec, int i, int *pids, struct buf *sta
     if (npanes > VIEW_MAX_PANES)
         return false;
     f->npanes = npanes;
+    char now[VIEW_MAX_PANES][WARN_SOURCES_MAX][WARN_SOURCE_BYTES];
+    int nnow[VIEW_MAX_PANES] = { 0 };
     struct buf next = { 0 };
     for (int p = 0; p < npanes && !in.bad; p++) {
         int pid = (int)get_u32(&in);
@@ -659,11 +742,24 @@ static bool apply_frame(struct recording *rec, int i, int *pids, struct buf *sta
             }
             (*list)[rec->nevents[p]++] = (struct rec_event){ i, ev };
             f->new_events++;
-            if (ev.kind == EV_BLOCKED || ev.kind == EV_REJECT || ev.kind == EV_SHRINK)
+            if (is_warning(&ev)) {
                 f->warning = true;
+                note_warning(rec, f, p, &ev, now[p], &nnow[p]);
+            }
         }
     }
     free(next.data);
+    if (collect)                             /* this frame's sources, for the next */
+        for (int p = 0; p < VIEW_MAX_PANES; p++) {
+            memcpy(rec->warned[p], now[p], sizeof(now[p]));
+            rec->nwarned[p] = p < npanes ? nnow[p] : 0;
+        }
+    f->caption_len = get_u16(&in);
+    if (in.bad || f->caption_len > in.left || f->caption_len >= RECORD_CAPTION_MAX)
+        return false;
+    f->caption_offset = (size_t)(in.p - rec->raw.data);
+    in.p += f->caption_len;
+    in.left -= f->caption_len;
     return !in.bad && in.left == 0;
 }
 
@@ -691,6 +787,7 @@ void recording_free(struct recording *rec)
     free(rec->frames);
     free(rec->data);
     free(rec->raw.data);
+    free(rec->ending);
     free(rec);
 }
 
@@ -709,6 +806,7 @@ struct part {
     uint32_t stored_len, payload_len;    /* PART_FRAME */
     uint64_t t_ns;                       /* PART_FRAME */
     uint32_t frames;                     /* PART_END: the count it carries */
+    uint32_t ending_len;                 /* PART_END: its text's length */
     const char *why;                     /* PART_CUT, PART_CORRUPT: in words */
 };
 
@@ -749,12 +847,22 @@ static void classify(const uint8_t *p, size_t left, struct part *pt)
     struct in in = { p + 4, left - 4, false };
     if (end) {
         pt->frames = get_u32(&in);
+        pt->ending_len = get_u32(&in);
         uint32_t crc = get_u32(&in);
+        size_t whole = END_HEAD_BYTES + (size_t)pt->ending_len + 4;
         if (in.bad)
             pt->why = "it ends inside the end mark";
-        else if (crc != crc_of(p, END_BYTES - 4))
+        else if (crc != crc_of(p, END_HEAD_BYTES - 4))
             *pt = (struct part){ .kind = PART_CORRUPT, .why = "its end mark fails its checksum" };
-        else if (left > END_BYTES)
+        else if (pt->ending_len >= RECORD_ENDING_MAX)
+            *pt = (struct part){ .kind = PART_CORRUPT, .why = "its ending claims too many bytes" };
+        else if (left < whole)       /* the head is good: the length is true */
+            pt->why = "it ends inside the end mark's text";
+        else if (crc_of(p + END_HEAD_BYTES, pt->ending_len) !=
+                 (uint32_t)(p[whole - 4] | p[whole - 3] << 8 | p[whole - 2] << 16 |
+                            (uint32_t)p[whole - 1] << 24))
+            *pt = (struct part){ .kind = PART_CORRUPT, .why = "its ending fails its checksum" };
+        else if (left > whole)
             *pt = (struct part){ .kind = PART_CORRUPT, .why = "bytes follow its end mark" };
         else
             pt->kind = PART_END;
@@ -939,6 +1047,11 @@ static struct recording *parse(struct recording *rec, const char *path, char *er
                          "file holds %d", path, pt.frames, rec->nframes);
                 return refuse(rec);
             }
+            if (pt.ending_len > 0 && !(rec->ending = strndup(
+                    (const char *)rec->data + at + END_HEAD_BYTES, pt.ending_len))) {
+                snprintf(err, err_len, "out of memory");
+                return refuse(rec);
+            }
             break;
         } else if (pt.kind == PART_CORRUPT) {
             snprintf(err, err_len, "%s: corrupt: %s (byte %zu, after frame %d)", path,
@@ -1012,6 +1125,24 @@ int recording_panes(const struct recording *rec, int frame)
 int recording_new_events(const struct recording *rec, int frame)
 {
     return rec->frames[frame].new_events;
+}
+
+bool recording_new_warning(const struct recording *rec, int frame)
+{
+    return rec->frames[frame].new_warning;
+}
+
+const char *recording_caption(struct recording *rec, int frame)
+{
+    const struct rec_frame *f = &rec->frames[frame];
+    memcpy(rec->caption, rec->raw.data + f->caption_offset, f->caption_len);
+    rec->caption[f->caption_len] = '\0';
+    return rec->caption;
+}
+
+const char *recording_ending(const struct recording *rec)
+{
+    return rec->ending;
 }
 
 bool recording_has_warning(const struct recording *rec, int frame)

@@ -6,12 +6,17 @@
  * "Record and replay"), all little-endian:
  *
  *   file    = header frame* end
- *   header  = "THRDLREC" u32 version(2) u64 start_unix_ns u32 crc
+ *   header  = "THRDLREC" u32 version(3) u64 start_unix_ns u32 crc
  *   frame   = "FRM1" u32 stored_len u32 payload_len u64 t_ns u32 stored_crc u32 crc
  *             stored (the payload, zlib-deflated)
- *   end     = "END1" u32 frames u32 crc
+ *   end     = "END1" u32 frames u32 ending_len u32 crc ending u32 ending_crc
  *   crc     = CRC-32 of the part's bytes before it; stored_crc that of stored
  *   payload = u8 npanes (u32 pid u8 gone u32 delta_len delta u32 nevents event*)*
+ *             u16 caption_len caption
+ *   caption = the line under the panes then (sim --viz's "next:", the
+ *             demo's narrator), up to RECORD_CAPTION_MAX - 1 bytes
+ *   ending  = text shown after the last frame (the demo's table), up to
+ *             RECORD_ENDING_MAX - 1 bytes
  *   delta   = the pane's snapshot, serialized field by field, XOR the
  *             previous frame's serialization of the same pane, as runs of
  *             (varint zeros, varint literal_len, literal bytes)
@@ -37,7 +42,10 @@
 
 #include "view.h"
 
-#define RECORD_VERSION 2   /* 2: every part ends with a CRC (1 had none on heads) */
+#define RECORD_VERSION 3   /* 3: captions, an ending, runnable threads (board 3);
+                              2: every part ends with a CRC (1 had none on heads) */
+#define RECORD_CAPTION_MAX 400   /* a frame's caption, its NUL included */
+#define RECORD_ENDING_MAX 8192   /* the ending text, its NUL included */
 
 struct recorder;
 
@@ -50,6 +58,14 @@ struct recorder *recorder_open(const char *path, char *err, size_t err_len);
  * back to its last whole frame, and every later call returns that error. */
 int recorder_frame(struct recorder *r, uint64_t t_ns, const struct pane *panes,
                    int npanes);
+
+/* The caption the next frames carry (copied; cut to RECORD_CAPTION_MAX - 1
+ * bytes; NULL or "": none). */
+void recorder_caption(struct recorder *r, const char *caption);
+
+/* The text the end mark carries, what replay shows after the last frame
+ * (copied; cut to RECORD_ENDING_MAX - 1 bytes). */
+void recorder_ending(struct recorder *r, const char *text);
 
 /* Bytes and whole frames written so far. */
 uint64_t recorder_bytes(const struct recorder *r);
@@ -92,5 +108,16 @@ void recording_release_panes(struct pane *panes);
  * them is a warning: a blocked loop, a rejection, a pool shrinking. */
 int recording_new_events(const struct recording *rec, int frame);
 bool recording_has_warning(const struct recording *rec, int frame);
+
+/* Whether a warning starts in frame i: one from a source (a loop's name,
+ * "conn" for rejections) that gave none in the frame before. A loop
+ * stalling again and again in every frame starts one warning, not one
+ * per frame. */
+bool recording_new_warning(const struct recording *rec, int frame);
+
+/* Frame i's caption ("" when it has none), and the ending (NULL when the
+ * recording has none). */
+const char *recording_caption(struct recording *rec, int frame);
+const char *recording_ending(const struct recording *rec);
 
 #endif

@@ -46,20 +46,28 @@ static void show(struct player *p, struct view *v)
         v->focus = 0;
     double t = recording_time_ns(p->rec, p->frame) / 1e9;
     double end = recording_time_ns(p->rec, p->nframes - 1) / 1e9;
+    /* What the screen said under the panes then (sim --viz's "next:", the
+     * demo's narrator) comes first: it is what the class read. */
+    const char *caption = recording_caption(p->rec, p->frame);
     snprintf(v->footer, sizeof(v->footer),
-             "[replay] frame %d/%d  t=%.1fs/%.1fs  speed %gx  %s  %s%s"
-             "(space play, <- -> frame, , . event, w W warning, 0-9 seek, +/- speed)",
-             p->frame + 1, p->nframes, t, end, p->speed,
+             "%s%s[replay] frame %d/%d  t=%.1fs/%.1fs  speed %gx  %s  %s%s%s"
+             "(space play, <- -> frame, , . event, w W new warning, 0-9 seek, +/- speed)",
+             caption, caption[0] ? "  " : "", p->frame + 1, p->nframes, t, end, p->speed,
              p->paused ? "PAUSED" : "playing",
-             recording_has_warning(p->rec, p->frame) ? "WARNING here  " : "",
-             recording_cut(p->rec) ? "CUT SHORT after the last frame  " : "");
+             recording_new_warning(p->rec, p->frame) ? "NEW WARNING here  "
+             : recording_has_warning(p->rec, p->frame) ? "warnings go on  " : "",
+             recording_cut(p->rec) ? "CUT SHORT after the last frame  " : "",
+             p->frame == p->nframes - 1 && recording_ending(p->rec)
+                 ? "THE END: q prints the table  " : "");
 }
 
-/* The next (dir +1) or previous (-1) frame from `from` that matches. */
+/* The next (dir +1) or previous (-1) frame from `from` with a new event,
+ * or (warning) where a warning starts: frames where the same loop goes on
+ * warning are passed over. */
 static int find(const struct player *p, int from, int dir, bool warning)
 {
     for (int i = from + dir; i >= 0 && i < p->nframes; i += dir)
-        if (warning ? recording_has_warning(p->rec, i) : recording_new_events(p->rec, i) > 0)
+        if (warning ? recording_new_warning(p->rec, i) : recording_new_events(p->rec, i) > 0)
             return i;
     return from;
 }
@@ -120,6 +128,15 @@ static void print_frame(struct player *p, struct view *v, struct screen *scr)
     }
 }
 
+/* After the last frame, what the recording ends with (the demo's table),
+ * as the live run printed it. */
+static void print_ending(const struct player *p)
+{
+    const char *ending = recording_ending(p->rec);
+    if (ending)
+        printf("%s", ending);
+}
+
 static int run_plain(struct player *p, struct view *v, const struct replay_opts *o)
 {
     struct screen scr;
@@ -141,6 +158,7 @@ static int run_plain(struct player *p, struct view *v, const struct replay_opts 
     } else {
         for (p->frame = 0; p->frame < p->nframes; p->frame++)
             print_frame(p, v, &scr);
+        print_ending(p);
     }
     screen_free(&scr);
     return 0;
@@ -233,6 +251,8 @@ int replay_run(const struct replay_opts *o)
         stop_signals_catch();
         rc = run_terminal(p, v);
         stop_signals_restore();
+        if (rc == 0)
+            print_ending(p);                   /* the screen is gone: as the demo ends */
         if (rc == -EINVAL) {                   /* TERM=dumb or unknown: text instead */
             const char *term = getenv("TERM");
             fprintf(stderr, "threadlab replay: TERM=%s cannot draw a full screen; "

@@ -158,9 +158,11 @@ static void refresh_all(struct view *v, bool auto_attach)
     /* A failed frame (the disk is full) ends the recording, not top: the
      * recorder has cut the file back to its last whole frame. Said at the
      * end, not now, when it would scribble on the full screen. */
-    if (recording.r && !recording.failed)
+    if (recording.r && !recording.failed) {
+        recorder_caption(recording.r, v->footer);    /* the narrator, as shown */
         recording.failed = recorder_frame(recording.r, now_ns() - recording.start_ns,
                                           v->panes, v->npanes);
+    }
 }
 
 /* Finish the recording (its end mark) and say how it went. */
@@ -338,6 +340,8 @@ int top_run(const struct top_opts *o)
     rc = run(v, o, auto_attach);
     stop_signals_restore();
 out:
+    if (recording.r && o->caller_closes_recorder)
+        recording.r = NULL;          /* the caller adds its ending, then closes */
     if (recording.r)                 /* every way out finishes the file */
         finish_recording(o->record_path);
     for (int i = 0; v && i < v->npanes; i++)

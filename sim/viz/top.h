@@ -21,6 +21,8 @@ struct top_opts {
     struct recorder *recorder; /* that file, opened by the caller (record.h) so
                                   that a bad path fails before anything starts;
                                   top_run closes it. NULL: top_run opens it */
+    bool caller_closes_recorder; /* recorder: the caller closes it after top_run
+                                  (the demo adds its table as the ending) */
     /* Called at every refresh (the demo samples /proc and watches its
      * children here); returning false ends top_run as q would. */
     bool (*tick)(void *arg);

@@ -23,14 +23,15 @@
 
 static const enum style state_style[STATE_COUNT] = {
     [STATE_IDLE] = ST_IDLE,          [STATE_WAITING] = ST_WAITING,
-    [STATE_RUNNING] = ST_RUNNING,    [STATE_BLOCKED_IO] = ST_BLOCKED_IO,
+    [STATE_RUNNING] = ST_RUNNING,    [STATE_RUNNABLE] = ST_WAITING,
+    [STATE_BLOCKED_IO] = ST_BLOCKED_IO,
     [STATE_BLOCKED_SLEEP] = ST_BLOCKED_SLEEP,
     [STATE_TERMINATED] = ST_TERMINATED,
 };
 
 char view_state_letter(enum board_state s)
 {
-    static const char letters[STATE_COUNT] = { '.', 'w', 'R', 'b', 'S', 'x' };
+    static const char letters[STATE_COUNT] = { '.', 'w', 'R', 'r', 'b', 'S', 'x' };
     return (unsigned)s < STATE_COUNT ? letters[s] : '?';
 }
 
@@ -103,8 +104,9 @@ static int by_role_then_conn(const struct board_thread_snap *a,
 static int state_rank(enum board_state st)
 {
     static const int rank[STATE_COUNT] = {
-        [STATE_RUNNING] = 0, [STATE_BLOCKED_SLEEP] = 1, [STATE_BLOCKED_IO] = 2,
-        [STATE_WAITING] = 3, [STATE_IDLE] = 4, [STATE_TERMINATED] = 5,
+        [STATE_RUNNING] = 0, [STATE_RUNNABLE] = 1, [STATE_BLOCKED_SLEEP] = 2,
+        [STATE_BLOCKED_IO] = 3, [STATE_WAITING] = 4, [STATE_IDLE] = 5,
+        [STATE_TERMINATED] = 6,
     };
     return (unsigned)st < STATE_COUNT ? rank[st] : STATE_COUNT;
 }
@@ -168,7 +170,10 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     char up[32];
     int x = r.x;
 
-    fmt_age(up, sizeof(up), s->taken_mono_ns - s->start_mono_ns);
+    if (s->simulated)            /* a simulated run lives in microseconds */
+        snprintf(up, sizeof(up), "%.6fs", (double)(s->taken_mono_ns - s->start_mono_ns) / 1e9);
+    else
+        fmt_age(up, sizeof(up), s->taken_mono_ns - s->start_mono_ns);
     x += screen_printf(scr, x, r.y, r.w, focused ? ST_FOCUS : ST_TITLE,
                        "%s%s ", focused ? ">" : " ", s->model);
     x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, " pid %d  up %s",
@@ -220,6 +225,8 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, "threads %llu:",
                        (unsigned long long)live);
     for (int st = 0; st < STATE_COUNT && x < r.x + r.w; st++) {
+        if (st == STATE_RUNNABLE && !s->simulated)
+            continue;                /* only the simulator sees its run queue */
         x += screen_put(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " ");
         x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, state_style[st], "%c",
                            view_state_letter((enum board_state)st));
@@ -405,7 +412,7 @@ static void draw_events(const struct board_snapshot *s, struct screen *scr,
         bool warn = e->kind == EV_REJECT || e->kind == EV_BLOCKED ||
                     e->kind == EV_ERROR;
         char line[sizeof(e->text) + 64];
-        snprintf(line, sizeof(line), "%+9.3fs %-7s %s",
+        snprintf(line, sizeof(line), s->simulated ? "%+9.6fs %-7s %s" : "%+9.3fs %-7s %s",
                  (double)(e->time_ns - s->start_mono_ns) / 1e9,
                  board_event_name(e->kind), e->text);
         int rows = screen_put_wrapped(NULL, 0, 0, r.w - 1, r.h, PREFIX_W,
@@ -471,6 +478,17 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
  * right edge. What must never be cut is the way out and the way to the rest
  * ("q quit  ? help") and the status; the states legend gives way first, a
  * whole entry at a time, then the long list of keys. */
+/* Runnable is a state only the simulator can see: shown where one runs. */
+static bool shows_runnable(const struct view *v, enum board_state st)
+{
+    if (st != STATE_RUNNABLE)
+        return true;
+    for (int i = 0; i < v->npanes; i++)
+        if (v->panes[i].now && v->panes[i].now->simulated)
+            return true;
+    return false;
+}
+
 static void draw_legend(const struct view *v, struct screen *scr)
 {
     static const char keys_full[] = "| q quit p pause tab focus t list/grid l log "
@@ -483,13 +501,16 @@ static void draw_legend(const struct view *v, struct screen *scr)
     int end = scr->w - status_w;
     int states_w = 0;
     for (int st = 0; st < STATE_COUNT; st++)
-        states_w += 3 + (int)strlen(board_state_name((enum board_state)st)) + 2;
+        if (shows_runnable(v, (enum board_state)st))
+            states_w += 3 + (int)strlen(board_state_name((enum board_state)st)) + 2;
     const char *keys = states_w + (int)strlen(keys_full) <= end ? keys_full : keys_short;
     int keys_x = end - (int)strlen(keys) - 1;
     if (keys_x < 0)
         keys_x = 0;
     for (int st = 0; st < STATE_COUNT; st++) {
         const char *name = board_state_name((enum board_state)st);
+        if (!shows_runnable(v, (enum board_state)st))
+            continue;
         if (x + 1 + 1 + (int)strlen(name) + 2 > keys_x)
             break;             /* whole entries only, and a gap before the keys */
         x += screen_printf(scr, x, y, 1, state_style[st], "%c",
@@ -518,6 +539,7 @@ static void draw_help(struct screen *scr)
         "A grid cell is one thread, its letter its state:",
         "  R running  b blocked in read/write  S blocked in !sleep",
         "  w waiting for events  . idle  x ended (fades after 3 s)",
+        "  r runnable: ready, waiting for a core (sim --viz only)",
     };
     int n = (int)(sizeof(lines) / sizeof(lines[0]));
     int w = 62, x = (scr->w - w) / 2, y = (scr->h - n - 2) / 2;

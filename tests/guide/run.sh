@@ -8,7 +8,10 @@
 #   demo      on a 160x48 terminal (tmux), the size the guide states, with
 #             --duration 3 (many-idle 6); the screens and the final table
 #             are its output
-#   sim --viz on a 160x48 terminal for a few seconds, then q
+#   sim --viz on a 160x48 terminal for a few seconds, then q; with
+#             --start-paused, the keys the guide's segment names: s nine
+#             times (to the first assign), then e three times
+#   replay    of recordings/...: the file shipped in the repository
 #   replay    --plain (every frame as text)
 #   others    as printed
 # Simulator figures are exact; real-run figures are ranges in tables. The
@@ -47,9 +50,31 @@ grep '^X' "$tmp/plan.en" | cut -f3 | while read -r c; do
 done
 
 # 2. Run each block's commands; the block's output is out.N.
-tmux_run() {   # tmux_run OUT SECONDS COMMAND: on 160x48 until it exits or SECONDS, then q
+# sim_status_is N: the sim's status line says event N (waits up to 20 s).
+sim_status_is() {
+  for _ in $(seq 80); do
+    tmux -S "$sock" capture-pane -p -t g | grep -q "^\[sim .* event $1  " && return 0
+    sleep 0.25
+  done
+  return 1
+}
+# The keys of the step-by-step segment: paused at event 0; nine s reach
+# the first assign; e e e go on to just after the fourth.
+step_by_step_keys() {
+  sim_status_is 0 && tmux -S "$sock" capture-pane -p -t g | grep -q "PAUSED" && ok \
+    || bad "--start-paused: the screen is not paused at event 0"
+  tmux -S "$sock" send-keys -t g s s s s s s s s s
+  sim_status_is 9 && ok || bad "nine s did not reach event 9"
+  tmux -S "$sock" capture-pane -p -t g | grep -q "e next assign" && ok \
+    || bad "after the ninth s the status line does not offer 'e next assign'"
+  tmux -S "$sock" send-keys -t g e e e
+  sim_status_is 12 && ok || bad "e e e did not stop after the fourth assign"
+}
+tmux_run() {   # tmux_run OUT SECONDS COMMAND [KEYS]: on 160x48 until it exits or SECONDS
+               # (after the function KEYS, if named), then q
   tmux -S "$sock" new-session -d -s g -x 160 -y 48 -c "$tmp/run" \
     "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $3; echo guide-exit=\$?; sleep 60"
+  [ -n "${4:-}" ] && "$4"
   i=0
   while [ "$i" -lt $(($2 * 4)) ]; do
     sleep 0.25; i=$((i + 1))
@@ -81,7 +106,10 @@ while IFS="$(printf '\t')" read -r _ block cmd; do
       d=3; case "$args" in *many-idle*) d=6 ;; esac
       args=$(echo "$args" | sed "s/--duration [0-9.]*/--duration $d/")
       tmux_run "$out" 30 "$BIN $args" ;;
+    sim\ *--viz*--start-paused*) tmux_run "$out" 2 "$BIN $args" step_by_step_keys ;;
     sim\ *--viz*) tmux_run "$out" 3 "$BIN $args" ;;
+    replay\ recordings/*) "$BIN" replay --plain "$top/${args#replay }" >>"$out" 2>&1 \
+                           || bad "'$cmd' failed" ;;
     replay\ *) "$BIN" replay --plain ${args#replay } >>"$out" 2>&1 || bad "'$cmd' failed" ;;
     *) "$BIN" $args >>"$out" 2>&1 || bad "'$cmd' failed" ;;
   esac

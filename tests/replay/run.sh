@@ -110,11 +110,54 @@ kill -INT "$server_pid"; wait "$server_pid"; server_pid=""
 [ "$st" = 1 ] && grep -q "No space left on device" "$tmp/out" && ok \
   || { bad "top --record /dev/full: exit $st"; cat "$tmp/out"; }
 
-# sim --viz --record, replayed.
+# sim --viz --record, replayed: one frame per event, each with the
+# screen's "next:" line, so replay steps the run event by event (it used
+# to hold one frame per screen refresh, without the line).
 "$BIN" sim reactor --conns 2 --duration 0.0005 --viz --speed 0.001 --record "$tmp/sim.tlr" \
-    >/dev/null 2>&1
+    >/dev/null 2>"$tmp/sim.err"
 "$BIN" replay "$tmp/sim.tlr" --plain >"$tmp/simfwd" 2>&1
 grep -q "sim:reactor  pid" "$tmp/simfwd" && ok || bad "the simulated run's recording does not replay"
+events=$(sed -n 's/.*recorded .* (\([0-9]*\) events.*/\1/p' "$tmp/sim.err")
+simframes=$(grep -c '^--- frame' "$tmp/simfwd")
+[ -n "$events" ] && [ "$events" -ge 20 ] && [ "$simframes" = "$events" ] && ok \
+  || { bad "sim --record: $simframes frames for ${events:-no} events"; cat "$tmp/sim.err"; }
+# Frame k is the screen before event k: "event k-1 ... next: ...".
+steps=$(grep -o 'event [0-9]*  speed [^ ]*  *[A-Z]*  *next: ' "$tmp/simfwd" | head -20 \
+        | awk '{ if ($2 != NR - 1) bad = 1 } END { print NR, !bad }')
+[ "$steps" = "20 1" ] && ok || bad "sim --record frames are not one event each: $steps"
+grep -q 'FINISHED' "$tmp/simfwd" && ok || bad "the sim recording does not end FINISHED"
+grep -q 'up 0\.000[0-9]*s' "$tmp/simfwd" && ok || bad "up is not in simulated time"
+
+# A recording path that cannot be written fails before the run; the
+# viz options without --viz are refused.
+"$BIN" sim reactor --conns 2 --duration 0.0005 --viz --record /dev/full </dev/null \
+    >"$tmp/out" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "cannot write: No space left on device" "$tmp/out" && ok \
+  || { bad "sim --viz --record /dev/full: exit $st"; cat "$tmp/out"; }
+"$BIN" sim reactor --conns 2 --start-paused >"$tmp/out" 2>&1; st=$?
+[ "$st" = 2 ] && grep -q "start-paused goes with --viz" "$tmp/out" && ok \
+  || bad "--start-paused without --viz: exit $st"
+
+# An old recording (version 2) is refused with its version named.
+cp "$tmp/sim.tlr" "$tmp/v2.tlr"
+printf '\002' | dd of="$tmp/v2.tlr" bs=1 seek=8 conv=notrunc 2>/dev/null
+"$BIN" replay "$tmp/v2.tlr" --plain >"$tmp/out" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "a recording of version 2; this threadlab reads version 3" "$tmp/out" \
+  && ok || { bad "a version 2 file: exit $st"; cat "$tmp/out"; }
+
+# The demo's table is the recording's ending: replay ends as the demo did.
+"$BIN" demo --models reactor --scenario steady --duration 1 --plain --interval 300 \
+    --record "$tmp/demo.tlr" >"$tmp/demo.out" 2>"$tmp/demo.err"
+grep -q "recorded $tmp/demo.tlr ([0-9]* frames and the table" "$tmp/demo.err" && ok \
+  || { bad "demo --record did not say it recorded the table"; cat "$tmp/demo.err"; }
+"$BIN" replay "$tmp/demo.tlr" --plain >"$tmp/demo.replay" 2>&1
+sed -n '/^scenario steady:/,$p' "$tmp/demo.out" >"$tmp/demo.table"
+[ -s "$tmp/demo.table" ] && tail -n "$(wc -l <"$tmp/demo.table")" "$tmp/demo.replay" \
+  | cmp -s - "$tmp/demo.table" && ok || bad "the replay does not end with the demo's table"
+grep -q '^\[steady\] ' "$tmp/demo.replay" && ok || bad "the replay lost the demo's narrator"
+last=$(grep -c '^--- frame' "$tmp/demo.replay")
+"$BIN" replay "$tmp/demo.tlr" --plain --frame "$last" | grep -q "THE END: q prints the table" \
+  && ok || bad "the last frame of a demo's replay does not say the table follows"
 
 # In a terminal: the position on screen; w jumps to a warning; -> and <- step.
 command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
@@ -124,11 +167,28 @@ sleep 1
 tmux -S "$sock" send-keys -t replay g
 sleep 0.4
 screen | grep -q "^\[replay\] frame 1/$frames  t=0.0s" && ok || bad "g did not go to frame 1: $(screen | grep '^\[replay')"
+# w stops where a warning starts, never on a frame where the same loop
+# just goes on warning: the frames marked NEW in the text replay, in turn.
+starts=$(awk '/^--- frame/ { f = $3 } /NEW WARNING here/ { print f }' "$tmp/fwd" | uniq | head -2)
+first=$(echo "$starts" | sed -n 1p); second=$(echo "$starts" | sed -n 2p)
+# wait_frame N: until the bottom line says frame N (up to 10 s; a busy
+# machine redraws late).
+wait_frame() {
+  for _ in $(seq 40); do screen | grep '^\[replay' | grep -q "frame $1/" && return 0; sleep 0.25; done
+  return 1
+}
 tmux -S "$sock" send-keys -t replay w
-sleep 0.4
+[ -n "$first" ] && wait_frame "$first" && ok || bad "w did not go to frame $first, the first new warning: $(screen | grep '^\[replay')"
 line=$(screen | grep '^\[replay')
-echo "$line" | grep -q "PAUSED  WARNING here" && ok || bad "w did not stop on a warning: $line"
+echo "$line" | grep -q "PAUSED  NEW WARNING here" && ok || bad "w did not stop on a warning: $line"
 at=$(echo "$line" | sed -n 's/.*frame \([0-9]*\)\/.*/\1/p')
+if [ -n "$second" ]; then
+  tmux -S "$sock" send-keys -t replay w
+  wait_frame "$second" && ok \
+    || bad "a second w did not go to the next new warning (frame $second): $(screen | grep '^\[replay')"
+  tmux -S "$sock" send-keys -t replay g w
+  wait_frame "$first" || bad "g w did not return to frame $first"
+fi
 tmux -S "$sock" send-keys -t replay Right
 sleep 0.4
 screen | grep -q "frame $((at + 1))/$frames" && ok || bad "-> did not step one frame on"
@@ -138,5 +198,47 @@ screen | grep '^\[replay' | grep -q "frame $at/$frames" && ok || bad "<- did not
 tmux -S "$sock" send-keys -t replay q
 sleep 0.5
 screen | grep -q '^\[replay' && bad "q did not end the replay" || ok
+
+# sim --viz keys: --start-paused holds event 0; 210 s in one burst go on
+# 210 events, then 200 b in one burst go back 200 (the old b went back 2:
+# each press went back from the same place); e runs on to the next event
+# of the kind that happened last (here: the next assign).
+tmux -S "$sock" new-session -d -s sim -x 160 -y 45 \
+  "env TERM=xterm-256color $BIN sim multireactor --cores 4 --conns 4 --duration 0.05 --viz --start-paused; sleep 30"
+simline() { tmux -S "$sock" capture-pane -p -t sim | grep '^\[sim'; }
+wait_event() {   # wait_event N: until the status line says event N (up to 20 s)
+  for _ in $(seq 80); do simline | grep -q "event $1  " && return 0; sleep 0.25; done
+  return 1
+}
+wait_screen() {  # wait_screen TEXT: until the screen shows it (up to 10 s)
+  for _ in $(seq 40); do
+    tmux -S "$sock" capture-pane -p -t sim | grep -qF -- "$1" && return 0; sleep 0.25
+  done
+  return 1
+}
+wait_event 0 && simline | grep -q "PAUSED" && ok || bad "--start-paused: $(simline)"
+sleep 1
+simline | grep -q "event 0  " && ok || bad "--start-paused did not stay paused: $(simline)"
+tmux -S "$sock" send-keys -t sim $(printf 's %.0s' $(seq 210))
+wait_event 210 && ok || bad "210 s pressed: $(simline)"
+tmux -S "$sock" send-keys -t sim $(printf 'b %.0s' $(seq 200))
+wait_event 10 && ok || bad "200 b pressed in a burst did not go back 200 events: $(simline)"
+# Events 8-11 assign the four connections, one each: at event 10 two are
+# assigned, and e runs on to just past the third.
+simline | grep -q "e next assign" && ok || bad "after an assign: $(simline)"
+tmux -S "$sock" send-keys -t sim e
+wait_event 11 && ok || bad "e did not stop after the next assign: $(simline)"
+# The status line is drawn at every key, the panes at each refresh (200
+# ms): wait for the panes; paused there, the fourth assign never comes.
+wait_screen "conn 3 -> worker-3" && ! tmux -S "$sock" capture-pane -p -t sim \
+  | grep -q "conn 4 -> worker-4" && ok || bad "e did not stop right after the next assign: $(simline)"
+# Two e in one burst: two assigns on (each press counts, as with b).
+tmux -S "$sock" send-keys -t sim b
+wait_event 10 || bad "b: $(simline)"
+tmux -S "$sock" send-keys -t sim e e
+wait_event 12 && wait_screen "conn 4 -> worker-4" \
+  && ok || bad "e e in a burst did not go on two assigns: $(simline)"
+tmux -S "$sock" send-keys -t sim q
+sleep 0.5
 
 summary replay
