@@ -170,42 +170,28 @@ static void on_accept(void *owner, int fd, uint64_t id)
 struct bio_server *bio_start(const struct server_opts *opts)
 {
     struct bio_server *s = calloc(1, sizeof(*s));
-    int rc;
-
     if (!s)
         return NULL;
     s->opts = *opts;
-    rc = conn_registry_init(&s->conns);
+    int rc = conn_server_open("bio", &s->opts, &s->conns, &s->acceptor, &s->serving);
     if (rc < 0) {
         free(s);
         errno = -rc;
         return NULL;
     }
+    s->board = s->serving.board;
     pthread_mutex_init(&s->ended_lock, NULL);
     pthread_cond_init(&s->thread_ended, NULL);
-    net_ignore_sigpipe();
-
-    rc = acceptor_open(&s->acceptor, &opts->listen);
-    if (rc < 0)
-        goto out_free;
-    s->board = server_board_create("bio", opts);
-    s->serving = (struct conn_server){ "bio", &s->opts, s->board,
-                                       s->conns.stop_fd };
     rc = acceptor_start(&s->acceptor, s->board, on_accept, join_ended, s);
-    if (rc < 0)
-        goto out_close;
+    if (rc < 0) {
+        conn_server_undo(&s->conns, &s->acceptor, &s->serving);
+        pthread_cond_destroy(&s->thread_ended);
+        pthread_mutex_destroy(&s->ended_lock);
+        free(s);
+        errno = -rc;
+        return NULL;
+    }
     return s;
-
-out_close:
-    acceptor_stop(&s->acceptor);
-    board_close(s->board);
-out_free:
-    pthread_cond_destroy(&s->thread_ended);
-    pthread_mutex_destroy(&s->ended_lock);
-    conn_registry_destroy(&s->conns);
-    free(s);
-    errno = -rc;
-    return NULL;
 }
 
 uint16_t bio_port(const struct bio_server *s)

@@ -104,25 +104,16 @@ static void on_accept(void *owner, int fd, uint64_t id)
 struct pool_server *pool_server_start(const struct server_opts *opts)
 {
     struct pool_server *s = calloc(1, sizeof(*s));
-    int rc;
-
     if (!s)
         return NULL;
     s->opts = *opts;
-    rc = conn_registry_init(&s->conns);
+    int rc = conn_server_open("pool", &s->opts, &s->conns, &s->acceptor, &s->serving);
     if (rc < 0) {
         free(s);
         errno = -rc;
         return NULL;
     }
-    net_ignore_sigpipe();
-
-    rc = acceptor_open(&s->acceptor, &opts->listen);
-    if (rc < 0)
-        goto out_free;
-    s->board = server_board_create("pool", opts);
-    s->serving = (struct conn_server){ "pool", &s->opts, s->board,
-                                       s->conns.stop_fd };
+    s->board = s->serving.board;
 
     struct pool_opts po = opts->pool;
     po.thread_prefix = "task";
@@ -134,7 +125,7 @@ struct pool_server *pool_server_start(const struct server_opts *opts)
     s->pool = pool_create(&po);
     if (!s->pool) {
         rc = -errno;
-        goto out_close;
+        goto out_undo;
     }
     rc = acceptor_start(&s->acceptor, s->board, on_accept, NULL, s);
     if (rc < 0)
@@ -143,11 +134,8 @@ struct pool_server *pool_server_start(const struct server_opts *opts)
 
 out_pool:
     pool_shutdown(s->pool, false);
-out_close:
-    acceptor_stop(&s->acceptor);
-    board_close(s->board);
-out_free:
-    conn_registry_destroy(&s->conns);
+out_undo:
+    conn_server_undo(&s->conns, &s->acceptor, &s->serving);
     free(s);
     errno = -rc;
     return NULL;
