@@ -15,6 +15,7 @@
 
 #include "echo/session.h"
 #include "model_suite.h"
+#include "probe/board_read.h"
 #include "reactor/reactor.h"
 #include "testnet.h"
 
@@ -97,6 +98,123 @@ START_TEST(offloaded_who_names_a_business_thread_in_order)
     ck_assert_msg(strstr(line, "thread=reactor ") != NULL, "!who said: %s", line);
     close(fd);
     reactor_stop(s);
+}
+END_TEST
+
+/* ---- what the board shows of an offload -------------------------------------- */
+
+/* This process's own board (the server under test publishes it): 0, or
+ * -errno with a message. */
+static int read_own_board(struct board_snapshot *snap)
+{
+    char dir[200], path[256], err[160];
+    if (board_dir(dir, sizeof(dir)) < 0)
+        return -ENOENT;
+    snprintf(path, sizeof(path), "%s/%d.board", dir, (int)getpid());
+    int rc = board_read(path, snap, err, sizeof(err));
+    if (rc < 0)
+        fprintf(stderr, "board: %s\n", err);
+    return rc;
+}
+
+/* The thread blocked in !sleep, or NULL: the first slot in that state. */
+static const struct board_thread_snap *sleeping_thread(const struct board_snapshot *snap)
+{
+    for (int i = 0; i < snap->nthreads; i++)
+        if (snap->threads[i].state == STATE_BLOCKED_SLEEP)
+            return &snap->threads[i];
+    return NULL;
+}
+
+/* While an offloaded !sleep runs, the board shows a business thread
+ * blocked in it, and no other thread (the loop least of all); once it is
+ * back, the offloaded line is counted like the lines around it. The
+ * state is set before the sleep and cleared after it, so it is there for
+ * the whole 1.5 s: the test looks until the reply comes, and misses it
+ * only if it is kept off the CPU for all of that time. */
+START_TEST(offload_shows_on_the_board)
+{
+    struct reactor_server *s = start_reactor(2);
+    struct board_snapshot *snap = malloc(sizeof(*snap));
+    ck_assert_ptr_nonnull(snap);
+    char line[64];
+    int fd = tn_connect(reactor_port(s));
+    tn_send_str(fd, "a\n!sleep 1500\nb\n");
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 2);
+    bool seen = false;
+    while (!seen && !tn_readable(fd, 20)) {
+        if (read_own_board(snap) < 0)
+            continue;
+        const struct board_thread_snap *t = sleeping_thread(snap);
+        if (!t)
+            continue;
+        ck_assert_msg(t->role == ROLE_BUSINESS, "the board shows %s (a %s thread) asleep "
+                      "in an offloaded !sleep, not a business thread", t->name,
+                      board_role_name(t->role));
+        seen = true;
+    }
+    ck_assert_msg(seen, "while an offloaded !sleep ran, the board never showed a "
+                  "business thread blocked in it");
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 12);
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 2);
+    /* The count is published just after the write: look for a while. */
+    uint64_t lines = 0;
+    for (int i = 0; i < 200 && lines < 3; i++) {
+        if (read_own_board(snap) == 0)
+            lines = snap->counters[CTR_LINES];
+        if (lines < 3)
+            usleep(10000);
+    }
+    ck_assert_msg(lines == 3, "the board counts %llu lines answered, not 3 (a, the "
+                  "offloaded !sleep, b)", (unsigned long long)lines);
+    ck_assert_uint_eq(snap->counters[CTR_OFFLOADED], 1);
+    free(snap);
+    close(fd);
+    reactor_stop(s);
+}
+END_TEST
+
+static void *stop_reactor_cb(void *arg)
+{
+    reactor_stop(arg);
+    return NULL;
+}
+
+/* A stop while a line is offloaded: the stop ends the channel's input, so
+ * once that line and the one behind it are answered, the connection
+ * closes, at once. It must not wait for the stop's hard timeout, set here
+ * past the test's own read timeout: a listener that sent the channel back
+ * to reading would leave it open until then. */
+START_TEST(a_stop_closes_an_offloaded_connection_once_answered)
+{
+    struct server_opts o;
+    ts_opts(&o);
+    o.offload_threads = 2;
+    o.stop_timeout_ms = 3 * TESTNET_TIMEOUT_MS;
+    struct reactor_server *s = reactor_start(&o);
+    ck_assert_ptr_nonnull(s);
+    struct board_snapshot *snap = malloc(sizeof(*snap));
+    ck_assert_ptr_nonnull(snap);
+    char line[64];
+    int fd = tn_connect(reactor_port(s));
+    tn_send_str(fd, "!sleep 300\nbehind\n");
+    bool offloaded = false;            /* the stop must find the line on the pool */
+    for (int i = 0; i < 500 && !offloaded; i++) {
+        offloaded = read_own_board(snap) == 0 && snap->counters[CTR_OFFLOADED] == 1;
+        if (!offloaded)
+            usleep(10000);
+    }
+    ck_assert_msg(offloaded, "the !sleep was never offloaded (the board counts none)");
+    pthread_t stopper;
+    ck_assert_int_eq(pthread_create(&stopper, NULL, stop_reactor_cb, s), 0);
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 11);
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 7);
+    ck_assert_msg(tn_read_eof(fd) == 0, "after a stop, the offloaded line and the one "
+                  "behind it were answered, but the connection stayed open (was the "
+                  "channel sent back to reading?)");
+    pthread_join(stopper, NULL);
+    free(snap);
+    close(fd);
 }
 END_TEST
 
@@ -303,6 +421,8 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, offload_keeps_the_loop_free_and_order_kept);
     tcase_add_test(tc, offloaded_who_names_a_business_thread_in_order);
+    tcase_add_test(tc, offload_shows_on_the_board);
+    tcase_add_test(tc, a_stop_closes_an_offloaded_connection_once_answered);
     tcase_add_test(tc, blocked_loop_is_flagged);
     tcase_add_test(tc, blocked_loop_warns_repeatedly_and_prints_its_stack);
     tcase_add_test(tc, a_client_that_never_reads_is_bounded);
