@@ -218,6 +218,69 @@ START_TEST(a_stop_closes_an_offloaded_connection_once_answered)
 }
 END_TEST
 
+/* Are all business threads idle (each has given back its task)? */
+static bool business_idle(const struct board_snapshot *snap)
+{
+    int seen = 0;
+    for (int i = 0; i < snap->nthreads; i++)
+        if (snap->threads[i].role == ROLE_BUSINESS) {
+            if (snap->threads[i].state != STATE_IDLE)
+                return false;
+            seen++;
+        }
+    return seen > 0;
+}
+
+/* A client resets while its line is offloaded. The channel was closed at
+ * once (counted then), so the listener, when the line comes back, must
+ * only free it: a listener that wrote to it would find its fd gone and
+ * end it a second time, counting a second close and a lost channel. The
+ * test resets while the board shows the business thread asleep, waits
+ * for that thread to go idle (the listener is queued by then), then makes
+ * two round trips on a second connection: the second one's read comes
+ * after the loop's next task phase, so the listener has run. */
+START_TEST(a_reset_while_offloaded_is_closed_once)
+{
+    struct reactor_server *s = start_reactor(2);
+    struct board_snapshot *snap = malloc(sizeof(*snap));
+    ck_assert_ptr_nonnull(snap);
+    char line[64];
+    int fd = tn_connect(reactor_port(s)), probe = tn_connect(reactor_port(s));
+    tn_send_str(fd, "!sleep 1000\n");
+    bool asleep = false, back = false;
+    for (int i = 0; i < 500 && !asleep; i++) {
+        asleep = read_own_board(snap) == 0 && sleeping_thread(snap) &&
+                 sleeping_thread(snap)->role == ROLE_BUSINESS;
+        if (!asleep)
+            usleep(10000);
+    }
+    ck_assert_msg(asleep, "the board never showed a business thread asleep in the "
+                  "offloaded !sleep 1000");
+    tn_close_reset(fd);
+    for (int i = 0; i < 500 && !back; i++) {
+        back = read_own_board(snap) == 0 && business_idle(snap);
+        if (!back)
+            usleep(10000);
+    }
+    ck_assert_msg(back, "the offloaded !sleep 1000 never came back from the pool");
+    for (int i = 0; i < 2; i++) {
+        tn_send_str(probe, "probe\n");
+        ck_assert_int_eq(tn_read_line(probe, line, sizeof(line)), 6);
+    }
+    ck_assert_int_eq(read_own_board(snap), 0);
+    ck_assert_msg(snap->counters[CTR_CLOSED] == 1 && snap->counters[CTR_ACTIVE] == 1,
+                  "one client reset while its line was offloaded, one is open: the board "
+                  "counts %llu closed and %llu open (the listener ended a closed channel?)",
+                  (unsigned long long)snap->counters[CTR_CLOSED],
+                  (unsigned long long)snap->counters[CTR_ACTIVE]);
+    ck_assert_int_ge(snap->nloops, 1);
+    ck_assert_uint_eq(snap->loops[0].channels, 1);
+    free(snap);
+    close(probe);
+    reactor_stop(s);
+}
+END_TEST
+
 START_TEST(blocked_loop_is_flagged)
 {
     struct server_opts o;
@@ -423,6 +486,7 @@ int main(void)
     tcase_add_test(tc, offloaded_who_names_a_business_thread_in_order);
     tcase_add_test(tc, offload_shows_on_the_board);
     tcase_add_test(tc, a_stop_closes_an_offloaded_connection_once_answered);
+    tcase_add_test(tc, a_reset_while_offloaded_is_closed_once);
     tcase_add_test(tc, blocked_loop_is_flagged);
     tcase_add_test(tc, blocked_loop_warns_repeatedly_and_prints_its_stack);
     tcase_add_test(tc, a_client_that_never_reads_is_bounded);
