@@ -235,7 +235,8 @@ static bool business_idle(const struct board_snapshot *snap)
  * once (counted then), so the listener, when the line comes back, must
  * only free it: a listener that wrote to it would find its fd gone and
  * end it a second time, counting a second close and a lost channel. The
- * test resets while the board shows the business thread asleep, waits
+ * test resets while the board shows the business thread asleep (for 2 s:
+ * only a test kept off the CPU all that time misses it), waits
  * for that thread to go idle (the listener is queued by then), then makes
  * two round trips on a second connection: the second one's read comes
  * after the loop's next task phase, so the listener has run. */
@@ -246,7 +247,7 @@ START_TEST(a_reset_while_offloaded_is_closed_once)
     ck_assert_ptr_nonnull(snap);
     char line[64];
     int fd = tn_connect(reactor_port(s)), probe = tn_connect(reactor_port(s));
-    tn_send_str(fd, "!sleep 1000\n");
+    tn_send_str(fd, "!sleep 2000\n");
     bool asleep = false, back = false;
     for (int i = 0; i < 500 && !asleep; i++) {
         asleep = read_own_board(snap) == 0 && sleeping_thread(snap) &&
@@ -255,14 +256,14 @@ START_TEST(a_reset_while_offloaded_is_closed_once)
             usleep(10000);
     }
     ck_assert_msg(asleep, "the board never showed a business thread asleep in the "
-                  "offloaded !sleep 1000");
+                  "offloaded !sleep 2000");
     tn_close_reset(fd);
     for (int i = 0; i < 500 && !back; i++) {
         back = read_own_board(snap) == 0 && business_idle(snap);
         if (!back)
             usleep(10000);
     }
-    ck_assert_msg(back, "the offloaded !sleep 1000 never came back from the pool");
+    ck_assert_msg(back, "the offloaded !sleep 2000 never came back from the pool");
     for (int i = 0; i < 2; i++) {
         tn_send_str(probe, "probe\n");
         ck_assert_int_eq(tn_read_line(probe, line, sizeof(line)), 6);
