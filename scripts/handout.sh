@@ -17,4 +17,4 @@ copy_tree "$dest" '^labs/[^/]+/(ANSWERS[^/]*\.md|mutants/)'
 put_stubs "$lab" "$labdir" "$dest" || { echo "handout: lab $lab's stubs do not fit the code (see above)" >&2; exit 3; }
 n=$(lab_regions "$labdir" | wc -l)
 echo "handout: lab $lab in $dest ($n region(s) to write, each marked TODO(lab $lab));"
-echo "  read $labdir/README.md (English) or $labdir/README.zh.md (中文), and HINTS.md when you want help"
+echo "  read $labdir/README.md (English) or $labdir/README.zh.md (中文), and its HINTS.md (HINTS.zh.md) when you want help"

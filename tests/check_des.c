@@ -478,7 +478,66 @@ START_TEST(bio_holds_a_stack_per_connection)
     /* With Linux's default limit of threads the same run is refused. */
     o.max_threads = 32768;
     run(&o, r);
-    ck_assert_uint_eq(r->conns_refused, 100000 - 32767);
+    ck_assert_msg(r->conns_refused == 100000 - 32767, "100 000 connections, a limit of "
+                  "32 768 threads, the acceptor one of them: %llu refused, not 67 233",
+                  (unsigned long long)r->conns_refused);
+    free(r);
+}
+END_TEST
+
+/* The thread limit is on the threads alive now, and binds every model
+ * that makes threads on demand. Ten BIO clients connect 100 ms apart, and
+ * each holds its thread for one 250 ms !sleep: three connection threads
+ * overlap at most, so with the acceptor a limit of 4 refuses no one and a
+ * limit of 3 refuses some; a limit that remembered the peak would refuse
+ * every client after the first overlap. A pool that may grow to 64 stops
+ * at the machine's 8 threads, and queues the rest. */
+START_TEST(the_thread_limit_counts_the_threads_alive_now)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    sim_opts_init(&o, SIM_BIO);
+    o.conns = 10;
+    o.ramp_s = 1;
+    o.lines_per_conn = 1;
+    o.duration_s = 0;
+    o.sleep_pct = 100;
+    o.sleep_ms = 250;
+    o.max_threads = 4;
+    run(&o, r);
+    printf("bio, 10 clients 100 ms apart, 250 ms each, limit 4: %u threads at most, "
+           "%llu refused\n", r->peak_threads, (unsigned long long)r->conns_refused);
+    ck_assert_msg(r->conns_refused == 0, "--max-threads 4: %llu of 10 clients refused, "
+                  "though at most 3 connection threads and the acceptor are ever alive",
+                  (unsigned long long)r->conns_refused);
+    ck_assert_msg(r->peak_threads == 4, "--max-threads 4: %u threads were alive at "
+                  "most, not 4 (the acceptor and 3 connections)", r->peak_threads);
+    o.max_threads = 3;
+    run(&o, r);
+    printf("... limit 3: %u threads at most, %llu refused\n", r->peak_threads,
+           (unsigned long long)r->conns_refused);
+    ck_assert_msg(r->peak_threads == 3, "--max-threads 3: %u threads were alive at "
+                  "most", r->peak_threads);
+    ck_assert_msg(r->conns_refused > 0 && r->conns_refused < 10, "--max-threads 3: %llu "
+                  "of 10 clients refused; some overlap past the limit, and a client that "
+                  "comes after the others left must be served",
+                  (unsigned long long)r->conns_refused);
+
+    sim_opts_init(&o, SIM_POOL);
+    o.conns = 64;
+    o.duration_s = 1;
+    o.think_us = 10000;
+    o.pool_min = 1;
+    o.pool_max = 64;
+    o.max_threads = 8;
+    run(&o, r);
+    printf("pool, max 64, limit 8: %u threads at most, %llu refused, %llu never served\n",
+           r->peak_threads, (unsigned long long)r->conns_refused,
+           (unsigned long long)r->conns_unserved);
+    ck_assert_msg(r->peak_threads <= 8, "the pool grew to %u threads on a machine "
+                  "limited to 8", r->peak_threads);
+    ck_assert_msg(r->peak_threads == 8, "the pool stopped at %u threads, below the "
+                  "machine's 8", r->peak_threads);
     free(r);
 }
 END_TEST
@@ -611,6 +670,7 @@ int main(void)
     tcase_add_test(lessons, a_sleeping_handler_stalls_the_reactor_not_an_offloading_multireactor);
     tcase_add_test(lessons, bio_holds_a_stack_per_connection);
     tcase_add_test(lessons, cpu_bound_saturates_at_cores_over_cpu_per_line);
+    tcase_add_test(lessons, the_thread_limit_counts_the_threads_alive_now);
     suite_add_tcase(s, lessons);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

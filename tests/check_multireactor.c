@@ -231,7 +231,9 @@ START_TEST(a_failed_hand_off_is_counted_and_does_not_hold_the_stop)
     int lost[2] = { tn_connect(port), tn_connect(port) };
     while (loop_server_handoffs_failed(s) < 2 && now_ms() < deadline)
         usleep(1000);
-    ck_assert_uint_eq(loop_server_handoffs_failed(s), 2);
+    ck_assert_msg(loop_server_handoffs_failed(s) == 2, "two hand-offs found the worker's "
+                  "queue full, and %llu were counted as lost (count_lost_handoff puts each "
+                  "on the board)", (unsigned long long)loop_server_handoffs_failed(s));
     for (int i = 0; i < 2; i++) {
         ck_assert_int_le(tn_read_eof(lost[i]), 0);   /* closed: EOF or a reset */
         close(lost[i]);

@@ -15,6 +15,7 @@
 
 #include "echo/session.h"
 #include "model_suite.h"
+#include "probe/board_read.h"
 #include "reactor/reactor.h"
 #include "testnet.h"
 
@@ -96,6 +97,187 @@ START_TEST(offloaded_who_names_a_business_thread_in_order)
     ck_assert_int_gt(tn_read_line(fd, line, sizeof(line)), 0);
     ck_assert_msg(strstr(line, "thread=reactor ") != NULL, "!who said: %s", line);
     close(fd);
+    reactor_stop(s);
+}
+END_TEST
+
+/* ---- what the board shows of an offload -------------------------------------- */
+
+/* This process's own board (the server under test publishes it): 0, or
+ * -errno with a message. */
+static int read_own_board(struct board_snapshot *snap)
+{
+    char dir[200], path[256], err[160];
+    if (board_dir(dir, sizeof(dir)) < 0)
+        return -ENOENT;
+    snprintf(path, sizeof(path), "%s/%d.board", dir, (int)getpid());
+    int rc = board_read(path, snap, err, sizeof(err));
+    if (rc < 0)
+        fprintf(stderr, "board: %s\n", err);
+    return rc;
+}
+
+/* The thread blocked in !sleep, or NULL: the first slot in that state. */
+static const struct board_thread_snap *sleeping_thread(const struct board_snapshot *snap)
+{
+    for (int i = 0; i < snap->nthreads; i++)
+        if (snap->threads[i].state == STATE_BLOCKED_SLEEP)
+            return &snap->threads[i];
+    return NULL;
+}
+
+/* While an offloaded !sleep runs, the board shows a business thread
+ * blocked in it, and no other thread (the loop least of all); once it is
+ * back, the offloaded line is counted like the lines around it. The
+ * state is set before the sleep and cleared after it, so it is there for
+ * the whole 1.5 s: the test looks until the reply comes, and misses it
+ * only if it is kept off the CPU for all of that time. */
+START_TEST(offload_shows_on_the_board)
+{
+    struct reactor_server *s = start_reactor(2);
+    struct board_snapshot *snap = malloc(sizeof(*snap));
+    ck_assert_ptr_nonnull(snap);
+    char line[64];
+    int fd = tn_connect(reactor_port(s));
+    tn_send_str(fd, "a\n!sleep 1500\nb\n");
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 2);
+    bool seen = false;
+    while (!seen && !tn_readable(fd, 20)) {
+        if (read_own_board(snap) < 0)
+            continue;
+        const struct board_thread_snap *t = sleeping_thread(snap);
+        if (!t)
+            continue;
+        ck_assert_msg(t->role == ROLE_BUSINESS, "the board shows %s (a %s thread) asleep "
+                      "in an offloaded !sleep, not a business thread", t->name,
+                      board_role_name(t->role));
+        seen = true;
+    }
+    ck_assert_msg(seen, "while an offloaded !sleep ran, the board never showed a "
+                  "business thread blocked in it");
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 12);
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 2);
+    /* The count is published just after the write: look for a while. */
+    uint64_t lines = 0;
+    for (int i = 0; i < 200 && lines < 3; i++) {
+        if (read_own_board(snap) == 0)
+            lines = snap->counters[CTR_LINES];
+        if (lines < 3)
+            usleep(10000);
+    }
+    ck_assert_msg(lines == 3, "the board counts %llu lines answered, not 3 (a, the "
+                  "offloaded !sleep, b)", (unsigned long long)lines);
+    ck_assert_uint_eq(snap->counters[CTR_OFFLOADED], 1);
+    free(snap);
+    close(fd);
+    reactor_stop(s);
+}
+END_TEST
+
+static void *stop_reactor_cb(void *arg)
+{
+    reactor_stop(arg);
+    return NULL;
+}
+
+/* A stop while a line is offloaded: the stop ends the channel's input, so
+ * once that line and the one behind it are answered, the connection
+ * closes, at once. It must not wait for the stop's hard timeout, set here
+ * past the test's own read timeout: a listener that sent the channel back
+ * to reading would leave it open until then. */
+START_TEST(a_stop_closes_an_offloaded_connection_once_answered)
+{
+    struct server_opts o;
+    ts_opts(&o);
+    o.offload_threads = 2;
+    o.stop_timeout_ms = 3 * TESTNET_TIMEOUT_MS;
+    struct reactor_server *s = reactor_start(&o);
+    ck_assert_ptr_nonnull(s);
+    struct board_snapshot *snap = malloc(sizeof(*snap));
+    ck_assert_ptr_nonnull(snap);
+    char line[64];
+    int fd = tn_connect(reactor_port(s));
+    tn_send_str(fd, "!sleep 300\nbehind\n");
+    bool offloaded = false;            /* the stop must find the line on the pool */
+    for (int i = 0; i < 500 && !offloaded; i++) {
+        offloaded = read_own_board(snap) == 0 && snap->counters[CTR_OFFLOADED] == 1;
+        if (!offloaded)
+            usleep(10000);
+    }
+    ck_assert_msg(offloaded, "the !sleep was never offloaded (the board counts none)");
+    pthread_t stopper;
+    ck_assert_int_eq(pthread_create(&stopper, NULL, stop_reactor_cb, s), 0);
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 11);
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 7);
+    ck_assert_msg(tn_read_eof(fd) == 0, "after a stop, the offloaded line and the one "
+                  "behind it were answered, but the connection stayed open (was the "
+                  "channel sent back to reading?)");
+    pthread_join(stopper, NULL);
+    free(snap);
+    close(fd);
+}
+END_TEST
+
+/* Are all business threads idle (each has given back its task)? */
+static bool business_idle(const struct board_snapshot *snap)
+{
+    int seen = 0;
+    for (int i = 0; i < snap->nthreads; i++)
+        if (snap->threads[i].role == ROLE_BUSINESS) {
+            if (snap->threads[i].state != STATE_IDLE)
+                return false;
+            seen++;
+        }
+    return seen > 0;
+}
+
+/* A client resets while its line is offloaded. The channel was closed at
+ * once (counted then), so the listener, when the line comes back, must
+ * only free it: a listener that wrote to it would find its fd gone and
+ * end it a second time, counting a second close and a lost channel. The
+ * test resets while the board shows the business thread asleep (for 2 s:
+ * only a test kept off the CPU all that time misses it), waits
+ * for that thread to go idle (the listener is queued by then), then makes
+ * two round trips on a second connection: the second one's read comes
+ * after the loop's next task phase, so the listener has run. */
+START_TEST(a_reset_while_offloaded_is_closed_once)
+{
+    struct reactor_server *s = start_reactor(2);
+    struct board_snapshot *snap = malloc(sizeof(*snap));
+    ck_assert_ptr_nonnull(snap);
+    char line[64];
+    int fd = tn_connect(reactor_port(s)), probe = tn_connect(reactor_port(s));
+    tn_send_str(fd, "!sleep 2000\n");
+    bool asleep = false, back = false;
+    for (int i = 0; i < 500 && !asleep; i++) {
+        asleep = read_own_board(snap) == 0 && sleeping_thread(snap) &&
+                 sleeping_thread(snap)->role == ROLE_BUSINESS;
+        if (!asleep)
+            usleep(10000);
+    }
+    ck_assert_msg(asleep, "the board never showed a business thread asleep in the "
+                  "offloaded !sleep 2000");
+    tn_close_reset(fd);
+    for (int i = 0; i < 500 && !back; i++) {
+        back = read_own_board(snap) == 0 && business_idle(snap);
+        if (!back)
+            usleep(10000);
+    }
+    ck_assert_msg(back, "the offloaded !sleep 2000 never came back from the pool");
+    for (int i = 0; i < 2; i++) {
+        tn_send_str(probe, "probe\n");
+        ck_assert_int_eq(tn_read_line(probe, line, sizeof(line)), 6);
+    }
+    ck_assert_int_eq(read_own_board(snap), 0);
+    ck_assert_msg(snap->counters[CTR_CLOSED] == 1 && snap->counters[CTR_ACTIVE] == 1,
+                  "one client reset while its line was offloaded, one is open: the board "
+                  "counts %llu closed and %llu open (the listener ended a closed channel?)",
+                  (unsigned long long)snap->counters[CTR_CLOSED],
+                  (unsigned long long)snap->counters[CTR_ACTIVE]);
+    ck_assert_int_ge(snap->nloops, 1);
+    ck_assert_uint_eq(snap->loops[0].channels, 1);
+    free(snap);
+    close(probe);
     reactor_stop(s);
 }
 END_TEST
@@ -303,6 +485,9 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, offload_keeps_the_loop_free_and_order_kept);
     tcase_add_test(tc, offloaded_who_names_a_business_thread_in_order);
+    tcase_add_test(tc, offload_shows_on_the_board);
+    tcase_add_test(tc, a_stop_closes_an_offloaded_connection_once_answered);
+    tcase_add_test(tc, a_reset_while_offloaded_is_closed_once);
     tcase_add_test(tc, blocked_loop_is_flagged);
     tcase_add_test(tc, blocked_loop_warns_repeatedly_and_prints_its_stack);
     tcase_add_test(tc, a_client_that_never_reads_is_bounded);
