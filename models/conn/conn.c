@@ -278,6 +278,7 @@ static void publish_read(struct board *board, struct board_thread_ref *me,
     board_add(board, CTR_BYTES_OUT, bytes_out);
     board_add(board, CTR_LINES, lines);
     board_thread_lines(board, me, lines);
+    board_thread_bytes(board, me, bytes_in, bytes_out);
 }
 
 enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,

@@ -360,6 +360,7 @@ static bool flush(struct channel *ch)
             ch->out_off += (size_t)n;
             ch->last_drain_ns = loop_now_ns();
             board_add(ch->host->board, CTR_BYTES_OUT, (uint64_t)n);
+            board_thread_bytes(ch->host->board, loop_board_ref(ch->loop), 0, (uint64_t)n);
         }
     }
     if (ch->out_off == ch->out_len)
@@ -654,6 +655,7 @@ static int read_some(struct channel *ch, size_t *allowance)
     }
     echo_session_commit(&ch->session, (size_t)n);
     board_add(ch->host->board, CTR_BYTES_IN, (uint64_t)n);
+    board_thread_bytes(ch->host->board, loop_board_ref(ch->loop), (uint64_t)n, 0);
     *allowance -= (size_t)n;
     if (ch->read_left != SIZE_MAX && (ch->read_left -= (size_t)n) == 0)
         ch->state = CHANNEL_INPUT_ENDED;  /* all that came before the stop */
