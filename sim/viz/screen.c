@@ -124,6 +124,24 @@ void screen_row_text(const struct screen *s, int y, char *out, size_t out_len)
     out[n] = '\0';
 }
 
+int screen_print(const struct screen *s, int rows, FILE *out)
+{
+    char row[1024];
+    int last = rows < s->h ? rows : s->h;
+    while (last > 0) {                /* no trailing blank rows */
+        screen_row_text(s, last - 1, row, sizeof(row));
+        if (row[0])
+            break;
+        last--;
+    }
+    for (int y = 0; y < last; y++) {
+        screen_row_text(s, y, row, sizeof(row));
+        if (fprintf(out, "%s\n", row) < 0)
+            return -EIO;
+    }
+    return 0;
+}
+
 const struct cell *screen_at(const struct screen *s, int x, int y)
 {
     if (x < 0 || y < 0 || x >= s->w || y >= s->h)

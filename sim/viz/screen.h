@@ -8,6 +8,7 @@
 #define THREADLAB_SCREEN_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* How a cell looks. The painter maps each to a colour pair, or to plain
@@ -57,6 +58,11 @@ void screen_fill(struct screen *s, int x, int y, int n, char ch, enum style st);
 
 /* The text of row y, trailing blanks cut, into out (size out_len). */
 void screen_row_text(const struct screen *s, int y, char *out, size_t out_len);
+
+/* Print rows 0 .. rows-1 as text lines to out, without the blank rows at
+ * the end (--plain). Returns 0, or -EIO when out failed (the reader went
+ * away). */
+int screen_print(const struct screen *s, int rows, FILE *out);
 
 /* The cell at (x, y), or NULL off screen. */
 const struct cell *screen_at(const struct screen *s, int x, int y);
