@@ -196,6 +196,8 @@ int term_key(int timeout_ms)
         { KEY_UP, TERM_KEY_UP },     { KEY_DOWN, TERM_KEY_DOWN },
         { KEY_PPAGE, TERM_KEY_PGUP }, { KEY_NPAGE, TERM_KEY_PGDN },
         { KEY_HOME, TERM_KEY_HOME }, { KEY_END, TERM_KEY_END },
+        { KEY_ENTER, TERM_KEY_ENTER }, { '\n', TERM_KEY_ENTER },
+        { '\r', TERM_KEY_ENTER },
     };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (c == keys[i].curses)

@@ -131,6 +131,7 @@ static int state_rank(enum board_state st)
 
 struct order_ctx {
     const struct board_snapshot *s;
+    const float *cpu;          /* CPU% per thread, or NULL */
     enum thread_order order;
 };
 
@@ -143,17 +144,22 @@ static int compare_threads(const void *x, const void *y, void *arg)
         return state_rank(a->state) < state_rank(b->state) ? -1 : 1;
     if (c->order == ORDER_LINES && a->lines != b->lines)
         return a->lines > b->lines ? -1 : 1;
+    if (c->order == ORDER_CPU && c->cpu) {   /* the busiest first; no figure last */
+        float ca = c->cpu[*(const int *)x], cb = c->cpu[*(const int *)y];
+        if (ca != cb)
+            return ca > cb ? -1 : 1;
+    }
     return by_role_then_conn(a, b);
 }
 
-static int shown_threads(const struct board_snapshot *s, enum thread_order order,
-                         int *out)
+static int shown_threads(const struct pane *p, enum thread_order order, int *out)
 {
+    const struct board_snapshot *s = p->now;
     int n = 0;
     for (int i = 0; i < s->nthreads; i++)
         if (thread_shown(s, &s->threads[i]))
             out[n++] = i;
-    struct order_ctx ctx = { s, order };
+    struct order_ctx ctx = { s, p->cpu_pct, order };
     qsort_r(out, (size_t)n, sizeof(*out), compare_threads, &ctx);
     return n;
 }
@@ -256,17 +262,33 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     return 3;
 }
 
+/* A thread's CPU% for the list: "-" when there is no figure. */
+static void fmt_cpu(char *out, size_t len, const float *cpu, int i)
+{
+    if (!cpu || cpu[i] < 0)
+        snprintf(out, len, "-");
+    else
+        snprintf(out, len, cpu[i] < 999.5f ? "%.1f" : "%.0f", (double)cpu[i]);
+}
+
 /* The list, scrolled so that the selected thread (cursor, in a focused
  * pane; -1 elsewhere) is on screen: the window starts at the top and, once
  * the cursor passes its last row, follows it. When not every thread fits,
- * the last row says how many are shown, so none is hidden without a word. */
-static void draw_thread_list(const struct board_snapshot *s, enum thread_order order,
+ * the last row says how many are shown, so none is hidden without a word.
+ * A pane under 64 columns (a 2x2 grid at 120) gets narrower name, CONN and
+ * LINES columns, so that every column stays on screen. */
+static void draw_thread_list(const struct pane *p, enum thread_order order,
                              const int *shown, int n, int cursor, struct screen *scr,
                              struct rect r)
 {
-    static const char *const by[ORDER_COUNT] = { "", " (by state)", " (by lines)" };
-    screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "%-15s %-15s %6s %7s %9s%s",
-                  "THREAD", "STATE", "FOR", "CONN", "LINES", by[order]);
+    static const char *const by[ORDER_COUNT] = { "", " (by state)", " (by lines)",
+                                                 " (by CPU)" };
+    const struct board_snapshot *s = p->now;
+    bool wide = r.w >= 64;
+    int name_w = wide ? 15 : 12, conn_w = wide ? 7 : 5, lines_w = wide ? 9 : 7;
+    screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "%-*s %-15s %6s %5s %*s %*s%s",
+                  name_w, "THREAD", "STATE", "FOR", "CPU%", conn_w, "CONN", lines_w,
+                  "LINES", by[order]);
     int rows = r.h - 1;
     bool cut = n > rows;
     if (cut)
@@ -277,25 +299,26 @@ static void draw_thread_list(const struct board_snapshot *s, enum thread_order o
     for (int i = 0; i < rows && top + i < n; i++) {
         const struct board_thread_snap *t = &s->threads[shown[top + i]];
         bool selected = top + i == cursor;
-        char age[32], conn[24] = "-";
+        char age[32], conn[24] = "-", cpu[16];
         fmt_age(age, sizeof(age), s->taken_mono_ns - t->since_ns);
+        fmt_cpu(cpu, sizeof(cpu), p->cpu_pct, shown[top + i]);
         if (t->conn)
             snprintf(conn, sizeof(conn), "%llu", (unsigned long long)t->conn);
         int x = r.x + 1, y = r.y + 1 + i;
         x += screen_printf(scr, x, y, r.x + r.w - x,
                            selected ? ST_FOCUS
                            : t->state == STATE_TERMINATED ? ST_DIM : ST_NORMAL,
-                           "%-15s ", t->name);
+                           "%-*.*s ", name_w, name_w, t->name);
         x += screen_printf(scr, x, y, r.x + r.w - x,
                            state_style[t->state], "%c", view_state_letter(t->state));
         screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL,
-                      " %-13s %6s %7s %9llu", board_state_name(t->state), age,
-                      conn, (unsigned long long)t->lines);
+                      " %-13s %6s %5s %*s %*llu", board_state_name(t->state), age, cpu,
+                      conn_w, conn, lines_w, (unsigned long long)t->lines);
     }
     if (cut) {
         int last = top + rows < n ? top + rows : n;
         screen_printf(scr, r.x + 1, r.y + r.h - 1, r.w - 1, ST_DIM,
-                      "%d of %d shown (%d-%d; up/down PgUp/PgDn Home/End)",
+                      "%d of %d shown (%d-%d; up/down PgUp/PgDn Home/End, Enter: detail)",
                       last - top, n, top + 1, last);
     }
 }
@@ -342,13 +365,18 @@ static void draw_bar(struct screen *scr, int x, int y, int w, uint64_t value,
     screen_put(scr, x + 1 + w, y, 1, ST_DIM, "]");
 }
 
+static const char *loop_phase_name(uint32_t phase)
+{
+    static const char *const phases[] = { "start", "wait", "io", "tasks", "stop" };
+    return phases[phase < 5 ? phase : 0];
+}
+
 /* One row per loop. A pane under 70 columns (a 2x2 grid at 120) gets the
  * short form: shorter name and bar, no timers, so that the PHASE and the
  * BLOCKED warning (the slow-handler lesson) stay on screen. */
 static int draw_loops(const struct board_snapshot *s, struct screen *scr,
                       struct rect r)
 {
-    static const char *const phases[] = { "start", "wait", "io", "tasks", "stop" };
     if (s->nloops == 0 || r.h < 2)
         return 0;
     bool wide = r.w >= 70;
@@ -375,7 +403,7 @@ static int draw_loops(const struct board_snapshot *s, struct screen *scr,
                                (unsigned long long)l->timers);
         x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%s%3d/%-3d %-5s",
                            wide ? " " : "", io_pct, total ? 100 - io_pct : 0,
-                           phases[l->phase < 5 ? l->phase : 0]);
+                           loop_phase_name(l->phase));
         if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
             char age[32];
             fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
@@ -466,7 +494,7 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     int threads_max = v->show_log ? for_threads - for_threads / 3 : for_threads;
 
     int order[BOARD_THREAD_SLOTS];
-    int n = shown_threads(s, v->order, order);
+    int n = shown_threads(p, v->order, order);
     bool list = v->layout == LAYOUT_LIST ||
                 (v->layout == LAYOUT_AUTO && n + 1 <= threads_max && !v->big);
     int per_row = (r.w - 1) / (v->big ? 3 : 2);
@@ -474,7 +502,7 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     int threads_h = needed < threads_max ? needed : threads_max;
     struct rect tr = { r.x, r.y + used, r.w, threads_h };
     if (list)
-        draw_thread_list(s, v->order, order, n, index == v->focus ? v->cursor : -1,
+        draw_thread_list(p, v->order, order, n, index == v->focus ? v->cursor : -1,
                          scr, tr);
     else
         draw_thread_grid(v, s, order, n, scr, tr);
@@ -520,27 +548,12 @@ static void draw_legend(const struct view *v, struct screen *scr)
     screen_put(scr, end, y, status_w, v->paused ? ST_WARN : ST_DIM, status);
 }
 
-static void draw_help(struct screen *scr)
+/* A box of text lines in the middle of the screen, over what is there. */
+static void draw_box(struct screen *scr, const char *const *lines, int n, int w)
 {
-    static const char *const lines[] = {
-        "threadlab top: keys",
-        "",
-        "  q        quit",
-        "  p        pause / resume (the picture holds still)",
-        "  tab, 1-4 focus a pane (below 120x40: tab zooms each in turn)",
-        "  t        threads as a list, a grid, or automatic",
-        "  o        order threads by role, state (running first), lines",
-        "  l        show / hide the event log",
-        "  up/down  the list: select a thread (PgUp PgDn Home End)",
-        "  + / -    refresh faster / slower",
-        "  ?        this help (any key closes it)",
-        "",
-        "A grid cell is one thread, its letter its state:",
-        "  R running  b blocked in read/write  S blocked in !sleep",
-        "  w waiting for events  . idle  x ended (fades after 3 s)",
-    };
-    int n = (int)(sizeof(lines) / sizeof(lines[0]));
-    int w = 62, x = (scr->w - w) / 2, y = (scr->h - n - 2) / 2;
+    if (w > scr->w)
+        w = scr->w;
+    int x = (scr->w - w) / 2, y = (scr->h - n - 2) / 2;
     if (x < 0)
         x = 0;
     if (y < 0)
@@ -550,6 +563,152 @@ static void draw_help(struct screen *scr)
         if (i >= 0 && i < n)
             screen_put(scr, x + 2, y + 1 + i, w - 4, ST_FOCUS, lines[i]);
     }
+}
+
+static void draw_help(struct screen *scr)
+{
+    static const char *const lines[] = {
+        "threadlab top: keys",
+        "",
+        "  q        quit",
+        "  p        pause / resume (the picture holds still)",
+        "  tab, 1-4 focus a pane (below 120x40: tab zooms each in turn)",
+        "  t        threads as a list, a grid, or automatic",
+        "  o        order threads by role, state (running first), lines, CPU",
+        "  l        show / hide the event log",
+        "  up/down  the list: select a thread (PgUp PgDn Home End)",
+        "  Enter    the selected thread: its connection or loop, bytes, CPU",
+        "  + / -    refresh faster / slower",
+        "  ?        this help (any key closes it)",
+        "",
+        "A grid cell is one thread, its letter its state:",
+        "  R running  b blocked in read/write  S blocked in !sleep",
+        "  w waiting for events  . idle  x ended (fades after 3 s)",
+        "CPU% is of one core, from /proc/PID/task/TID/stat; \"-\": no figure",
+    };
+    draw_box(scr, lines, (int)(sizeof(lines) / sizeof(lines[0])), 72);
+}
+
+/* ---- a thread's detail (Enter in the list) ---------------------------------- */
+
+#define DETAIL_ROWS 14
+#define DETAIL_COLS 160
+
+static void fmt_bytes(char *out, size_t len, uint64_t bytes)
+{
+    if (bytes < 10240)
+        snprintf(out, len, "%llu B", (unsigned long long)bytes);
+    else if (bytes < 10u << 20)
+        snprintf(out, len, "%.1f KiB", (double)bytes / 1024);
+    else
+        snprintf(out, len, "%.1f MiB", (double)bytes / (1 << 20));
+}
+
+/* The thread the box is about, in the focused pane's snapshot: found by
+ * name, a live one first (a name comes back only after its thread ended).
+ * Returns its index, or -1 when it has left the board. */
+static int detail_thread(const struct view *v, const struct board_snapshot *s)
+{
+    int ended = -1;
+    for (int i = 0; i < s->nthreads; i++)
+        if (!strcmp(s->threads[i].name, v->detail_name)) {
+            if (s->threads[i].state != STATE_TERMINATED)
+                return i;
+            ended = i;
+        }
+    return ended;
+}
+
+/* What the thread holds of output not yet written, said for its kind. */
+static const char *detail_pending(const struct board_thread_snap *t, bool is_loop)
+{
+    if (is_loop)
+        return "pending out  - (the board has no per-loop figure for it yet)";
+    if (t->role == ROLE_CONN || t->role == ROLE_POOL_WORKER)
+        return "pending out  none held: it writes a read's replies before it reads again";
+    return "pending out  - (it serves no connection)";
+}
+
+/* A loop thread's loop: the loop slot of the same name (loop.c names both). */
+static int detail_loop_rows(const struct board_snapshot *s, const char *name,
+                            char rows[][DETAIL_COLS])
+{
+    for (int i = 0; i < s->nloops; i++) {
+        const struct board_loop_snap *l = &s->loops[i];
+        if (strcmp(l->name, name))
+            continue;
+        uint64_t total = l->io_ns + l->task_ns;
+        int io_pct = total ? (int)(l->io_ns * 100 / total) : 0;
+        char longest[16], blocked[48] = "";
+        fmt_ns(longest, sizeof(longest), l->longest_task_ns);
+        if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
+            char age[32];
+            fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
+            snprintf(blocked, sizeof(blocked), ", BLOCKED %s", age);
+        }
+        snprintf(rows[0], DETAIL_COLS, "its loop     %llu channels, task queue %llu, "
+                 "timers %llu", (unsigned long long)l->channels,
+                 (unsigned long long)l->task_queue_depth, (unsigned long long)l->timers);
+        snprintf(rows[1], DETAIL_COLS, "             io/task %d/%d, phase %s, longest "
+                 "task %s%s", io_pct, total ? 100 - io_pct : 0,
+                 loop_phase_name(l->phase), longest, blocked);
+        return 2;
+    }
+    return 0;
+}
+
+/* The box's rows for thread i of pane p. Returns how many. */
+static int detail_rows(const struct pane *p, int i, char rows[][DETAIL_COLS])
+{
+    const struct board_snapshot *s = p->now;
+    const struct board_thread_snap *t = &s->threads[i];
+    char age[32], in[24], out[24], cpu[16], busy[32], idle[32];
+    int n = 0;
+    fmt_age(age, sizeof(age), s->taken_mono_ns - t->since_ns);
+    fmt_bytes(in, sizeof(in), t->bytes_in);
+    fmt_bytes(out, sizeof(out), t->bytes_out);
+    fmt_cpu(cpu, sizeof(cpu), p->cpu_pct, i);
+    fmt_ns(busy, sizeof(busy), t->busy_ns);
+    fmt_ns(idle, sizeof(idle), t->idle_ns);
+    if (t->tid)
+        snprintf(rows[n++], DETAIL_COLS, "%s  (%s, tid %u)", t->name,
+                 board_role_name(t->role), (unsigned)t->tid);
+    else
+        snprintf(rows[n++], DETAIL_COLS, "%s  (%s, no kernel thread)", t->name,
+                 board_role_name(t->role));
+    rows[n++][0] = '\0';
+    snprintf(rows[n++], DETAIL_COLS, "state        %s, for %s", board_state_name(t->state), age);
+    if (t->conn)
+        snprintf(rows[n++], DETAIL_COLS, "connection   %llu", (unsigned long long)t->conn);
+    else
+        snprintf(rows[n++], DETAIL_COLS, "connection   none now");
+    snprintf(rows[n++], DETAIL_COLS, "lines        %llu answered", (unsigned long long)t->lines);
+    snprintf(rows[n++], DETAIL_COLS, "bytes        in %s, out %s", in, out);
+    snprintf(rows[n++], DETAIL_COLS, "CPU          %s%s now; running %s, waiting or "
+             "blocked %s in all", cpu, strcmp(cpu, "-") ? "%" : "", busy, idle);
+    int loop_rows = detail_loop_rows(s, t->name, rows + n);
+    n += loop_rows;
+    snprintf(rows[n++], DETAIL_COLS, "%s", detail_pending(t, loop_rows > 0));
+    rows[n++][0] = '\0';
+    snprintf(rows[n++], DETAIL_COLS, "(any key closes this)");
+    return n;
+}
+
+static void draw_detail(const struct view *v, struct screen *scr)
+{
+    char rows[DETAIL_ROWS][DETAIL_COLS];
+    const char *lines[DETAIL_ROWS];
+    const struct pane *p = v->npanes ? &v->panes[v->focus] : NULL;
+    int i = p && p->now ? detail_thread(v, p->now) : -1;
+    int n = 0;
+    if (i < 0)
+        snprintf(rows[n++], DETAIL_COLS, "%s: no longer on the board (any key closes this)",
+                 v->detail_name);
+    else
+        n = detail_rows(p, i, rows);
+    for (int k = 0; k < n; k++)
+        lines[k] = rows[k];
+    draw_box(scr, lines, n, 84);
 }
 
 void view_render(const struct view *v, struct screen *scr)
@@ -619,6 +778,8 @@ void view_render(const struct view *v, struct screen *scr)
                       v->focus + 1, n);
     }
     draw_legend(v, scr);
+    if (v->detail)
+        draw_detail(v, scr);
     if (v->help)
         draw_help(scr);
 }
@@ -649,9 +810,9 @@ static void tab(struct view *v)
 /* Move the list's selection, kept within the focused pane's threads. */
 static void move_cursor(struct view *v, int key)
 {
-    const struct board_snapshot *s = v->npanes ? v->panes[v->focus].now : NULL;
+    const struct pane *p = v->npanes ? &v->panes[v->focus] : NULL;
     int order[BOARD_THREAD_SLOTS];
-    int n = s ? shown_threads(s, v->order, order) : 0;
+    int n = p && p->now ? shown_threads(p, v->order, order) : 0;
     int c = v->cursor;
     switch (key) {
     case TERM_KEY_UP: c--; break;
@@ -666,10 +827,24 @@ static void move_cursor(struct view *v, int key)
         v->cursor = 0;
 }
 
+/* Enter: the box about the selected thread of the focused pane (its
+ * name is kept, so the box follows it as the list reorders). */
+static void open_detail(struct view *v)
+{
+    const struct pane *p = v->npanes ? &v->panes[v->focus] : NULL;
+    int order[BOARD_THREAD_SLOTS];
+    int n = p && p->now ? shown_threads(p, v->order, order) : 0;
+    if (v->cursor < 0 || v->cursor >= n)
+        return;
+    snprintf(v->detail_name, sizeof(v->detail_name), "%s",
+             p->now->threads[order[v->cursor]].name);
+    v->detail = true;
+}
+
 bool view_key(struct view *v, int key)
 {
-    if (v->help && key != 'q') {       /* any key closes the help */
-        v->help = false;
+    if ((v->help || v->detail) && key != 'q') {  /* any key closes a box */
+        v->help = v->detail = false;
         return true;
     }
     switch (key) {
@@ -710,6 +885,9 @@ bool view_key(struct view *v, int key)
     case TERM_KEY_UP: case TERM_KEY_DOWN: case TERM_KEY_PGUP: case TERM_KEY_PGDN:
     case TERM_KEY_HOME: case TERM_KEY_END:
         move_cursor(v, key);
+        break;
+    case TERM_KEY_ENTER:
+        open_detail(v);
         break;
     }
     return true;
