@@ -3,6 +3,7 @@
  * gone at the next refresh, out of memory leaves a pane as it was. */
 #include <check.h>
 #include <errno.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,7 @@ static int count_cells(const struct screen *scr, char ch, enum style st)
 {
     int n = 0;
     for (int i = 0; i < scr->w * scr->h; i++)
-        n += scr->cells[i].ch == ch && scr->cells[i].style == st;
+        n += scr->cells[i].ch == (uint32_t)(unsigned char)ch && scr->cells[i].style == st;
     return n;
 }
 
@@ -736,6 +737,66 @@ START_TEST(enter_shows_the_selected_threads_figures)
 }
 END_TEST
 
+
+/* ---- display width: CJK takes two columns ---------------------------------- */
+
+START_TEST(wide_characters_take_two_columns_and_stay_whole)
+{
+    ck_assert_ptr_nonnull(setlocale(LC_CTYPE, "C.UTF-8"));
+    struct screen scr;
+    char row[256];
+    screen_init(&scr, 20, 4);
+    ck_assert_int_eq(screen_put(&scr, 0, 0, -1, ST_NORMAL, "值守线程ab"), 10);
+    screen_row_text(&scr, 0, row, sizeof(row));
+    ck_assert_str_eq(row, "值守线程ab");
+    ck_assert_uint_eq(screen_at(&scr, 0, 0)->ch, (uint32_t)L'值');
+    ck_assert_uint_eq(screen_at(&scr, 1, 0)->ch, SCREEN_WIDE_RIGHT);
+    ck_assert_int_eq(screen_text_width("任务队列 q"), 10);
+    /* A wide character that does not fit whole is left out. */
+    ck_assert_int_eq(screen_put(&scr, 0, 1, 3, ST_NORMAL, "值守"), 2);
+    screen_row_text(&scr, 1, row, sizeof(row));
+    ck_assert_str_eq(row, "值");
+    /* Overwriting half of one blanks its other half. */
+    screen_put(&scr, 1, 1, -1, ST_NORMAL, "ab");
+    screen_row_text(&scr, 1, row, sizeof(row));
+    ck_assert_str_eq(row, " ab");
+    /* Columns padded by width, not bytes. */
+    screen_put_col(&scr, 0, 2, 10, ST_NORMAL, "任务队列", false);
+    screen_put(&scr, 10, 2, -1, ST_NORMAL, "|");
+    screen_put_col(&scr, 11, 2, 6, ST_NORMAL, "阻塞", true);
+    screen_row_text(&scr, 2, row, sizeof(row));
+    ck_assert_str_eq(row, "任务队列  |  阻塞");
+    /* Not a character, a control: '?'. The last column takes no wide half. */
+    screen_put(&scr, 0, 3, -1, ST_NORMAL, "\xff\x1b[2J");
+    screen_put(&scr, 15, 3, -1, ST_NORMAL, "abcd值");
+    screen_row_text(&scr, 3, row, sizeof(row));
+    ck_assert_str_eq(row, "??[2J          abcd");
+    screen_free(&scr);
+}
+END_TEST
+
+START_TEST(cjk_wraps_between_characters)
+{
+    ck_assert_ptr_nonnull(setlocale(LC_CTYPE, "C.UTF-8"));
+    const char *text = "阻塞线程检查器发现事件循环阻塞";   /* 15 characters, 30 columns */
+    ck_assert_int_eq(screen_put_wrapped(NULL, 0, 0, 10, 9, 0, ST_NORMAL, text), 3);
+    struct screen scr;
+    char row[256];
+    screen_init(&scr, 10, 3);
+    ck_assert_int_eq(screen_put_wrapped(&scr, 0, 0, 10, 2, 0, ST_NORMAL, text), 3);
+    screen_row_text(&scr, 0, row, sizeof(row));
+    ck_assert_str_eq(row, "阻塞线程检");
+    screen_row_text(&scr, 1, row, sizeof(row));
+    ck_assert_str_eq(row, "查器发...");     /* cut: within its 10 columns */
+    /* Between two wide characters, not back at the last space. */
+    screen_clear(&scr);
+    screen_put_wrapped(&scr, 0, 0, 10, 3, 0, ST_NORMAL, "ab 阻塞线程检查器");
+    screen_row_text(&scr, 0, row, sizeof(row));
+    ck_assert_str_eq(row, "ab 阻塞线");
+    screen_free(&scr);
+}
+END_TEST
+
 static char board_tmp[64];
 
 static void use_temporary_board_dir(void)
@@ -855,6 +916,8 @@ int main(void)
     tcase_add_test(tc, cpu_is_sampled_from_proc_and_dashed_without_a_task);
     tcase_add_test(tc, the_list_has_a_cpu_column);
     tcase_add_test(tc, enter_shows_the_selected_threads_figures);
+    tcase_add_test(tc, wide_characters_take_two_columns_and_stay_whole);
+    tcase_add_test(tc, cjk_wraps_between_characters);
     tcase_add_test(tc, a_server_killed_with_sigkill_is_gone_at_the_next_refresh);
     tcase_add_test(tc, out_of_memory_leaves_a_pane_as_it_was);
     suite_add_tcase(s, tc);
