@@ -37,6 +37,11 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
                    double *sleep_pct, uint32_t *sleep_ms, double *task_pct,
                    uint32_t *task_us);
 
+/* --lang en|zh (top, replay, demo, sim --viz): the visualizer's language
+ * (viz/msg.h); without it, LANG / LC_MESSAGES choose. On error prints a
+ * usage error and returns false. */
+bool cli_parse_lang(const char *cmd, const char *arg);
+
 /* --size WxH, from min_w x min_h to 1000x1000 (top and replay). */
 bool cli_parse_size(const char *cmd, const char *arg, int min_w, int min_h, int *w, int *h);
 

@@ -48,6 +48,8 @@ static void demo_usage(FILE *out)
             "  --record FILE    also record what the panes show, to play later with\n"
             "                   threadlab replay FILE (no server needed); a FILE that\n"
             "                   cannot be written is refused before any server starts\n"
+            "  --lang en|zh     the screen in English or Chinese (default: zh when\n"
+            "                   LC_ALL, LC_MESSAGES or LANG starts with zh)\n"
             "  -h, --help       this help\n"
             "\n");
     plan_usage_scenarios(out);
@@ -59,7 +61,7 @@ static void demo_usage(FILE *out)
             "See docs/demo.md.\n");
 }
 
-enum { OPT_PLAIN = 256, OPT_INTERVAL, OPT_RECORD, OPT_BIG, OPT_WIDE };
+enum { OPT_PLAIN = 256, OPT_INTERVAL, OPT_RECORD, OPT_BIG, OPT_WIDE, OPT_LANG };
 
 static const struct option demo_options[] = {
     PLAN_LONG_OPTIONS,
@@ -67,6 +69,7 @@ static const struct option demo_options[] = {
     { "interval", required_argument, NULL, OPT_INTERVAL },
     { "record", required_argument, NULL, OPT_RECORD },
     { "big", no_argument, NULL, OPT_BIG },
+    { "lang", required_argument, NULL, OPT_LANG },
     { "wide", no_argument, NULL, OPT_WIDE },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -128,6 +131,10 @@ int cli_demo(int argc, char **argv)
             break;
         case OPT_WIDE:
             wide = true;
+            break;
+        case OPT_LANG:
+            if (!cli_parse_lang("demo", optarg))
+                return CLI_EXIT_USAGE;
             break;
         case OPT_INTERVAL:
             if (!cli_parse_long("demo", "--interval", optarg, VIEW_REFRESH_MS_MIN,

@@ -31,6 +31,8 @@ static void replay_usage(FILE *out)
             "  --backward       with --plain, the last frame first\n"
             "  --size WxH       with --plain, the frame size (default 120x40)\n"
             "  --big            projector mode\n"
+            "  --lang en|zh     the screen in English or Chinese (default: zh when\n"
+            "                   LC_ALL, LC_MESSAGES or LANG starts with zh)\n"
             "  -h, --help       this help\n"
             "\n"
             "A recording cut short (the recorder was killed, the disk filled up)\n"
@@ -40,7 +42,7 @@ static void replay_usage(FILE *out)
             "with the reason (exit status 1).\n");
 }
 
-enum { OPT_SPEED = 256, OPT_AT, OPT_PLAIN, OPT_FRAME, OPT_BACKWARD, OPT_SIZE, OPT_BIG };
+enum { OPT_SPEED = 256, OPT_AT, OPT_PLAIN, OPT_FRAME, OPT_BACKWARD, OPT_SIZE, OPT_BIG, OPT_LANG };
 
 static const struct option replay_options[] = {
     { "speed", required_argument, NULL, OPT_SPEED },
@@ -50,6 +52,7 @@ static const struct option replay_options[] = {
     { "backward", no_argument, NULL, OPT_BACKWARD },
     { "size", required_argument, NULL, OPT_SIZE },
     { "big", no_argument, NULL, OPT_BIG },
+    { "lang", required_argument, NULL, OPT_LANG },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -88,6 +91,10 @@ int cli_replay(int argc, char **argv)
         case OPT_SIZE:
             if (!cli_parse_size("replay", optarg, VIEW_MIN_W, VIEW_MIN_H, &o.width,
                                 &o.height))
+                return CLI_EXIT_USAGE;
+            break;
+        case OPT_LANG:
+            if (!cli_parse_lang("replay", optarg))
                 return CLI_EXIT_USAGE;
             break;
         case OPT_BIG:

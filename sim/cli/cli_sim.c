@@ -79,6 +79,8 @@ static void sim_usage(FILE *out)
             "                     without --viz it is refused (a run without a screen\n"
             "                     goes as fast as it can)\n"
             "  --big              with --viz: projector mode, as top's --big\n"
+            "  --lang en|zh       with --viz: the screen in English or Chinese, as\n"
+            "                     top's --lang\n"
             "  --json             the report as one JSON object\n"
             "  --engine-stats     also print the engine's wall time, events/s and RSS\n"
             "                     to stderr (the report itself is the same bytes for\n"
@@ -108,7 +110,7 @@ enum {
     OPT_CORES = 256, OPT_PROFILE, OPT_MAX_THREADS, OPT_STACK_KB, OPT_SEED,
     OPT_LINES_PER_CONN, OPT_THINK, OPT_MIX, OPT_SERVICE, OPT_RAMP, OPT_RANDOM,
     OPT_MIN, OPT_MAX, OPT_QUEUE, OPT_WORKERS, OPT_OFFLOAD, OPT_BACKLOG, OPT_JSON,
-    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_BIG, OPT_RECORD, OPT_ENGINE_STATS, OPT_IO_RATIO,
+    OPT_CLIENT_CPU, OPT_VIZ, OPT_SPEED, OPT_BIG, OPT_LANG, OPT_RECORD, OPT_ENGINE_STATS, OPT_IO_RATIO,
     OPT_SWEEP, OPT_CSV, OPT_PLOT, OPT_OVERLAY,
 };
 
@@ -131,6 +133,7 @@ static const struct option sim_options[] = {
     { "viz", no_argument, NULL, OPT_VIZ },
     { "speed", required_argument, NULL, OPT_SPEED },
     { "big", no_argument, NULL, OPT_BIG },
+    { "lang", required_argument, NULL, OPT_LANG },
     { "record", required_argument, NULL, OPT_RECORD },
     { "min", required_argument, NULL, OPT_MIN },
     { "max", required_argument, NULL, OPT_MAX },
@@ -334,7 +337,7 @@ int cli_sim(int argc, char **argv)
     char sweep_err[256];
     bool json = false, viz = false, engine_stats = false;
     double speed = 0.001;
-    bool speed_given = false, big = false;
+    bool speed_given = false, big = false, lang_given = false;
     const char *profile_path = NULL, *record_path = NULL;
     double stack_kb = -1;
     long v;
@@ -430,6 +433,11 @@ int cli_sim(int argc, char **argv)
         case OPT_BIG:
             big = true;
             break;
+        case OPT_LANG:
+            if (!cli_parse_lang("sim", optarg))
+                return CLI_EXIT_USAGE;
+            lang_given = true;
+            break;
         case OPT_MIN: case OPT_MAX: case OPT_QUEUE: case OPT_WORKERS:
         case OPT_OFFLOAD: case OPT_BACKLOG:
             if (!cli_parse_long("sim", flag, optarg, 0, 100000000, &v))
@@ -509,7 +517,7 @@ int cli_sim(int argc, char **argv)
         return CLI_EXIT_FAILED;
     }
     const char *needs_viz = record_path ? "--record" : speed_given ? "--speed"
-                          : big ? "--big" : NULL;
+                          : big ? "--big" : lang_given ? "--lang" : NULL;
     if (needs_viz && !viz) {
         cli_usage_error("sim", "%s goes with --viz", needs_viz);
         free(r);

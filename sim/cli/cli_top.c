@@ -29,6 +29,8 @@ static void top_usage(FILE *out)
             "  --size WxH       with --plain, the snapshot size (default 120x40)\n"
             "  --interval MS    refresh every MS milliseconds (default %d; %d with --big)\n"
             "  --big            projector mode: bigger cells, bold, slower refresh\n"
+            "  --lang en|zh     the screen in English or Chinese (default: zh when\n"
+            "                   LC_ALL, LC_MESSAGES or LANG starts with zh)\n"
             "  -h, --help       this help\n"
             "\n"
             "keys: q quit, p pause, tab or 1-4 focus a pane, t list/grid, l event log,\n"
@@ -44,7 +46,7 @@ static void top_usage(FILE *out)
             VIEW_REFRESH_MS_DEFAULT, VIEW_REFRESH_MS_BIG);
 }
 
-enum { OPT_PLAIN = 256, OPT_JSON, OPT_RECORD, OPT_COUNT, OPT_SIZE, OPT_INTERVAL, OPT_BIG };
+enum { OPT_PLAIN = 256, OPT_JSON, OPT_RECORD, OPT_COUNT, OPT_SIZE, OPT_INTERVAL, OPT_BIG, OPT_LANG };
 
 static const struct option top_options[] = {
     { "plain", no_argument, NULL, OPT_PLAIN },
@@ -54,6 +56,7 @@ static const struct option top_options[] = {
     { "size", required_argument, NULL, OPT_SIZE },
     { "interval", required_argument, NULL, OPT_INTERVAL },
     { "big", no_argument, NULL, OPT_BIG },
+    { "lang", required_argument, NULL, OPT_LANG },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -92,6 +95,10 @@ int cli_top(int argc, char **argv)
                                 VIEW_REFRESH_MS_MAX, &v))
                 return CLI_EXIT_USAGE;
             o.refresh_ms = (int)v;
+            break;
+        case OPT_LANG:
+            if (!cli_parse_lang("top", optarg))
+                return CLI_EXIT_USAGE;
             break;
         case OPT_BIG:
             o.big = true;

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include "cli.h"
+#include "viz/msg.h"
 
 #ifndef THREADLAB_VERSION
 #define THREADLAB_VERSION "0.1"
@@ -172,6 +173,14 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
                         "(cpu%s up to 10000000 us, sleep up to 60000 ms)", spec,
                         task_pct ? ",task=US:PCT" : "", task_pct ? " and task" : "");
     return ok;
+}
+
+bool cli_parse_lang(const char *cmd, const char *arg)
+{
+    if (msg_set_lang(arg) == 0)
+        return true;
+    cli_usage_error(cmd, "--lang: '%s' is not en or zh", arg);
+    return false;
 }
 
 bool cli_parse_size(const char *cmd, const char *arg, int min_w, int min_h, int *w, int *h)

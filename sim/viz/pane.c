@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "msg.h"
 #include "probe/board_read.h"
 
 void pane_detach(struct pane *p)
@@ -88,7 +89,7 @@ void pane_refresh(struct pane *p)
     }
     if (!alive || rc == -ENOENT) {
         p->gone = true;              /* the server exited; keep its last picture */
-        snprintf(p->error, sizeof(p->error), "pid %d: the server exited", p->pid);
+        snprintf(p->error, sizeof(p->error), msg(M_SERVER_EXITED), p->pid);
     } else {
         snprintf(p->error, sizeof(p->error), "%s", err);
     }

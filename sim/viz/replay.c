@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "probe/board.h"
+#include "msg.h"
 #include "record.h"
 #include "runner.h"
 #include "stop.h"
@@ -206,6 +207,7 @@ int replay_run(const struct replay_opts *o)
                recording_time_ns(p->rec, p->frame + 1) <= (uint64_t)(o->at_s * 1e9))
             p->frame++;
     view_init(v, o->big);
+    msg_setup_locale();                        /* --plain too: Chinese is multibyte */
     snprintf(v->board_dir, sizeof(v->board_dir), "%s", o->path);
     bool plain = o->plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
     int rc;

@@ -2,6 +2,8 @@
  * See term.h. */
 #include "term.h"
 
+#include "msg.h"
+
 #include <curses.h>
 #include <errno.h>
 #include <locale.h>
@@ -92,7 +94,7 @@ int term_open(bool big)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return -ENOTTY;
-    setlocale(LC_ALL, "");
+    msg_setup_locale();       /* before newterm: ncursesw reads LC_CTYPE */
     if (tcgetattr(STDOUT_FILENO, &saved_modes) < 0)
         return -ENOTTY;
     /* newterm, not initscr: initscr exits the process on an unknown TERM. */

@@ -16,6 +16,7 @@
 
 #include "probe/board.h"
 #include "probe/board_read.h"
+#include "msg.h"
 #include "pane.h"
 #include "record.h"
 #include "runner.h"
@@ -317,6 +318,7 @@ int top_run(const struct top_opts *o)
         }
     }
     recording.start_ns = board_now_ns();  /* frame 1 is at t=0, whoever opened the file */
+    msg_setup_locale();              /* --plain too: Chinese text is multibyte */
     stop_signals_catch();
     rc = run(v, o, auto_attach);
     stop_signals_restore();

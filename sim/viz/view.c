@@ -12,6 +12,7 @@
  */
 #include "view.h"
 
+#include "msg.h"
 #include "term.h"
 
 #include <stdio.h>
@@ -179,7 +180,7 @@ static int draw_exited(const struct board_snapshot *s, bool wide, struct screen 
         recent += s->threads[i].state == STATE_TERMINATED &&
                   thread_shown(s, &s->threads[i]);
     unsigned long long total = s->threads_by_state[STATE_TERMINATED];
-    return wide ? screen_printf(scr, x, y, w, ST_NORMAL, " %u exited in %llus (%llu in all)",
+    return wide ? screen_printf(scr, x, y, w, ST_NORMAL, msg(M_EXITED_WIDE),
                                 recent,
                                 (unsigned long long)(VIEW_TERMINATED_SHOWN_NS / 1000000000u),
                                 total)
@@ -200,9 +201,9 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, " pid %d  up %s",
                        s->pid, up);
     if (p->gone)
-        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, "  GONE: the server exited");
+        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_GONE));
     else if (s->closing)
-        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, "  stopping");
+        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_STOPPING));
 
     struct pane_rates rates;
     char lps[16] = "-", p50[16] = "-", p99[16] = "-";
@@ -221,20 +222,20 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     uint64_t rejected = s->counters[CTR_REJECTED];
     enum style bad = rejected || errors ? ST_WARN : ST_NORMAL;
     x = r.x + 1;
-    x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL, "conns %llu",
+    x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL, msg(M_CONNS),
                        (unsigned long long)s->counters[CTR_ACTIVE]);
     if (wide) {
         x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
-                           "  lines/s %s  p50 %s  p99 %s", lps, p50, p99);
+                           msg(M_RATES_WIDE), lps, p50, p99);
         screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad,
-                      "  rejected %llu  errors %llu", (unsigned long long)rejected,
+                      msg(M_FAILS_WIDE), (unsigned long long)rejected,
                       (unsigned long long)errors);
     } else {
         /* The failures first: a narrow pane may cut the end of the row. */
-        x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad, " rej %llu err %llu",
+        x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad, msg(M_FAILS_NARROW),
                            (unsigned long long)rejected, (unsigned long long)errors);
         screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
-                      "  %s/s p50 %s p99 %s", lps, p50, p99);
+                      msg(M_RATES_NARROW), lps, p50, p99);
     }
 
     /* Threads by state: counted for every thread, slot or no slot. */
@@ -243,7 +244,7 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
         if (st != STATE_TERMINATED)
             live += s->threads_by_state[st];
     x = r.x + 1;
-    x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, "threads %llu:",
+    x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, msg(M_THREADS),
                        (unsigned long long)live);
     for (int st = 0; st < STATE_COUNT && x < r.x + r.w; st++) {
         x += screen_put(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " ");
@@ -254,7 +255,7 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
         else if (wide)
             x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " %llu %s",
                                (unsigned long long)s->threads_by_state[st],
-                               board_state_name((enum board_state)st));
+                               msg_state((enum board_state)st));
         else
             x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, "%llu",
                                (unsigned long long)s->threads_by_state[st]);
@@ -281,14 +282,22 @@ static void draw_thread_list(const struct pane *p, enum thread_order order,
                              const int *shown, int n, int cursor, struct screen *scr,
                              struct rect r)
 {
-    static const char *const by[ORDER_COUNT] = { "", " (by state)", " (by lines)",
-                                                 " (by CPU)" };
+    static const enum msg_id by[ORDER_COUNT] = { M_BY_ROLE, M_BY_STATE, M_BY_LINES,
+                                                 M_BY_CPU };
     const struct board_snapshot *s = p->now;
     bool wide = r.w >= 64;
     int name_w = wide ? 15 : 12, conn_w = wide ? 7 : 5, lines_w = wide ? 9 : 7;
-    screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "%-*s %-15s %6s %5s %*s %*s%s",
-                  name_w, "THREAD", "STATE", "FOR", "CPU%", conn_w, "CONN", lines_w,
-                  "LINES", by[order]);
+    /* Columns by display width: a Chinese heading is narrower than its bytes. */
+    int hx = r.x + 1, hy = r.y, end = r.x + r.w;
+    const struct { enum msg_id id; int w; bool right; } cols[] = {
+        { M_COL_THREAD, name_w + 1, false }, { M_COL_STATE, 16, false },
+        { M_COL_FOR, 6, true }, { M_COL_CPU, 6, true }, { M_COL_CONN, conn_w + 1, true },
+        { M_COL_LINES, lines_w + 1, true },
+    };
+    for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]) && hx < end; c++)
+        hx += screen_put_col(scr, hx, hy, cols[c].w < end - hx ? cols[c].w : end - hx,
+                             ST_DIM, msg(cols[c].id), cols[c].right);
+    screen_put(scr, hx, hy, end - hx, ST_DIM, msg(by[order]));
     int rows = r.h - 1;
     bool cut = n > rows;
     if (cut)
@@ -311,14 +320,16 @@ static void draw_thread_list(const struct pane *p, enum thread_order order,
                            "%-*.*s ", name_w, name_w, t->name);
         x += screen_printf(scr, x, y, r.x + r.w - x,
                            state_style[t->state], "%c", view_state_letter(t->state));
-        screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL,
-                      " %-13s %6s %5s %*s %*llu", board_state_name(t->state), age, cpu,
+        x += screen_put(scr, x, y, r.x + r.w - x, ST_NORMAL, " ");
+        x += screen_put_col(scr, x, y, 13 < r.x + r.w - x ? 13 : r.x + r.w - x, ST_NORMAL,
+                            msg_state(t->state), false);
+        screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, " %6s %5s %*s %*llu", age, cpu,
                       conn_w, conn, lines_w, (unsigned long long)t->lines);
     }
     if (cut) {
         int last = top + rows < n ? top + rows : n;
         screen_printf(scr, r.x + 1, r.y + r.h - 1, r.w - 1, ST_DIM,
-                      "%d of %d shown (%d-%d; up/down PgUp/PgDn Home/End, Enter: detail)",
+                      msg(M_SHOWN_OF),
                       last - top, n, top + 1, last);
     }
 }
@@ -335,8 +346,7 @@ static void draw_thread_grid(const struct view *v, const struct board_snapshot *
     int fit = per_row * rows;
     int shown = n <= fit ? n : fit - 1;    /* keep a cell to say "+N" */
     screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
-                  "one cell per thread (%d shown%s)", shown,
-                  s->threads_unslotted ? "; more counted above" : "");
+                  msg(M_GRID_TITLE), shown, s->threads_unslotted ? msg(M_GRID_MORE) : "");
     for (int i = 0; i < shown; i++) {
         const struct board_thread_snap *t = &s->threads[order[i]];
         int x = r.x + 1 + (i % per_row) * cell_w, y = r.y + 1 + i / per_row;
@@ -367,8 +377,9 @@ static void draw_bar(struct screen *scr, int x, int y, int w, uint64_t value,
 
 static const char *loop_phase_name(uint32_t phase)
 {
-    static const char *const phases[] = { "start", "wait", "io", "tasks", "stop" };
-    return phases[phase < 5 ? phase : 0];
+    static const enum msg_id phases[] = { M_PHASE_START, M_PHASE_WAIT, M_PHASE_IO,
+                                          M_PHASE_TASKS, M_PHASE_STOP };
+    return msg(phases[phase < 5 ? phase : 0]);
 }
 
 /* One row per loop. A pane under 70 columns (a 2x2 grid at 120) gets the
@@ -381,9 +392,7 @@ static int draw_loops(const struct board_snapshot *s, struct screen *scr,
         return 0;
     bool wide = r.w >= 70;
     int name_w = wide ? 15 : 10, bar_w = wide ? 10 : 6;
-    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, wide
-               ? "LOOP            CHANNELS TASK QUEUE        TIMERS  IO/TASK PHASE"
-               : "LOOP       CHANS TASK QUEUE    IO/TASK PHASE");
+    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, msg(wide ? M_LOOPS_WIDE : M_LOOPS_NARROW));
     int n = 0;
     for (; n < s->nloops && n + 1 < r.h; n++) {
         const struct board_loop_snap *l = &s->loops[n];
@@ -401,13 +410,15 @@ static int draw_loops(const struct board_snapshot *s, struct screen *scr,
         if (wide)
             x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%6llu ",
                                (unsigned long long)l->timers);
-        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%s%3d/%-3d %-5s",
-                           wide ? " " : "", io_pct, total ? 100 - io_pct : 0,
-                           loop_phase_name(l->phase));
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%s%3d/%-3d ",
+                           wide ? " " : "", io_pct, total ? 100 - io_pct : 0);
+        if (x < r.x + r.w)
+            x += screen_put_col(scr, x, y, 5 < r.x + r.w - x ? 5 : r.x + r.w - x,
+                                ST_NORMAL, loop_phase_name(l->phase), false);
         if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
             char age[32];
             fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
-            screen_printf(scr, x, y, r.x + r.w - x, ST_WARN, " BLOCKED %s", age);
+            screen_printf(scr, x, y, r.x + r.w - x, ST_WARN, msg(M_BLOCKED), age);
         }
     }
     return n + 1;
@@ -419,7 +430,7 @@ static int draw_queues(const struct board_snapshot *s, struct screen *scr,
     if (s->nqueues == 0 || r.h < 2)
         return 0;
     screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
-               "QUEUE           DEPTH                       HIGH  REJECTED");
+               msg(M_QUEUES));
     int n = 0;
     for (; n < s->nqueues && n + 1 < r.h; n++) {
         const struct board_queue_snap *q = &s->queues[n];
@@ -446,7 +457,7 @@ static void draw_events(const struct board_snapshot *s, struct screen *scr,
     enum { PREFIX_W = 18 };    /* "%+9.3fs %-7s " */
     if (r.h < 2)
         return;
-    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "EVENTS (newest last)");
+    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, msg(M_EVENTS));
     int y_end = r.y + r.h;     /* the row below the last one ours */
     for (int i = s->nevents - 1; i >= 0 && y_end > r.y + 1; i--) {
         const struct board_event_snap *e = &s->events[i];
@@ -476,7 +487,7 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     if (!s) {
         screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_TITLE, "pid %d", p->pid);
         screen_put(scr, r.x + 1, r.y + 1, r.w - 1, p->gone ? ST_WARN : ST_DIM,
-                   p->error[0] ? p->error : "waiting for the first snapshot");
+                   p->error[0] ? p->error : msg(M_WAITING_FIRST));
         return;
     }
     int used = draw_header(v, p, index, scr, r);
@@ -521,24 +532,23 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
  * whole entry at a time, then the long list of keys. */
 static void draw_legend(const struct view *v, struct screen *scr)
 {
-    static const char keys_full[] = "| q quit p pause tab focus t list/grid l log "
-                                    "+/- speed ? help";
-    static const char keys_short[] = "q quit  ? help";
+    const char *keys_full = msg(M_KEYS_FULL), *keys_short = msg(M_KEYS_SHORT);
     char status[32];
     int y = scr->h - 1, x = 0;
-    int status_w = snprintf(status, sizeof(status), " %s%dms",
-                            v->paused ? "PAUSED " : "", v->refresh_ms);
+    snprintf(status, sizeof(status), " %s%dms", v->paused ? msg(M_PAUSED) : "",
+             v->refresh_ms);
+    int status_w = screen_text_width(status);
     int end = scr->w - status_w;
     int states_w = 0;
     for (int st = 0; st < STATE_COUNT; st++)
-        states_w += 3 + (int)strlen(board_state_name((enum board_state)st)) + 2;
-    const char *keys = states_w + (int)strlen(keys_full) <= end ? keys_full : keys_short;
-    int keys_x = end - (int)strlen(keys) - 1;
+        states_w += 3 + screen_text_width(msg_state((enum board_state)st)) + 2;
+    const char *keys = states_w + screen_text_width(keys_full) <= end ? keys_full : keys_short;
+    int keys_x = end - screen_text_width(keys) - 1;
     if (keys_x < 0)
         keys_x = 0;
     for (int st = 0; st < STATE_COUNT; st++) {
-        const char *name = board_state_name((enum board_state)st);
-        if (x + 1 + 1 + (int)strlen(name) + 2 > keys_x)
+        const char *name = msg_state((enum board_state)st);
+        if (x + 1 + 1 + screen_text_width(name) + 2 > keys_x)
             break;             /* whole entries only, and a gap before the keys */
         x += screen_printf(scr, x, y, 1, state_style[st], "%c",
                            view_state_letter((enum board_state)st));
@@ -567,26 +577,11 @@ static void draw_box(struct screen *scr, const char *const *lines, int n, int w)
 
 static void draw_help(struct screen *scr)
 {
-    static const char *const lines[] = {
-        "threadlab top: keys",
-        "",
-        "  q        quit",
-        "  p        pause / resume (the picture holds still)",
-        "  tab, 1-4 focus a pane (below 120x40: tab zooms each in turn)",
-        "  t        threads as a list, a grid, or automatic",
-        "  o        order threads by role, state (running first), lines, CPU",
-        "  l        show / hide the event log",
-        "  up/down  the list: select a thread (PgUp PgDn Home End)",
-        "  Enter    the selected thread: its connection or loop, bytes, CPU",
-        "  + / -    refresh faster / slower",
-        "  ?        this help (any key closes it)",
-        "",
-        "A grid cell is one thread, its letter its state:",
-        "  R running  b blocked in read/write  S blocked in !sleep",
-        "  w waiting for events  . idle  x ended (fades after 3 s)",
-        "CPU% is of one core, from /proc/PID/task/TID/stat; \"-\": no figure",
-    };
-    draw_box(scr, lines, (int)(sizeof(lines) / sizeof(lines[0])), 72);
+    const char *lines[M_HELP_17 - M_HELP_1 + 1];
+    int n = 0;
+    for (int id = M_HELP_1; id <= M_HELP_17; id++)
+        lines[n++] = msg((enum msg_id)id);
+    draw_box(scr, lines, n, 72);
 }
 
 /* ---- a thread's detail (Enter in the list) ---------------------------------- */
@@ -623,10 +618,10 @@ static int detail_thread(const struct view *v, const struct board_snapshot *s)
 static const char *detail_pending(const struct board_thread_snap *t, bool is_loop)
 {
     if (is_loop)
-        return "pending out  - (the board has no per-loop figure for it yet)";
+        return msg(M_D_PENDING_LOOP);
     if (t->role == ROLE_CONN || t->role == ROLE_POOL_WORKER)
-        return "pending out  none held: it writes a read's replies before it reads again";
-    return "pending out  - (it serves no connection)";
+        return msg(M_D_PENDING_NONE);
+    return msg(M_D_PENDING_NO_CONN);
 }
 
 /* A loop thread's loop: the loop slot of the same name (loop.c names both). */
@@ -644,13 +639,11 @@ static int detail_loop_rows(const struct board_snapshot *s, const char *name,
         if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
             char age[32];
             fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
-            snprintf(blocked, sizeof(blocked), ", BLOCKED %s", age);
+            snprintf(blocked, sizeof(blocked), msg(M_BLOCKED), age);
         }
-        snprintf(rows[0], DETAIL_COLS, "its loop     %llu channels, task queue %llu, "
-                 "timers %llu", (unsigned long long)l->channels,
+        snprintf(rows[0], DETAIL_COLS, msg(M_D_LOOP), (unsigned long long)l->channels,
                  (unsigned long long)l->task_queue_depth, (unsigned long long)l->timers);
-        snprintf(rows[1], DETAIL_COLS, "             io/task %d/%d, phase %s, longest "
-                 "task %s%s", io_pct, total ? 100 - io_pct : 0,
+        snprintf(rows[1], DETAIL_COLS, msg(M_D_LOOP2), io_pct, total ? 100 - io_pct : 0,
                  loop_phase_name(l->phase), longest, blocked);
         return 2;
     }
@@ -671,26 +664,26 @@ static int detail_rows(const struct pane *p, int i, char rows[][DETAIL_COLS])
     fmt_ns(busy, sizeof(busy), t->busy_ns);
     fmt_ns(idle, sizeof(idle), t->idle_ns);
     if (t->tid)
-        snprintf(rows[n++], DETAIL_COLS, "%s  (%s, tid %u)", t->name,
+        snprintf(rows[n++], DETAIL_COLS, msg(M_D_TITLE_TID), t->name,
                  board_role_name(t->role), (unsigned)t->tid);
     else
-        snprintf(rows[n++], DETAIL_COLS, "%s  (%s, no kernel thread)", t->name,
+        snprintf(rows[n++], DETAIL_COLS, msg(M_D_TITLE_NOTID), t->name,
                  board_role_name(t->role));
     rows[n++][0] = '\0';
-    snprintf(rows[n++], DETAIL_COLS, "state        %s, for %s", board_state_name(t->state), age);
+    snprintf(rows[n++], DETAIL_COLS, msg(M_D_STATE), msg_state(t->state), age);
     if (t->conn)
-        snprintf(rows[n++], DETAIL_COLS, "connection   %llu", (unsigned long long)t->conn);
+        snprintf(rows[n++], DETAIL_COLS, msg(M_D_CONN), (unsigned long long)t->conn);
     else
-        snprintf(rows[n++], DETAIL_COLS, "connection   none now");
-    snprintf(rows[n++], DETAIL_COLS, "lines        %llu answered", (unsigned long long)t->lines);
-    snprintf(rows[n++], DETAIL_COLS, "bytes        in %s, out %s", in, out);
-    snprintf(rows[n++], DETAIL_COLS, "CPU          %s%s now; running %s, waiting or "
-             "blocked %s in all", cpu, strcmp(cpu, "-") ? "%" : "", busy, idle);
+        snprintf(rows[n++], DETAIL_COLS, "%s", msg(M_D_NO_CONN));
+    snprintf(rows[n++], DETAIL_COLS, msg(M_D_LINES), (unsigned long long)t->lines);
+    snprintf(rows[n++], DETAIL_COLS, msg(M_D_BYTES), in, out);
+    snprintf(rows[n++], DETAIL_COLS, msg(M_D_CPU), cpu, strcmp(cpu, "-") ? "%" : "", busy,
+             idle);
     int loop_rows = detail_loop_rows(s, t->name, rows + n);
     n += loop_rows;
     snprintf(rows[n++], DETAIL_COLS, "%s", detail_pending(t, loop_rows > 0));
     rows[n++][0] = '\0';
-    snprintf(rows[n++], DETAIL_COLS, "(any key closes this)");
+    snprintf(rows[n++], DETAIL_COLS, "%s", msg(M_D_CLOSE));
     return n;
 }
 
@@ -702,7 +695,7 @@ static void draw_detail(const struct view *v, struct screen *scr)
     int i = p && p->now ? detail_thread(v, p->now) : -1;
     int n = 0;
     if (i < 0)
-        snprintf(rows[n++], DETAIL_COLS, "%s: no longer on the board (any key closes this)",
+        snprintf(rows[n++], DETAIL_COLS, msg(M_D_GONE),
                  v->detail_name);
     else
         n = detail_rows(p, i, rows);
@@ -715,17 +708,17 @@ void view_render(const struct view *v, struct screen *scr)
 {
     screen_clear(scr);
     if (scr->w < VIEW_MIN_W || scr->h < VIEW_MIN_H) {
-        screen_printf(scr, 0, 0, -1, ST_WARN, "terminal too small: %dx%d",
+        screen_printf(scr, 0, 0, -1, ST_WARN, msg(M_TOO_SMALL),
                       scr->w, scr->h);
-        screen_printf(scr, 0, 1, -1, ST_NORMAL, "need at least %dx%d; q quits",
+        screen_printf(scr, 0, 1, -1, ST_NORMAL, msg(M_NEED_AT_LEAST),
                       VIEW_MIN_W, VIEW_MIN_H);
         return;
     }
     if (v->npanes == 0) {
-        screen_put(scr, 1, 1, -1, ST_TITLE, "threadlab top: no servers running");
-        screen_printf(scr, 1, 3, -1, ST_NORMAL, "looked in %s", v->board_dir);
+        screen_put(scr, 1, 1, -1, ST_TITLE, msg(M_NO_SERVERS));
+        screen_printf(scr, 1, 3, -1, ST_NORMAL, msg(M_LOOKED_IN), v->board_dir);
         screen_put(scr, 1, 4, -1, ST_NORMAL,
-                   "start one:  threadlab serve bio   (this screen waits for it)");
+                   msg(M_START_ONE));
     }
 
     /* Side by side when each pane gets 60 columns; three or four in a 2x2
@@ -744,7 +737,7 @@ void view_render(const struct view *v, struct screen *scr)
     } else if (v->zoomed && n > 1) {
         draw_pane(v, v->focus, scr, (struct rect){ 0, 0, scr->w, avail_h - 1 });
         screen_printf(scr, 0, avail_h - 1, -1, ST_DIM,
-                      "pane %d of %d, zoomed (tab: the next; after the last, all)",
+                      msg(M_ZOOMED),
                       v->focus + 1, n);
     } else if (scr->w / n >= 60) {
         int w = scr->w / n;
@@ -774,7 +767,7 @@ void view_render(const struct view *v, struct screen *scr)
     } else {
         draw_pane(v, v->focus, scr, (struct rect){ 0, 0, scr->w, avail_h - 1 });
         screen_printf(scr, 0, avail_h - 1, -1, ST_DIM,
-                      "pane %d of %d (too small for all; tab switches)",
+                      msg(M_ONE_PANE),
                       v->focus + 1, n);
     }
     draw_legend(v, scr);
