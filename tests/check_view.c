@@ -874,6 +874,9 @@ START_TEST(a_chinese_screen_is_laid_out_by_display_width)
     s->loops[0].phase = 2;
     s->loops[0].blocked_since_ns = s->taken_mono_ns - SEC / 5;
     s->counters[CTR_ACTIVE] = 64;
+    s->nevents = 1;
+    s->events[0] = (struct board_event_snap){ 1, s->start_mono_ns + SEC / 2, EV_BLOCKED,
+                                              "reactor blocked 0.2 s" };
     struct view v;
     struct screen scr;
     char row[512];
@@ -888,6 +891,8 @@ START_TEST(a_chinese_screen_is_laid_out_by_display_width)
     /* The row under the heading: each figure under its heading's columns. */
     screen_row_text(&scr, y + 1, row, sizeof(row));
     ck_assert_str_eq(row, " reactor       64 [......]    0   0/0   IO    阻塞 0.2s");
+    /* The event's kind padded to the prefix's 7 columns, not 7 bytes. */
+    ck_assert_int_ge(screen_find(&scr, "   +0.500s 阻塞    reactor blocked 0.2 s"), 0);
     screen_row_text(&scr, scr.h - 1, row, sizeof(row));
     ck_assert_msg(strstr(row, "q 退出  ? 帮助  500ms"), "legend: %s", row);
     /* The help box and the detail, in Chinese. */

@@ -64,6 +64,20 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_STATE_BLOCKED_SLEEP] = { "blocked-sleep", "阻塞于sleep" },
     [M_STATE_TERMINATED] = { "terminated", "已结束" },
 
+    [M_EV_ACCEPT] = { "accept", "接受" },
+    [M_EV_ASSIGN] = { "assign", "分配" },
+    [M_EV_CLOSE] = { "close", "关闭" },
+    [M_EV_SPAWN] = { "spawn", "新线程" },
+    [M_EV_EXIT] = { "exit", "线程结束" },
+    [M_EV_GROW] = { "grow", "扩容" },
+    [M_EV_SHRINK] = { "shrink", "缩容" },
+    [M_EV_QUEUED] = { "queued", "入队" },
+    [M_EV_RUN] = { "run", "执行" },
+    [M_EV_TIMER] = { "timer", "定时器" },
+    [M_EV_REJECT] = { "reject", "拒绝" },
+    [M_EV_BLOCKED] = { "blocked", "阻塞" },
+    [M_EV_ERROR] = { "error", "错误" },
+
     [M_TOO_SMALL] = { "terminal too small: %dx%d", "终端太小：%dx%d" },
     [M_NEED_AT_LEAST] = { "need at least %dx%d; q quits", "至少需要 %dx%d；q 退出" },
     [M_NO_SERVERS] = { "threadlab top: no servers running", "threadlab top：没有正在运行的服务器" },
@@ -134,6 +148,14 @@ static const enum msg_id state_ids[STATE_COUNT] = {
     [STATE_TERMINATED] = M_STATE_TERMINATED,
 };
 
+static const enum msg_id event_ids[EV_COUNT] = {
+    [EV_ACCEPT] = M_EV_ACCEPT, [EV_ASSIGN] = M_EV_ASSIGN, [EV_CLOSE] = M_EV_CLOSE,
+    [EV_SPAWN] = M_EV_SPAWN, [EV_EXIT] = M_EV_EXIT, [EV_GROW] = M_EV_GROW,
+    [EV_SHRINK] = M_EV_SHRINK, [EV_TASK_QUEUED] = M_EV_QUEUED, [EV_TASK_RUN] = M_EV_RUN,
+    [EV_TIMER] = M_EV_TIMER, [EV_REJECT] = M_EV_REJECT, [EV_BLOCKED] = M_EV_BLOCKED,
+    [EV_ERROR] = M_EV_ERROR,
+};
+
 static int chosen = -1;          /* enum msg_lang, or -1: ask the environment */
 
 /* The first of LC_ALL, LC_MESSAGES, LANG that is set, as POSIX orders them. */
@@ -177,6 +199,11 @@ const char *msg(enum msg_id id)
 const char *msg_state(enum board_state s)
 {
     return (unsigned)s < STATE_COUNT ? msg(state_ids[s]) : "?";
+}
+
+const char *msg_event(enum board_event_kind k)
+{
+    return (unsigned)k < EV_COUNT ? msg(event_ids[k]) : "?";
 }
 
 void msg_setup_locale(void)

@@ -33,6 +33,10 @@ enum msg_id {
     /* thread states, as the legend and the list name them */
     M_STATE_IDLE, M_STATE_WAITING, M_STATE_RUNNING, M_STATE_BLOCKED_IO,
     M_STATE_BLOCKED_SLEEP, M_STATE_TERMINATED,
+    /* event kinds, as the log names them */
+    M_EV_ACCEPT, M_EV_ASSIGN, M_EV_CLOSE, M_EV_SPAWN, M_EV_EXIT, M_EV_GROW,
+    M_EV_SHRINK, M_EV_QUEUED, M_EV_RUN, M_EV_TIMER, M_EV_REJECT, M_EV_BLOCKED,
+    M_EV_ERROR,
     /* whole-screen messages */
     M_TOO_SMALL, M_NEED_AT_LEAST, M_NO_SERVERS, M_LOOKED_IN, M_START_ONE,
     M_ZOOMED, M_ONE_PANE,
@@ -54,6 +58,10 @@ const char *msg(enum msg_id id);
 /* A thread state's name in the current language (the board's own English
  * name under LANG_EN). */
 const char *msg_state(enum board_state s);
+
+/* An event kind's name in the current language (the board's own English
+ * name under LANG_EN). */
+const char *msg_event(enum board_event_kind k);
 
 /* Choose the language: "en" or "zh" (a --lang value). Returns 0, or
  * -EINVAL for anything else. Main thread, before anything is drawn. */

@@ -464,9 +464,11 @@ static void draw_events(const struct board_snapshot *s, struct screen *scr,
         bool warn = e->kind == EV_REJECT || e->kind == EV_BLOCKED ||
                     e->kind == EV_ERROR;
         char line[sizeof(e->text) + 64];
-        snprintf(line, sizeof(line), "%+9.3fs %-7s %s",
-                 (double)(e->time_ns - s->start_mono_ns) / 1e9,
-                 board_event_name(e->kind), e->text);
+        const char *kind = msg_event(e->kind);
+        int pad = 7 - screen_text_width(kind);     /* "%-7s" by display width */
+        snprintf(line, sizeof(line), "%+9.3fs %s%*s %s",
+                 (double)(e->time_ns - s->start_mono_ns) / 1e9, kind, pad > 0 ? pad : 0,
+                 "", e->text);
         int rows = screen_put_wrapped(NULL, 0, 0, r.w - 1, r.h, PREFIX_W,
                                       ST_NORMAL, line);
         int room = y_end - (r.y + 1);
