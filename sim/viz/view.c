@@ -9,10 +9,15 @@
  *  | events: the log tail, with reasons                               |
  *  +------------------------------------------------------------------+
  *  legend of states and keys (always on screen)
+ *
+ * The numbers, the loop phase names and the centred box are in
+ * view_parts.c; the box Enter opens on a thread is detail.c; every string
+ * comes from msg.c, in English or Chinese.
  */
 #include "view.h"
 
 #include "msg.h"
+#include "view_parts.h"
 #include "term.h"
 
 #include <stdio.h>
@@ -41,43 +46,6 @@ void view_init(struct view *v, bool big)
     v->big = big;
     v->layout = LAYOUT_AUTO;
     v->refresh_ms = big ? VIEW_REFRESH_MS_BIG : VIEW_REFRESH_MS_DEFAULT;
-}
-
-/* ---- numbers for people ---------------------------------------------------- */
-
-static void fmt_count(char *out, size_t len, double v)
-{
-    if (v >= 1e6)
-        snprintf(out, len, "%.2fM", v / 1e6);
-    else if (v >= 1e4)
-        snprintf(out, len, "%.1fk", v / 1e3);
-    else
-        snprintf(out, len, "%.0f", v);
-}
-
-static void fmt_ns(char *out, size_t len, uint64_t ns)
-{
-    if (ns < 1000)
-        snprintf(out, len, "%lluns", (unsigned long long)ns);
-    else if (ns < 1000000)
-        snprintf(out, len, "%.1fus", (double)ns / 1e3);
-    else if (ns < 1000000000)
-        snprintf(out, len, "%.1fms", (double)ns / 1e6);
-    else
-        snprintf(out, len, "%.1fs", (double)ns / 1e9);
-}
-
-static void fmt_age(char *out, size_t len, uint64_t ns)
-{
-    uint64_t s = ns / 1000000000u;
-    if (s < 60)
-        snprintf(out, len, "%.1fs", (double)ns / 1e9);
-    else if (s < 3600)
-        snprintf(out, len, "%llum%02llus", (unsigned long long)(s / 60),
-                 (unsigned long long)(s % 60));
-    else
-        snprintf(out, len, "%lluh%02llum", (unsigned long long)(s / 3600),
-                 (unsigned long long)(s / 60 % 60));
 }
 
 void pane_rates(const struct pane *p, struct pane_rates *r)
@@ -195,7 +163,7 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     char up[32];
     int x = r.x;
 
-    fmt_age(up, sizeof(up), s->taken_mono_ns - s->start_mono_ns);
+    view__fmt_age(up, sizeof(up), s->taken_mono_ns - s->start_mono_ns);
     x += screen_printf(scr, x, r.y, r.w, focused ? ST_FOCUS : ST_TITLE,
                        "%s%s ", focused ? ">" : " ", s->model);
     x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, " pid %d  up %s",
@@ -209,10 +177,10 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     char lps[16] = "-", p50[16] = "-", p99[16] = "-";
     pane_rates(p, &rates);
     if (rates.have && !p->gone) {
-        fmt_count(lps, sizeof(lps), rates.lines_per_s);
+        view__fmt_count(lps, sizeof(lps), rates.lines_per_s);
         if (rates.lines > 0) {
-            fmt_ns(p50, sizeof(p50), rates.p50_ns);
-            fmt_ns(p99, sizeof(p99), rates.p99_ns);
+            view__fmt_ns(p50, sizeof(p50), rates.p50_ns);
+            view__fmt_ns(p99, sizeof(p99), rates.p99_ns);
         }
     }
     uint64_t errors = s->counters[CTR_ERR_LINE_TOO_LONG] +
@@ -263,15 +231,6 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     return 3;
 }
 
-/* A thread's CPU% for the list: "-" when there is no figure. */
-static void fmt_cpu(char *out, size_t len, const float *cpu, int i)
-{
-    if (!cpu || cpu[i] < 0)
-        snprintf(out, len, "-");
-    else
-        snprintf(out, len, cpu[i] < 999.5f ? "%.1f" : "%.0f", (double)cpu[i]);
-}
-
 /* The list, scrolled so that the selected thread (cursor, in a focused
  * pane; -1 elsewhere) is on screen: the window starts at the top and, once
  * the cursor passes its last row, follows it. When not every thread fits,
@@ -309,8 +268,8 @@ static void draw_thread_list(const struct pane *p, enum thread_order order,
         const struct board_thread_snap *t = &s->threads[shown[top + i]];
         bool selected = top + i == cursor;
         char age[32], conn[24] = "-", cpu[16];
-        fmt_age(age, sizeof(age), s->taken_mono_ns - t->since_ns);
-        fmt_cpu(cpu, sizeof(cpu), p->cpu_pct, shown[top + i]);
+        view__fmt_age(age, sizeof(age), s->taken_mono_ns - t->since_ns);
+        view__fmt_cpu(cpu, sizeof(cpu), p->cpu_pct, shown[top + i]);
         if (t->conn)
             snprintf(conn, sizeof(conn), "%llu", (unsigned long long)t->conn);
         int x = r.x + 1, y = r.y + 1 + i;
@@ -375,13 +334,6 @@ static void draw_bar(struct screen *scr, int x, int y, int w, uint64_t value,
     screen_put(scr, x + 1 + w, y, 1, ST_DIM, "]");
 }
 
-static const char *loop_phase_name(uint32_t phase)
-{
-    static const enum msg_id phases[] = { M_PHASE_START, M_PHASE_WAIT, M_PHASE_IO,
-                                          M_PHASE_TASKS, M_PHASE_STOP };
-    return msg(phases[phase < 5 ? phase : 0]);
-}
-
 /* One row per loop. A pane under 70 columns (a 2x2 grid at 120) gets the
  * short form: shorter name and bar, no timers, so that the PHASE and the
  * BLOCKED warning (the slow-handler lesson) stay on screen. */
@@ -414,10 +366,10 @@ static int draw_loops(const struct board_snapshot *s, struct screen *scr,
                            wide ? " " : "", io_pct, total ? 100 - io_pct : 0);
         if (x < r.x + r.w)
             x += screen_put_col(scr, x, y, 5 < r.x + r.w - x ? 5 : r.x + r.w - x,
-                                ST_NORMAL, loop_phase_name(l->phase), false);
+                                ST_NORMAL, view__phase_name(l->phase), false);
         if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
             char age[32];
-            fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
+            view__fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
             screen_printf(scr, x, y, r.x + r.w - x, ST_WARN, msg(M_BLOCKED), age);
         }
     }
@@ -560,150 +512,13 @@ static void draw_legend(const struct view *v, struct screen *scr)
     screen_put(scr, end, y, status_w, v->paused ? ST_WARN : ST_DIM, status);
 }
 
-/* A box of text lines in the middle of the screen, over what is there. */
-static void draw_box(struct screen *scr, const char *const *lines, int n, int w)
-{
-    if (w > scr->w)
-        w = scr->w;
-    int x = (scr->w - w) / 2, y = (scr->h - n - 2) / 2;
-    if (x < 0)
-        x = 0;
-    if (y < 0)
-        y = 0;
-    for (int i = -1; i <= n; i++) {
-        screen_fill(scr, x, y + 1 + i, w, ' ', ST_FOCUS);
-        if (i >= 0 && i < n)
-            screen_put(scr, x + 2, y + 1 + i, w - 4, ST_FOCUS, lines[i]);
-    }
-}
-
 static void draw_help(struct screen *scr)
 {
     const char *lines[M_HELP_17 - M_HELP_1 + 1];
     int n = 0;
     for (int id = M_HELP_1; id <= M_HELP_17; id++)
         lines[n++] = msg((enum msg_id)id);
-    draw_box(scr, lines, n, 72);
-}
-
-/* ---- a thread's detail (Enter in the list) ---------------------------------- */
-
-#define DETAIL_ROWS 14
-#define DETAIL_COLS 160
-
-static void fmt_bytes(char *out, size_t len, uint64_t bytes)
-{
-    if (bytes < 10240)
-        snprintf(out, len, "%llu B", (unsigned long long)bytes);
-    else if (bytes < 10u << 20)
-        snprintf(out, len, "%.1f KiB", (double)bytes / 1024);
-    else
-        snprintf(out, len, "%.1f MiB", (double)bytes / (1 << 20));
-}
-
-/* The thread the box is about, in the focused pane's snapshot: found by
- * name, a live one first (a name comes back only after its thread ended).
- * Returns its index, or -1 when it has left the board. */
-static int detail_thread(const struct view *v, const struct board_snapshot *s)
-{
-    int ended = -1;
-    for (int i = 0; i < s->nthreads; i++)
-        if (!strcmp(s->threads[i].name, v->detail_name)) {
-            if (s->threads[i].state != STATE_TERMINATED)
-                return i;
-            ended = i;
-        }
-    return ended;
-}
-
-/* What the thread holds of output not yet written, said for its kind. */
-static const char *detail_pending(const struct board_thread_snap *t, bool is_loop)
-{
-    if (is_loop)
-        return msg(M_D_PENDING_LOOP);
-    if (t->role == ROLE_CONN || t->role == ROLE_POOL_WORKER)
-        return msg(M_D_PENDING_NONE);
-    return msg(M_D_PENDING_NO_CONN);
-}
-
-/* A loop thread's loop: the loop slot of the same name (loop.c names both). */
-static int detail_loop_rows(const struct board_snapshot *s, const char *name,
-                            char rows[][DETAIL_COLS])
-{
-    for (int i = 0; i < s->nloops; i++) {
-        const struct board_loop_snap *l = &s->loops[i];
-        if (strcmp(l->name, name))
-            continue;
-        uint64_t total = l->io_ns + l->task_ns;
-        int io_pct = total ? (int)(l->io_ns * 100 / total) : 0;
-        char longest[16], blocked[48] = "";
-        fmt_ns(longest, sizeof(longest), l->longest_task_ns);
-        if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
-            char age[32];
-            fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
-            snprintf(blocked, sizeof(blocked), msg(M_BLOCKED), age);
-        }
-        snprintf(rows[0], DETAIL_COLS, msg(M_D_LOOP), (unsigned long long)l->channels,
-                 (unsigned long long)l->task_queue_depth, (unsigned long long)l->timers);
-        snprintf(rows[1], DETAIL_COLS, msg(M_D_LOOP2), io_pct, total ? 100 - io_pct : 0,
-                 loop_phase_name(l->phase), longest, blocked);
-        return 2;
-    }
-    return 0;
-}
-
-/* The box's rows for thread i of pane p. Returns how many. */
-static int detail_rows(const struct pane *p, int i, char rows[][DETAIL_COLS])
-{
-    const struct board_snapshot *s = p->now;
-    const struct board_thread_snap *t = &s->threads[i];
-    char age[32], in[24], out[24], cpu[16], busy[32], idle[32];
-    int n = 0;
-    fmt_age(age, sizeof(age), s->taken_mono_ns - t->since_ns);
-    fmt_bytes(in, sizeof(in), t->bytes_in);
-    fmt_bytes(out, sizeof(out), t->bytes_out);
-    fmt_cpu(cpu, sizeof(cpu), p->cpu_pct, i);
-    fmt_ns(busy, sizeof(busy), t->busy_ns);
-    fmt_ns(idle, sizeof(idle), t->idle_ns);
-    if (t->tid)
-        snprintf(rows[n++], DETAIL_COLS, msg(M_D_TITLE_TID), t->name,
-                 board_role_name(t->role), (unsigned)t->tid);
-    else
-        snprintf(rows[n++], DETAIL_COLS, msg(M_D_TITLE_NOTID), t->name,
-                 board_role_name(t->role));
-    rows[n++][0] = '\0';
-    snprintf(rows[n++], DETAIL_COLS, msg(M_D_STATE), msg_state(t->state), age);
-    if (t->conn)
-        snprintf(rows[n++], DETAIL_COLS, msg(M_D_CONN), (unsigned long long)t->conn);
-    else
-        snprintf(rows[n++], DETAIL_COLS, "%s", msg(M_D_NO_CONN));
-    snprintf(rows[n++], DETAIL_COLS, msg(M_D_LINES), (unsigned long long)t->lines);
-    snprintf(rows[n++], DETAIL_COLS, msg(M_D_BYTES), in, out);
-    snprintf(rows[n++], DETAIL_COLS, msg(M_D_CPU), cpu, strcmp(cpu, "-") ? "%" : "", busy,
-             idle);
-    int loop_rows = detail_loop_rows(s, t->name, rows + n);
-    n += loop_rows;
-    snprintf(rows[n++], DETAIL_COLS, "%s", detail_pending(t, loop_rows > 0));
-    rows[n++][0] = '\0';
-    snprintf(rows[n++], DETAIL_COLS, "%s", msg(M_D_CLOSE));
-    return n;
-}
-
-static void draw_detail(const struct view *v, struct screen *scr)
-{
-    char rows[DETAIL_ROWS][DETAIL_COLS];
-    const char *lines[DETAIL_ROWS];
-    const struct pane *p = v->npanes ? &v->panes[v->focus] : NULL;
-    int i = p && p->now ? detail_thread(v, p->now) : -1;
-    int n = 0;
-    if (i < 0)
-        snprintf(rows[n++], DETAIL_COLS, msg(M_D_GONE),
-                 v->detail_name);
-    else
-        n = detail_rows(p, i, rows);
-    for (int k = 0; k < n; k++)
-        lines[k] = rows[k];
-    draw_box(scr, lines, n, 84);
+    view__draw_box(scr, lines, n, 72);
 }
 
 void view_render(const struct view *v, struct screen *scr)
@@ -774,7 +589,7 @@ void view_render(const struct view *v, struct screen *scr)
     }
     draw_legend(v, scr);
     if (v->detail)
-        draw_detail(v, scr);
+        view__draw_detail(v, scr);
     if (v->help)
         draw_help(scr);
 }
