@@ -54,6 +54,8 @@ START_TEST(create_publish_read_close)
     board_thread_begin(b, &conn, ROLE_CONN, "conn-7", 7);
     board_thread_state(b, &conn, STATE_BLOCKED_SLEEP);
     board_thread_lines(b, &conn, 1);
+    board_thread_bytes(b, &conn, 100, 40);
+    board_thread_bytes(b, &conn, 20, 80);        /* running totals, not the last read */
     board_add(b, CTR_ACCEPTED, 3);
     board_add(b, CTR_ACTIVE, 2);
     board_sub(b, CTR_ACTIVE, 1);
@@ -84,6 +86,9 @@ START_TEST(create_publish_read_close)
             ck_assert_int_eq(s->threads[i].state, STATE_BLOCKED_SLEEP);
             ck_assert_uint_eq(s->threads[i].conn, 7);
             ck_assert_uint_eq(s->threads[i].lines, 1);
+            ck_assert_uint_eq(s->threads[i].bytes_in, 120);
+            ck_assert_uint_eq(s->threads[i].bytes_out, 120);
+            ck_assert_uint_eq(s->threads[i].tid, (uint32_t)gettid());
         }
     ck_assert(saw_conn);
     uint64_t total = 0;

@@ -3,6 +3,7 @@
  * gone at the next refresh, out of memory leaves a pane as it was. */
 #include <check.h>
 #include <errno.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 
 #include "model_suite.h"
 #include "probe/board.h"
+#include "viz/cpu.h"
+#include "viz/msg.h"
 #include "viz/pane.h"
 #include "viz/term.h"
 #include "viz/view.h"
@@ -57,7 +60,7 @@ static int count_cells(const struct screen *scr, char ch, enum style st)
 {
     int n = 0;
     for (int i = 0; i < scr->w * scr->h; i++)
-        n += scr->cells[i].ch == ch && scr->cells[i].style == st;
+        n += scr->cells[i].ch == (uint32_t)(unsigned char)ch && scr->cells[i].style == st;
     return n;
 }
 
@@ -548,7 +551,7 @@ START_TEST(tab_zooms_the_panes_in_turn_on_a_small_screen)
 }
 END_TEST
 
-START_TEST(o_orders_the_list_by_role_state_or_lines)
+START_TEST(o_orders_the_list_by_role_state_lines_or_cpu)
 {
     struct board_snapshot *s = make_snapshot("bio", 7, 10);
     add_thread(s, ROLE_ACCEPTOR, "acceptor", STATE_WAITING, 0);
@@ -558,14 +561,17 @@ START_TEST(o_orders_the_list_by_role_state_or_lines)
     s->threads[1].lines = 5;
     s->threads[2].lines = 1;
     s->threads[3].lines = 9;
+    float cpu[4] = { 0.0f, 50.0f, CPU_NONE, 10.0f };
     struct view v;
     struct screen scr;
     one_pane(&v, s, NULL);
+    v.panes[0].cpu_pct = cpu;
     screen_init(&scr, 120, 40);
     static const char *const want[ORDER_COUNT][4] = {
         { "acceptor ", "conn-1 ", "conn-2 ", "conn-3 " },   /* role, conn */
         { "conn-2 ", "conn-1 ", "acceptor ", "conn-3 " },   /* R, b, w, . */
         { "conn-3 ", "conn-1 ", "conn-2 ", "acceptor " },   /* 9, 5, 1, 0 lines */
+        { "conn-1 ", "conn-3 ", "acceptor ", "conn-2 " },   /* 50, 10, 0 %, none */
     };
     for (int o = 0; o < ORDER_COUNT; o++) {
         view_render(&v, &scr);
@@ -575,6 +581,332 @@ START_TEST(o_orders_the_list_by_role_state_or_lines)
         view_key(&v, 'o');
     }
     ck_assert_int_eq(v.order, ORDER_ROLE);   /* o cycles back */
+    screen_free(&scr);
+    free(s);
+}
+END_TEST
+
+
+/* ---- CPU% from /proc, and Enter's detail ---------------------------------- */
+
+START_TEST(a_stat_line_is_parsed_from_its_last_paren)
+{
+    uint64_t t = 0;
+    /* tty_nr 0 and tpgid -1 come before utime (14) and stime (15). */
+    const char *line = "42 (a) b) (c) S 1 42 42 0 -1 4194368 13 0 0 0 7 5 0 0 20 0 2 0";
+    ck_assert_int_eq(cpu_parse_stat(line, &t), 0);
+    ck_assert_uint_eq(t, 12);
+    static const char *const bad[] = {
+        "", "42 no parens S 1 2 3", "42 (x)S 1 42 42 0 -1 1 1 1 1 1 7 5 0",
+        "42 (x) S 1 42 42 0 -1 1 1 1 1 1 7",            /* cut after utime */
+        "42 (x) S 1 42 42 0 -1 1 1 1 1 1 -7 5 0",       /* a negative utime */
+        "42 (x) S 1 42 42 0 -1 1 1 1 1 1 7x 5 0",
+        "42 (x) S 1 42 42 0 -1 1 1 1 1 1 99999999999999999999999 5 0",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        t = 77;
+        ck_assert_msg(cpu_parse_stat(bad[i], &t) == -EINVAL, "parsed '%s'", bad[i]);
+        ck_assert_uint_eq(t, 77);                      /* untouched */
+    }
+    ck_assert_int_eq(cpu_task_ticks(getpid(), (uint32_t)gettid(), &t), 0);
+    /* Not a thread of this process (pid 1's own), none, or out of range. */
+    ck_assert_int_eq(cpu_task_ticks(getpid(), 1, &t), -ENOENT);
+    ck_assert_int_eq(cpu_task_ticks(getpid(), 0, &t), -ENOENT);
+    ck_assert_int_eq(cpu_task_ticks(getpid(), 0xffffffffu, &t), -ENOENT);
+}
+END_TEST
+
+START_TEST(cpu_is_sampled_from_proc_and_dashed_without_a_task)
+{
+    struct board_snapshot *s = make_snapshot("bio", getpid(), 10);
+    add_thread(s, ROLE_CONN, "me", STATE_RUNNING, 1);
+    add_thread(s, ROLE_CONN, "pid-1", STATE_RUNNING, 2);
+    add_thread(s, ROLE_CONN, "simulated", STATE_RUNNING, 3);
+    add_thread(s, ROLE_CONN, "ended", STATE_TERMINATED, 4);
+    s->threads[0].tid = (uint32_t)gettid();
+    s->threads[1].tid = 1;                 /* a scribbled tid: not ours */
+    s->threads[3].tid = (uint32_t)gettid();
+    struct cpu_sampler *c = calloc(1, sizeof(*c));
+    float pct[4];
+    cpu_sample(c, getpid(), s, pct);
+    for (int i = 0; i < 4; i++)            /* the first sample has nothing to compare */
+        ck_assert_msg(pct[i] == CPU_NONE, "thread %d: %f", i, (double)pct[i]);
+    /* Burn CPU until the kernel has counted a tick more: bounded by what
+     * this thread does, not by how fast the machine is. */
+    uint64_t start, now;
+    ck_assert_int_eq(cpu_task_ticks(getpid(), (uint32_t)gettid(), &start), 0);
+    volatile uint64_t spin = 0;
+    do {
+        for (int i = 0; i < 1000000; i++)
+            spin++;
+        ck_assert_int_eq(cpu_task_ticks(getpid(), (uint32_t)gettid(), &now), 0);
+    } while (now == start);
+    cpu_sample(c, getpid(), s, pct);
+    ck_assert_msg(pct[0] > 0, "me: %f", (double)pct[0]);
+    ck_assert(pct[1] == CPU_NONE && pct[2] == CPU_NONE && pct[3] == CPU_NONE);
+    /* The tid came back with fewer ticks (reused by a new thread): no figure. */
+    c->last[0].ticks += 1000000;
+    cpu_sample(c, getpid(), s, pct);
+    ck_assert(pct[0] == CPU_NONE);
+    free(c);
+    free(s);
+}
+END_TEST
+
+START_TEST(the_list_has_a_cpu_column)
+{
+    struct board_snapshot *s = make_snapshot("bio", 7, 10);
+    add_thread(s, ROLE_ACCEPTOR, "acceptor", STATE_WAITING, 0);
+    add_thread(s, ROLE_CONN, "conn-1", STATE_RUNNING, 1);
+    float cpu[2] = { CPU_NONE, 12.5f };
+    struct view v;
+    struct screen scr;
+    one_pane(&v, s, NULL);
+    v.panes[0].cpu_pct = cpu;
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "FOR  CPU%    CONN"), 0);
+    ck_assert_int_ge(screen_find(&scr, "waiting         1.0s     -       -"), 0);
+    ck_assert_int_ge(screen_find(&scr, "running         1.0s  12.5       1"), 0);
+    v.panes[0].cpu_pct = NULL;             /* a replay: no figures at all */
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "running         1.0s     -       1"), 0);
+    /* A 2x2 pane at 120 columns (59): every column, LINES included. */
+    screen_free(&scr);
+    screen_init(&scr, 59, 40);
+    v.panes[0].cpu_pct = cpu;
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "CPU%  CONN   LINES"), 0);
+    ck_assert_int_ge(screen_find(&scr, "12.5     1       0"), 0);
+    screen_free(&scr);
+    free(s);
+}
+END_TEST
+
+START_TEST(enter_shows_the_selected_threads_figures)
+{
+    struct board_snapshot *s = make_snapshot("reactor", 7, 10);
+    add_thread(s, ROLE_CONN, "conn-1", STATE_BLOCKED_IO, 1);
+    add_thread(s, ROLE_WORKER_LOOP, "worker-1", STATE_RUNNING, 0);
+    s->threads[0].bytes_in = 2048;
+    s->threads[0].bytes_out = 100000;
+    s->threads[0].lines = 33;
+    s->threads[0].tid = 4321;
+    s->nloops = 1;
+    snprintf(s->loops[0].name, sizeof(s->loops[0].name), "worker-1");
+    s->loops[0].channels = 12;
+    s->loops[0].task_queue_depth = 3;
+    float cpu[2] = { 2.5f, CPU_NONE };
+    struct view v;
+    struct screen scr;
+    one_pane(&v, s, NULL);
+    v.panes[0].cpu_pct = cpu;
+    v.layout = LAYOUT_LIST;
+    screen_init(&scr, 120, 40);
+    ck_assert(view_key(&v, TERM_KEY_ENTER));
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "conn-1  (conn, tid 4321)"), 0);
+    ck_assert_int_ge(screen_find(&scr, "state        blocked-io, for 1.0s"), 0);
+    ck_assert_int_ge(screen_find(&scr, "connection   1"), 0);
+    ck_assert_int_ge(screen_find(&scr, "lines        33 answered"), 0);
+    ck_assert_int_ge(screen_find(&scr, "bytes        in 2048 B, out 97.7 KiB"), 0);
+    ck_assert_int_ge(screen_find(&scr, "CPU          2.5% now"), 0);
+    ck_assert_int_ge(screen_find(&scr, "pending out  none held"), 0);
+    ck_assert(view_key(&v, 'x'));          /* any key closes it */
+    view_render(&v, &scr);
+    ck_assert_int_lt(screen_find(&scr, "bytes        in"), 0);
+
+    /* A loop thread: its loop's figures. */
+    view_key(&v, TERM_KEY_DOWN);
+    view_key(&v, TERM_KEY_ENTER);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "worker-1  (worker-loop, no kernel thread)"), 0);
+    ck_assert_int_ge(screen_find(&scr, "its loop     12 channels, task queue 3"), 0);
+    ck_assert_int_ge(screen_find(&scr, "CPU          - now"), 0);
+    /* The thread leaves the board: the box says so, and reads nothing stale. */
+    s->nthreads = 1;
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "worker-1: no longer on the board"), 0);
+    view_key(&v, 'x');
+    /* Nothing to select: Enter opens nothing. */
+    s->nthreads = 0;
+    v.cursor = 0;
+    view_key(&v, TERM_KEY_ENTER);
+    ck_assert(!v.detail);
+    screen_free(&scr);
+    free(s);
+}
+END_TEST
+
+
+/* ---- display width: CJK takes two columns ---------------------------------- */
+
+START_TEST(wide_characters_take_two_columns_and_stay_whole)
+{
+    ck_assert_ptr_nonnull(setlocale(LC_CTYPE, "C.UTF-8"));
+    struct screen scr;
+    char row[256];
+    screen_init(&scr, 20, 4);
+    ck_assert_int_eq(screen_put(&scr, 0, 0, -1, ST_NORMAL, "值守线程ab"), 10);
+    screen_row_text(&scr, 0, row, sizeof(row));
+    ck_assert_str_eq(row, "值守线程ab");
+    ck_assert_uint_eq(screen_at(&scr, 0, 0)->ch, (uint32_t)L'值');
+    ck_assert_uint_eq(screen_at(&scr, 1, 0)->ch, SCREEN_WIDE_RIGHT);
+    ck_assert_int_eq(screen_text_width("任务队列 q"), 10);
+    /* A wide character that does not fit whole is left out. */
+    ck_assert_int_eq(screen_put(&scr, 0, 1, 3, ST_NORMAL, "值守"), 2);
+    screen_row_text(&scr, 1, row, sizeof(row));
+    ck_assert_str_eq(row, "值");
+    /* Overwriting half of one blanks its other half. */
+    screen_put(&scr, 1, 1, -1, ST_NORMAL, "ab");
+    screen_row_text(&scr, 1, row, sizeof(row));
+    ck_assert_str_eq(row, " ab");
+    /* Columns padded by width, not bytes. */
+    screen_put_col(&scr, 0, 2, 10, ST_NORMAL, "任务队列", false);
+    screen_put(&scr, 10, 2, -1, ST_NORMAL, "|");
+    screen_put_col(&scr, 11, 2, 6, ST_NORMAL, "阻塞", true);
+    screen_row_text(&scr, 2, row, sizeof(row));
+    ck_assert_str_eq(row, "任务队列  |  阻塞");
+    /* Not a character, a control: '?'. The last column takes no wide half. */
+    screen_put(&scr, 0, 3, -1, ST_NORMAL, "\xff\x1b[2J");
+    screen_put(&scr, 15, 3, -1, ST_NORMAL, "abcd值");
+    screen_row_text(&scr, 3, row, sizeof(row));
+    ck_assert_str_eq(row, "??[2J          abcd");
+    screen_free(&scr);
+}
+END_TEST
+
+START_TEST(cjk_wraps_between_characters)
+{
+    ck_assert_ptr_nonnull(setlocale(LC_CTYPE, "C.UTF-8"));
+    const char *text = "阻塞线程检查器发现事件循环阻塞";   /* 15 characters, 30 columns */
+    ck_assert_int_eq(screen_put_wrapped(NULL, 0, 0, 10, 9, 0, ST_NORMAL, text), 3);
+    struct screen scr;
+    char row[256];
+    screen_init(&scr, 10, 3);
+    ck_assert_int_eq(screen_put_wrapped(&scr, 0, 0, 10, 2, 0, ST_NORMAL, text), 3);
+    screen_row_text(&scr, 0, row, sizeof(row));
+    ck_assert_str_eq(row, "阻塞线程检");
+    screen_row_text(&scr, 1, row, sizeof(row));
+    ck_assert_str_eq(row, "查器发...");     /* cut: within its 10 columns */
+    /* Between two wide characters, not back at the last space. */
+    screen_clear(&scr);
+    screen_put_wrapped(&scr, 0, 0, 10, 3, 0, ST_NORMAL, "ab 阻塞线程检查器");
+    screen_row_text(&scr, 0, row, sizeof(row));
+    ck_assert_str_eq(row, "ab 阻塞线");
+    screen_free(&scr);
+}
+END_TEST
+
+
+/* ---- the message table, and a Chinese screen ------------------------------- */
+
+/* The printf conversions of a format, in order ("%s%llu" -> "sllu"). */
+static void conversions(const char *fmt, char *out, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = fmt; *p && n + 4 < len; p++) {
+        if (*p != '%')
+            continue;
+        p++;
+        if (*p == '%')
+            continue;
+        while (*p && strchr("-+ #0123456789.*", *p))
+            p++;
+        while (*p && strchr("hlLqjzt", *p))
+            out[n++] = *p++;
+        if (*p)
+            out[n++] = *p;
+    }
+    out[n] = '\0';
+}
+
+START_TEST(every_message_has_both_languages_with_the_same_conversions)
+{
+    for (int id = 0; id < MSG_COUNT; id++) {
+        char en[64], zh[64];
+        ck_assert_int_eq(msg_set_lang("en"), 0);
+        const char *e = msg((enum msg_id)id);
+        ck_assert_int_eq(msg_set_lang("zh"), 0);
+        const char *z = msg((enum msg_id)id);
+        ck_assert_msg(e && z, "message %d is missing a language", id);
+        ck_assert_msg(*e == '\0' || strcmp(e, z) || id == M_COL_CPU || id == M_PHASE_IO,
+                      "message %d ('%s') is not translated", id, e);
+        bool text = (id >= M_HELP_1 && id <= M_HELP_18) || id == M_COL_CPU;
+        if (text)
+            continue;          /* drawn as text, never a format: '%' is itself */
+        conversions(e, en, sizeof(en));
+        conversions(z, zh, sizeof(zh));
+        ck_assert_msg(!strcmp(en, zh), "message %d: '%s' has %%%s, '%s' has %%%s", id, e, en,
+                      z, zh);
+    }
+    ck_assert_int_eq(msg_set_lang("fr"), -EINVAL);
+}
+END_TEST
+
+START_TEST(the_language_comes_from_the_environment_unless_chosen)
+{
+    /* (each test is its own process: the choice starts unmade) */
+    setenv("LANG", "zh_CN.UTF-8", 1);
+    unsetenv("LC_ALL");
+    setenv("LC_MESSAGES", "en_US.UTF-8", 1);
+    ck_assert_int_eq(msg_lang(), LANG_EN);          /* LC_MESSAGES before LANG */
+    ck_assert_int_eq(msg_set_lang("zh"), 0);
+    ck_assert_int_eq(msg_lang(), LANG_ZH);
+    ck_assert_str_eq(msg_state(STATE_BLOCKED_IO), "阻塞于读写");
+    ck_assert_int_eq(msg_set_lang("en"), 0);
+    ck_assert_str_eq(msg_state(STATE_BLOCKED_IO), "blocked-io");
+}
+END_TEST
+
+START_TEST(a_chinese_screen_is_laid_out_by_display_width)
+{
+    ck_assert_int_eq(msg_set_lang("zh"), 0);
+    unsetenv("LC_ALL");
+    setenv("LANG", "C", 1);
+    msg_setup_locale();                    /* no UTF-8 locale: C.UTF-8 */
+    struct board_snapshot *s = make_snapshot("reactor", 7, 10);
+    add_thread(s, ROLE_WORKER_LOOP, "reactor", STATE_BLOCKED_SLEEP, 0);
+    add_thread(s, ROLE_CHECKER, "checker", STATE_WAITING, 0);
+    s->nloops = 1;
+    snprintf(s->loops[0].name, sizeof(s->loops[0].name), "reactor");
+    s->loops[0].channels = 64;
+    s->loops[0].phase = 2;
+    s->loops[0].blocked_since_ns = s->taken_mono_ns - SEC / 5;
+    s->counters[CTR_ACTIVE] = 64;
+    s->nevents = 1;
+    s->events[0] = (struct board_event_snap){ 1, s->start_mono_ns + SEC / 2, EV_BLOCKED,
+                                              "reactor blocked 0.2 s" };
+    struct view v;
+    struct screen scr;
+    char row[512];
+    one_pane(&v, s, NULL);
+    screen_init(&scr, 59, 40);             /* one pane of a 2x2 grid at 120 */
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "连接 64 拒绝 0 错误 0"), 0);
+    ck_assert_int_ge(screen_find(&scr, "线程         状态              持续  CPU%  连接    行数"), 0);
+    ck_assert_int_ge(screen_find(&scr, "reactor      S 阻塞于sleep     1.0s     -     -       0"), 0);
+    int y = screen_find(&scr, "事件循环    通道 任务队列      IO/任务 阶段");
+    ck_assert_int_ge(y, 0);
+    /* The row under the heading: each figure under its heading's columns. */
+    screen_row_text(&scr, y + 1, row, sizeof(row));
+    ck_assert_str_eq(row, " reactor       64 [......]    0   0/0   IO    阻塞 0.2s");
+    /* The event's kind padded to the prefix's 7 columns, not 7 bytes. */
+    ck_assert_int_ge(screen_find(&scr, "   +0.500s 阻塞    reactor blocked 0.2 s"), 0);
+    screen_row_text(&scr, scr.h - 1, row, sizeof(row));
+    ck_assert_msg(strstr(row, "q 退出  ? 帮助  500ms"), "legend: %s", row);
+    /* The help box and the detail, in Chinese. */
+    view_key(&v, '?');
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "threadlab top：按键"), 0);
+    view_key(&v, 'x');
+    v.layout = LAYOUT_LIST;
+    view_key(&v, TERM_KEY_ENTER);
+    screen_free(&scr);
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "状态         阻塞于sleep，已持续 1.0s"), 0);
+    ck_assert_int_ge(screen_find(&scr, "所属事件循环 64 个通道，任务队列 0，定时器 0"), 0);
     screen_free(&scr);
     free(s);
 }
@@ -694,7 +1026,16 @@ int main(void)
     tcase_add_test(tc, the_list_scrolls_and_says_how_many_are_shown);
     tcase_add_test(tc, exited_threads_are_counted_recent_and_in_all);
     tcase_add_test(tc, tab_zooms_the_panes_in_turn_on_a_small_screen);
-    tcase_add_test(tc, o_orders_the_list_by_role_state_or_lines);
+    tcase_add_test(tc, o_orders_the_list_by_role_state_lines_or_cpu);
+    tcase_add_test(tc, a_stat_line_is_parsed_from_its_last_paren);
+    tcase_add_test(tc, cpu_is_sampled_from_proc_and_dashed_without_a_task);
+    tcase_add_test(tc, the_list_has_a_cpu_column);
+    tcase_add_test(tc, enter_shows_the_selected_threads_figures);
+    tcase_add_test(tc, wide_characters_take_two_columns_and_stay_whole);
+    tcase_add_test(tc, cjk_wraps_between_characters);
+    tcase_add_test(tc, every_message_has_both_languages_with_the_same_conversions);
+    tcase_add_test(tc, the_language_comes_from_the_environment_unless_chosen);
+    tcase_add_test(tc, a_chinese_screen_is_laid_out_by_display_width);
     tcase_add_test(tc, a_server_killed_with_sigkill_is_gone_at_the_next_refresh);
     tcase_add_test(tc, out_of_memory_leaves_a_pane_as_it_was);
     suite_add_tcase(s, tc);

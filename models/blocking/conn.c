@@ -307,6 +307,7 @@ static void publish_read(struct board *board, struct board_thread_ref *me,
     board_add(board, CTR_BYTES_OUT, bytes_out);
     board_add(board, CTR_LINES, lines);
     board_thread_lines(board, me, lines);
+    board_thread_bytes(board, me, bytes_in, bytes_out);
 }
 
 /* What a serving thread keeps between reads. */

@@ -369,6 +369,10 @@ void board_thread_begin_at(struct board *b, struct board_thread_ref *t,
     atomic_store_explicit(&s->lines, 0, memory_order_relaxed);
     atomic_store_explicit(&s->busy_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&s->idle_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->bytes_in, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->bytes_out, 0, memory_order_relaxed);
+    /* The kernel's id, not pthread_self: it names /proc/PID/task/TID. */
+    atomic_store_explicit(&s->tid, (uint32_t)gettid(), memory_order_relaxed);
     atomic_store_explicit(&s->in_use, 1, memory_order_release);
 }
 
@@ -413,6 +417,24 @@ void board_thread_lines(struct board *b, struct board_thread_ref *t, uint64_t n)
         return;
     t->lines += n;
     atomic_store_explicit(&b->threads[t->slot].lines, t->lines, memory_order_relaxed);
+}
+
+void board_thread_bytes(struct board *b, struct board_thread_ref *t,
+                        uint64_t bytes_in, uint64_t bytes_out)
+{
+    if (!b || t->slot < 0)
+        return;
+    struct board_thread *s = &b->threads[t->slot];
+    t->bytes_in += bytes_in;
+    t->bytes_out += bytes_out;
+    atomic_store_explicit(&s->bytes_in, t->bytes_in, memory_order_relaxed);
+    atomic_store_explicit(&s->bytes_out, t->bytes_out, memory_order_relaxed);
+}
+
+void board_thread_tid(struct board *b, struct board_thread_ref *t, uint32_t tid)
+{
+    if (b && t->slot >= 0)
+        atomic_store_explicit(&b->threads[t->slot].tid, tid, memory_order_relaxed);
 }
 
 void board_thread_conn(struct board *b, struct board_thread_ref *t, uint64_t conn)

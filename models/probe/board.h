@@ -41,7 +41,8 @@
 #include "histogram.h"
 
 #define BOARD_MAGIC 0x3144524f424c5454ull /* "TTLBORD1" */
-#define BOARD_VERSION 3          /* 3: runnable threads; a simulator's clock */
+#define BOARD_VERSION 4          /* 3: runnable threads; a simulator's clock;
+                                     4: a thread's tid and bytes in/out */
 #define BOARD_THREAD_SLOTS 4096   /* threads shown by name; more are counted */
 #define BOARD_LOOP_SLOTS 64
 #define BOARD_QUEUE_SLOTS 8
@@ -132,13 +133,17 @@ struct board_thread {
     _Atomic uint32_t in_use;   /* 0 free, 1 claimed; published last */
     _Atomic uint32_t role;     /* enum board_role */
     _Atomic uint32_t state;    /* enum board_state */
-    uint32_t reserved;
+    _Atomic uint32_t tid;      /* its kernel thread id (gettid), so a reader
+                                  can find /proc/PID/task/TID/stat; 0 for
+                                  none (a simulated thread) */
     _Atomic uint64_t name[BOARD_NAME_BYTES / 8];
     _Atomic uint64_t since_ns; /* when it entered its state */
     _Atomic uint64_t conn;     /* connection it serves, 0 for none */
     _Atomic uint64_t lines;    /* lines it answered */
     _Atomic uint64_t busy_ns;  /* time running */
     _Atomic uint64_t idle_ns;  /* time waiting or blocked */
+    _Atomic uint64_t bytes_in; /* bytes it read from its connections */
+    _Atomic uint64_t bytes_out;/* bytes it wrote to them */
 };
 
 struct board_loop {
@@ -187,6 +192,8 @@ struct board_thread_ref {
     uint64_t busy_ns;          /* time running so far */
     uint64_t idle_ns;          /* time waiting or blocked so far */
     uint64_t lines;            /* lines answered so far */
+    uint64_t bytes_in;         /* bytes read so far */
+    uint64_t bytes_out;        /* bytes written so far */
 };
 
 /* Create this process's board: a sealed memfd, mapped, then the link that
@@ -236,6 +243,11 @@ void board_thread_state(struct board *b, struct board_thread_ref *t,
 void board_thread_state_at(struct board *b, struct board_thread_ref *t,
                            enum board_state state, uint64_t at_ns);
 void board_thread_lines(struct board *b, struct board_thread_ref *t, uint64_t n);
+void board_thread_bytes(struct board *b, struct board_thread_ref *t,
+                        uint64_t bytes_in, uint64_t bytes_out);
+/* board_thread_begin records the calling thread's tid; a simulator that
+ * registers threads it only pretends to run stores 0 ("no kernel thread"). */
+void board_thread_tid(struct board *b, struct board_thread_ref *t, uint32_t tid);
 void board_thread_conn(struct board *b, struct board_thread_ref *t, uint64_t conn);
 void board_thread_end(struct board *b, struct board_thread_ref *t);
 void board_thread_end_at(struct board *b, struct board_thread_ref *t, uint64_t at_ns);

@@ -198,6 +198,9 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
         t->lines = u64_at(b, o + F(struct board_thread, lines));
         t->busy_ns = u64_at(b, o + F(struct board_thread, busy_ns));
         t->idle_ns = u64_at(b, o + F(struct board_thread, idle_ns));
+        t->tid = u32_at(b, o + F(struct board_thread, tid));
+        t->bytes_in = u64_at(b, o + F(struct board_thread, bytes_in));
+        t->bytes_out = u64_at(b, o + F(struct board_thread, bytes_out));
         s->threads_by_state[t->state]++;
         s->nthreads++;
     }

@@ -25,7 +25,9 @@ struct board_thread_snap {
     enum board_role role;
     enum board_state state;
     char name[BOARD_NAME_BYTES];
-    uint64_t since_ns, conn, lines, busy_ns, idle_ns;
+    uint32_t tid;                 /* kernel thread id, 0 for none; another
+                                     process wrote it: a hint, never trusted */
+    uint64_t since_ns, conn, lines, busy_ns, idle_ns, bytes_in, bytes_out;
 };
 
 struct board_loop_snap {

@@ -419,6 +419,7 @@ static bool flush(struct channel *ch)
             ch->span_len -= (size_t)n - from_out;
             ch->last_drain_ns = now_ns();
             board_add(ch->host->board, CTR_BYTES_OUT, (uint64_t)n);
+            board_thread_bytes(ch->host->board, loop_board_ref(ch->loop), 0, (uint64_t)n);
         }
     }
     if (ch->out_off == ch->out_len)
@@ -734,6 +735,7 @@ static enum read_result read_some(struct channel *ch, size_t *allowance)
     }
     echo_session_commit(&ch->session, (size_t)n);
     board_add(ch->host->board, CTR_BYTES_IN, (uint64_t)n);
+    board_thread_bytes(ch->host->board, loop_board_ref(ch->loop), (uint64_t)n, 0);
     *allowance -= (size_t)n;
     if (ch->read_left != SIZE_MAX && (ch->read_left -= (size_t)n) == 0)
         ch->state = CHANNEL_INPUT_ENDED;  /* all that came before the stop */

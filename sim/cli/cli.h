@@ -50,6 +50,11 @@ bool cli_parse_size(const char *cmd, const char *arg, void *size);
  * (gnuplot is given the name); a CLI_OPT_CALL into a const char *. */
 bool cli_parse_plot_path(const char *cmd, const char *arg, void *path);
 
+/* --lang en|zh (top, replay, demo, sim --viz), a CLI_OPT_CALL: the
+ * visualizer's language (viz/msg.h); without it, LANG / LC_MESSAGES
+ * choose. given (a bool *, or NULL) is set when it is. */
+bool cli_parse_lang(const char *cmd, const char *arg, void *given);
+
 /* Raise this process's soft open-file limit to its hard limit (children
  * inherit it), so that a desktop's default of 1024 does not quietly cap a
  * load, demo or compare of many connections. Returns false, with the reason

@@ -48,6 +48,8 @@ static void demo_usage(FILE *out)
             "  --record FILE    also record what the panes show, to play later with\n"
             "                   threadlab replay FILE (no server needed); a FILE that\n"
             "                   cannot be written is refused before any server starts\n"
+            "  --lang en|zh     the screen in English or Chinese (default: zh when\n"
+            "                   LC_ALL, LC_MESSAGES or LANG starts with zh)\n"
             "  -h, --help       this help\n"
             "\n");
     plan_usage_scenarios(out);
@@ -124,12 +126,14 @@ int cli_demo(int argc, char **argv)
     bool wide = false;
 
     plan_init(&plan, DEMO_DURATION_S);
+    bool lang_given = false;       /* --lang: the viewer's language */
     const struct cli_opt options[] = {
         PLAN_OPTION_ROWS(&plan),
         { CLI_FLAG("plain", &view.plain) },
         { CLI_INT("interval", &view.refresh_ms, VIEW_REFRESH_MS_MIN, VIEW_REFRESH_MS_MAX) },
         { CLI_TEXT("record", &view.record_path) },
         { CLI_FLAG("big", &view.big) },
+        { CLI_CALL("lang", cli_parse_lang, &lang_given) },
         { CLI_FLAG("wide", &wide) },
         { 0 },
     };

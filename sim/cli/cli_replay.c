@@ -34,6 +34,8 @@ static void replay_usage(FILE *out)
             "  --backward       with --plain, the last frame first\n"
             "  --size WxH       with --plain, the frame size (default 120x40)\n"
             "  --big            projector mode\n"
+            "  --lang en|zh     the screen in English or Chinese (default: zh when\n"
+            "                   LC_ALL, LC_MESSAGES or LANG starts with zh)\n"
             "  -h, --help       this help\n"
             "\n"
             "A recording cut short (the recorder was killed, the disk filled up)\n"
@@ -46,6 +48,7 @@ static void replay_usage(FILE *out)
 int cli_replay(int argc, char **argv)
 {
     struct replay_opts o = { .speed = 1 };
+    bool lang_given = false;       /* --lang: the viewer's language */
     struct cli_size size = { &o.width, &o.height, VIEW_MIN_W, VIEW_MIN_H };
     const struct cli_opt options[] = {
         { CLI_REAL("speed", &o.speed, 1.0 / 64, 64) },
@@ -55,6 +58,7 @@ int cli_replay(int argc, char **argv)
         { CLI_FLAG("backward", &o.backward) },
         { CLI_CALL("size", cli_parse_size, &size) },
         { CLI_FLAG("big", &o.big) },
+        { CLI_CALL("lang", cli_parse_lang, &lang_given) },
         { 0 },
     };
     int first_arg;

@@ -87,6 +87,8 @@ static void sim_usage(FILE *out)
             "                     without --viz it is refused (a run without a screen\n"
             "                     goes as fast as it can)\n"
             "  --big              with --viz: projector mode, as top's --big\n"
+            "  --lang en|zh       with --viz: the screen in English or Chinese, as\n"
+            "                     top's --lang\n"
             "  --json             the report as one JSON object\n"
             "  --engine-stats     also print the engine's wall time, events/s and RSS\n"
             "                     to stderr (the report itself is the same bytes for\n"
@@ -377,7 +379,7 @@ static int sweep_or_usage(const struct sim_opts *o, struct sim_sweep *sw, bool s
 
 /* What the options set beside sim_opts and sim_sweep. */
 struct sim_args {
-    bool json, viz, big, engine_stats, start_paused;
+    bool json, viz, big, engine_stats, start_paused, lang_given;
     double speed;                  /* --speed (-1: not given) */
     double stack_kb;               /* --stack-kb (-1: the profile's) */
     int pool_max;                  /* --max (-1: not given) */
@@ -428,6 +430,7 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
         { CLI_FLAG("big", &a->big) },
         { CLI_TEXT("record", &a->record_path) },
         { CLI_FLAG("start-paused", &a->start_paused) },
+        { CLI_CALL("lang", cli_parse_lang, &a->lang_given) },
         { CLI_INT("min", &o->pool_min, 0, 100000000) },
         { CLI_INT("max", &a->pool_max, 0, 100000000) },
         { CLI_INT("queue", &o->pool_queue, 0, 100000000) },
@@ -457,7 +460,8 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
 static int run_once(struct sim_opts *o, const struct sim_args *a)
 {
     const char *needs_viz = a->record_path ? "--record" : a->speed >= 0 ? "--speed"
-                          : a->big ? "--big" : a->start_paused ? "--start-paused" : NULL;
+                          : a->big ? "--big" : a->start_paused ? "--start-paused"
+                          : a->lang_given ? "--lang" : NULL;
     if (needs_viz && !a->viz) {
         cli_usage_error("sim", "%s goes with --viz", needs_viz);
         return CLI_EXIT_USAGE;

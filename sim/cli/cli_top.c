@@ -29,10 +29,14 @@ static void top_usage(FILE *out)
             "  --size WxH       with --plain, the snapshot size (default 120x40)\n"
             "  --interval MS    refresh every MS milliseconds (default %d; %d with --big)\n"
             "  --big            projector mode: bigger cells, bold, slower refresh\n"
+            "  --lang en|zh     the screen in English or Chinese (default: zh when\n"
+            "                   LC_ALL, LC_MESSAGES or LANG starts with zh)\n"
             "  -h, --help       this help\n"
             "\n"
             "keys: q quit, p pause, tab or 1-4 focus a pane, t list/grid, l event log,\n"
-            "      + / - refresh faster / slower, ? help\n"
+            "      o order by role/state/lines/CPU, up/down PgUp/PgDn Home/End select,\n"
+            "      Enter the selected thread's figures, + / - refresh faster / slower,\n"
+            "      ? help. The list's CPU%% comes from /proc/PID/task/TID/stat (\"-\": none)\n"
             "\n"
             "Colours follow the thread states; NO_COLOR=1 turns them off (the state\n"
             "letters remain). A terminal that cannot draw a full screen (TERM=dumb)\n"
@@ -45,6 +49,7 @@ static void top_usage(FILE *out)
 int cli_top(int argc, char **argv)
 {
     struct top_opts o = { 0 };
+    bool lang_given = false;       /* --lang: the viewer's language */
     struct cli_size size = { &o.width, &o.height, VIEW_MIN_W, VIEW_MIN_H };
     const struct cli_opt options[] = {
         { CLI_FLAG("plain", &o.plain) },
@@ -54,6 +59,7 @@ int cli_top(int argc, char **argv)
         { CLI_CALL("size", cli_parse_size, &size) },
         { CLI_INT("interval", &o.refresh_ms, VIEW_REFRESH_MS_MIN, VIEW_REFRESH_MS_MAX) },
         { CLI_FLAG("big", &o.big) },
+        { CLI_CALL("lang", cli_parse_lang, &lang_given) },
         { 0 },
     };
     int first_arg;

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "fleet/sweep.h"
+#include "viz/msg.h"
 
 #ifndef THREADLAB_VERSION
 #define THREADLAB_VERSION "0.1"
@@ -173,6 +174,17 @@ bool cli_parse_mix(const char *cmd, const char *spec, double *cpu_pct, uint32_t 
                         "(cpu%s up to 10000000 us, sleep up to 60000 ms)", spec,
                         task_pct ? ",task=US:PCT" : "", task_pct ? " and task" : "");
     return ok;
+}
+
+bool cli_parse_lang(const char *cmd, const char *arg, void *given)
+{
+    if (msg_set_lang(arg) < 0) {
+        cli_usage_error(cmd, "--lang: '%s' is not en or zh", arg);
+        return false;
+    }
+    if (given)
+        *(bool *)given = true;
+    return true;
 }
 
 bool cli_parse_plot_path(const char *cmd, const char *arg, void *path)

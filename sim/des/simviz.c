@@ -110,6 +110,7 @@ void simviz_thread(struct sim_viz *v, uint32_t t, enum viz_role role, const char
     struct board_thread_ref *r = ref(v, t);
     if (r) {
         board_thread_begin_at(v->board, r, roles[role], name, conn, v->now_ns);
+        board_thread_tid(v->board, r, 0);      /* a simulated thread: no CPU to read */
         board_add(v->board, CTR_THREADS_SPAWNED, 1);
     }
 }

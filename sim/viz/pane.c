@@ -8,12 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
+#include "msg.h"
 #include "probe/board_read.h"
 
 void pane_detach(struct pane *p)
 {
     free(p->now);
     free(p->before);
+    free(p->cpu);
+    free(p->cpu_pct);
     memset(p, 0, sizeof(*p));
 }
 
@@ -24,9 +28,13 @@ int pane_attach(struct pane *p, const char *path, int pid)
 {
     struct board_snapshot *now = malloc(sizeof(*now));
     struct board_snapshot *before = malloc(sizeof(*before));
-    if (!now || !before) {
+    struct cpu_sampler *cpu = calloc(1, sizeof(*cpu));
+    float *cpu_pct = malloc(BOARD_THREAD_SLOTS * sizeof(*cpu_pct));
+    if (!now || !before || !cpu || !cpu_pct) {
         free(now);
         free(before);
+        free(cpu);
+        free(cpu_pct);
         return -ENOMEM;
     }
     pane_detach(p);
@@ -37,6 +45,8 @@ int pane_attach(struct pane *p, const char *path, int pid)
     p->now = now;
     p->before = before;
     p->now->pid = p->before->pid = 0;
+    p->cpu = cpu;
+    p->cpu_pct = cpu_pct;
     return 0;
 }
 
@@ -73,12 +83,13 @@ void pane_refresh(struct pane *p)
         p->now = p->before;
         p->before = t;
         p->error[0] = '\0';
+        cpu_sample(p->cpu, p->pid, p->now, p->cpu_pct);
         if (alive)
             return;
     }
     if (!alive || rc == -ENOENT) {
         p->gone = true;              /* the server exited; keep its last picture */
-        snprintf(p->error, sizeof(p->error), "pid %d: the server exited", p->pid);
+        snprintf(p->error, sizeof(p->error), msg(M_SERVER_EXITED), p->pid);
     } else {
         snprintf(p->error, sizeof(p->error), "%s", err);
     }

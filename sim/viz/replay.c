@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "probe/board.h"
+#include "msg.h"
 #include "record.h"
+#include "runner.h"
 #include "stop.h"
 #include "term.h"
 #include "view.h"
@@ -114,18 +116,7 @@ static void print_frame(struct player *p, struct view *v, struct screen *scr)
     view_render(v, scr);
     printf("--- frame %d t=%.3fs ---\n", p->frame + 1,
            recording_time_ns(p->rec, p->frame) / 1e9);
-    char row[1024];
-    int last = scr->h;
-    while (last > 0) {                                /* no trailing blank rows */
-        screen_row_text(scr, last - 1, row, sizeof(row));
-        if (row[0])
-            break;
-        last--;
-    }
-    for (int y = 0; y < last; y++) {
-        screen_row_text(scr, y, row, sizeof(row));
-        printf("%s\n", row);
-    }
+    screen_print(scr, scr->h, stdout);
 }
 
 /* After the last frame, what the recording ends with (the demo's table),
@@ -164,52 +155,47 @@ static int run_plain(struct player *p, struct view *v, const struct replay_opts 
     return 0;
 }
 
+/* The full screen's hooks (runner.h): play at the recorded pace. */
+struct playing {
+    struct player *p;
+    uint64_t wall0, rec0;              /* the pace: recorded time rec0 was
+                                          shown at wall time wall0 */
+};
+
+static int playing_draw(void *arg, struct view *v, struct screen *scr)
+{
+    struct playing *g = arg;
+    struct player *p = g->p;
+    if (!p->paused) {                                 /* follow the recorded pace */
+        uint64_t due = g->rec0 + (uint64_t)((double)(now_ns() - g->wall0) * p->speed);
+        while (p->frame + 1 < p->nframes && recording_time_ns(p->rec, p->frame + 1) <= due)
+            p->frame++;
+        if (p->frame == p->nframes - 1)
+            p->paused = true;
+    }
+    show(p, v);
+    view_render(v, scr);
+    return 50;
+}
+
+static bool playing_key(void *arg, struct view *v, int k)
+{
+    struct playing *g = arg;
+    struct player *p = g->p;
+    double speed = p->speed;
+    bool paused = p->paused;
+    bool running = key(p, v, k);
+    if (paused != p->paused || speed != p->speed || !p->paused) {
+        g->wall0 = now_ns();                    /* the pace restarts here */
+        g->rec0 = recording_time_ns(p->rec, p->frame);
+    }
+    return running;
+}
+
 static int run_terminal(struct player *p, struct view *v)
 {
-    struct screen scr;
-    int w, h;
-    int rc = term_open(v->big);
-    if (rc < 0)
-        return rc;
-    term_size(&w, &h);
-    view_resize(v, w, h);
-    if (screen_init(&scr, w, h) < 0) {
-        term_close();
-        return 1;
-    }
-    uint64_t wall0 = now_ns(), rec0 = recording_time_ns(p->rec, p->frame);
-    bool running = true;
-    while (running && !stop_signal()) {
-        if (!p->paused) {                             /* follow the recorded pace */
-            uint64_t due = rec0 + (uint64_t)((double)(now_ns() - wall0) * p->speed);
-            while (p->frame + 1 < p->nframes && recording_time_ns(p->rec, p->frame + 1) <= due)
-                p->frame++;
-            if (p->frame == p->nframes - 1)
-                p->paused = true;
-        }
-        show(p, v);
-        view_render(v, &scr);
-        term_paint(&scr);
-        int k = term_key(50);
-        if (k == TERM_KEY_RESIZE) {
-            term_size(&w, &h);
-            screen_free(&scr);
-            view_resize(v, w, h);
-            if (screen_init(&scr, w, h) < 0)
-                break;
-        } else if (k != TERM_KEY_NONE) {
-            double speed = p->speed;
-            bool paused = p->paused;
-            running = key(p, v, k);
-            if (paused != p->paused || speed != p->speed || !p->paused) {
-                wall0 = now_ns();               /* the pace restarts here */
-                rec0 = recording_time_ns(p->rec, p->frame);
-            }
-        }
-    }
-    screen_free(&scr);
-    term_close();
-    return 0;
+    struct playing g = { p, now_ns(), recording_time_ns(p->rec, p->frame) };
+    return runner_run(v, &(struct runner_hooks){ playing_draw, playing_key, &g });
 }
 
 int replay_run(const struct replay_opts *o)
@@ -240,6 +226,7 @@ int replay_run(const struct replay_opts *o)
                recording_time_ns(p->rec, p->frame + 1) <= (uint64_t)(o->at_s * 1e9))
             p->frame++;
     view_init(v, o->big);
+    msg_setup_locale();                        /* --plain too: Chinese is multibyte */
     snprintf(v->board_dir, sizeof(v->board_dir), "%s", o->path);
     bool plain = o->plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
     int rc;

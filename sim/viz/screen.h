@@ -7,7 +7,9 @@
 #ifndef THREADLAB_SCREEN_H
 #define THREADLAB_SCREEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* How a cell looks. The painter maps each to a colour pair, or to plain
@@ -18,8 +20,13 @@ enum style {
     ST_TERMINATED, ST_COUNT
 };
 
+/* One column. A wide character (CJK: two columns under ncursesw) takes
+ * its cell and the next, which holds SCREEN_WIDE_RIGHT. */
+#define SCREEN_WIDE_RIGHT 0u
+
 struct cell {
-    char ch;          /* printable ASCII */
+    uint32_t ch;      /* a printable character (a wchar_t value), or
+                         SCREEN_WIDE_RIGHT */
     uint8_t style;    /* enum style */
 };
 
@@ -36,7 +43,12 @@ void screen_free(struct screen *s);
 void screen_clear(struct screen *s);
 
 /* Write text at (x, y) in a style, clipped to the screen and to max_w
- * columns (max_w < 0: to the screen's edge). Returns columns written. */
+ * columns (max_w < 0: to the screen's edge). Text is multibyte in the
+ * LC_CTYPE locale (UTF-8 once msg_setup_locale ran): each character takes
+ * its display width (wcwidth), a wide one that does not fit whole is left
+ * out; control characters, bytes that are not a character and zero-width
+ * ones become '?', so text from another process cannot move the cursor.
+ * Returns columns written. */
 int screen_put(struct screen *s, int x, int y, int max_w, enum style st,
                const char *text);
 
@@ -44,7 +56,17 @@ int screen_put(struct screen *s, int x, int y, int max_w, enum style st,
 int screen_printf(struct screen *s, int x, int y, int max_w, enum style st,
                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* Write text in exactly w columns: cut, or padded with blanks on the right
+ * (right_align: on the left). Display width, not bytes: "%-15s" pads CJK
+ * text short. Returns w. */
+int screen_put_col(struct screen *s, int x, int y, int w, enum style st,
+                   const char *text, bool right_align);
+
+/* The display width of text (columns, as screen_put counts them). */
+int screen_text_width(const char *text);
+
 /* Write text at (x, y) wrapped at word boundaries into rows of w columns,
+ * (a row may also end between two wide characters: CJK has no spaces),
  * at most max_rows of them; rows after the first start indent columns in.
  * Text that needs more rows ends in "..." after the last word that fits.
  * Returns the rows the whole text needs (more than max_rows when it was
@@ -57,6 +79,11 @@ void screen_fill(struct screen *s, int x, int y, int n, char ch, enum style st);
 
 /* The text of row y, trailing blanks cut, into out (size out_len). */
 void screen_row_text(const struct screen *s, int y, char *out, size_t out_len);
+
+/* Print rows 0 .. rows-1 as text lines to out, without the blank rows at
+ * the end (--plain). Returns 0, or -EIO when out failed (the reader went
+ * away). */
+int screen_print(const struct screen *s, int rows, FILE *out);
 
 /* The cell at (x, y), or NULL off screen. */
 const struct cell *screen_at(const struct screen *s, int x, int y);

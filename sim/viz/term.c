@@ -2,6 +2,8 @@
  * See term.h. */
 #include "term.h"
 
+#include "msg.h"
+
 #include <curses.h>
 #include <errno.h>
 #include <locale.h>
@@ -92,7 +94,7 @@ int term_open(bool big)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return -ENOTTY;
-    setlocale(LC_ALL, "");
+    msg_setup_locale();       /* before newterm: ncursesw reads LC_CTYPE */
     if (tcgetattr(STDOUT_FILENO, &saved_modes) < 0)
         return -ENOTTY;
     /* newterm, not initscr: initscr exits the process on an unknown TERM. */
@@ -149,12 +151,32 @@ void term_size(int *w, int *h)
     getmaxyx(stdscr, *h, *w);
 }
 
-static chtype cell_chtype(const struct cell *c)
+static attr_t cell_attr(const struct cell *c)
 {
     attr_t a = style_attr[c->style < ST_COUNT ? c->style : ST_NORMAL];
-    if (term_bold_all)
-        a |= A_BOLD;
-    return (chtype)(unsigned char)c->ch | a;
+    return term_bold_all ? a | A_BOLD : a;
+}
+
+/* Paint one cell at the cursor (insert: before it, the cursor staying).
+ * A wide character (CJK) goes through the wide-character calls, which
+ * ncurses lays out over two columns; its right half is never painted. */
+static void paint_cell(const struct cell *c, bool insert)
+{
+    if (c->ch < 0x80) {
+        chtype ch = (chtype)(c->ch ? c->ch : ' ') | cell_attr(c);
+        if (insert)
+            insch(ch);
+        else
+            addch(ch);
+        return;
+    }
+    wchar_t wc[2] = { (wchar_t)c->ch, L'\0' };
+    cchar_t cc;
+    setcchar(&cc, wc, cell_attr(c), 0, NULL);
+    if (insert)
+        ins_wch(&cc);
+    else
+        add_wch(&cc);
 }
 
 /* The bottom-right cell (the "s" of "500ms"), drawn without scrolling: put
@@ -162,8 +184,10 @@ static chtype cell_chtype(const struct cell *c)
  * it; insch shifts the row right and does not move the cursor. */
 static void paint_last_cell(const struct screen *s, int x, int y)
 {
-    mvaddch(y, x - 1, cell_chtype(&s->cells[y * s->w + x]));
-    mvinsch(y, x - 1, cell_chtype(&s->cells[y * s->w + x - 1]));
+    move(y, x - 1);
+    paint_cell(&s->cells[y * s->w + x], false);
+    move(y, x - 1);
+    paint_cell(&s->cells[y * s->w + x - 1], true);
 }
 
 void term_paint(const struct screen *s)
@@ -173,13 +197,16 @@ void term_paint(const struct screen *s)
     for (int y = 0; y < s->h && y < h; y++) {
         move(y, 0);
         for (int x = 0; x < s->w && x < w; x++) {
+            const struct cell *c = &s->cells[y * s->w + x];
+            if (c->ch == SCREEN_WIDE_RIGHT)
+                continue;              /* painted with its left half */
             /* The last cell of the last row: addch there would move the
              * cursor past the end and scroll the screen. */
             if (y == h - 1 && x == w - 1 && x > 0) {
                 paint_last_cell(s, x, y);
                 break;
             }
-            addch(cell_chtype(&s->cells[y * s->w + x]));
+            paint_cell(c, false);
         }
     }
     refresh();
@@ -196,6 +223,8 @@ int term_key(int timeout_ms)
         { KEY_UP, TERM_KEY_UP },     { KEY_DOWN, TERM_KEY_DOWN },
         { KEY_PPAGE, TERM_KEY_PGUP }, { KEY_NPAGE, TERM_KEY_PGDN },
         { KEY_HOME, TERM_KEY_HOME }, { KEY_END, TERM_KEY_END },
+        { KEY_ENTER, TERM_KEY_ENTER }, { '\n', TERM_KEY_ENTER },
+        { '\r', TERM_KEY_ENTER },
     };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (c == keys[i].curses)

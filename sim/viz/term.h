@@ -16,6 +16,7 @@
 #define TERM_KEY_PGDN (-8)
 #define TERM_KEY_HOME (-9)
 #define TERM_KEY_END (-10)
+#define TERM_KEY_ENTER (-11)   /* Return, Enter, keypad Enter */
 
 /* Take over the terminal. Colour unless NO_COLOR is set or the terminal
  * has none; big makes everything bold (projector mode). The terminal is

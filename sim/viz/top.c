@@ -16,8 +16,10 @@
 
 #include "probe/board.h"
 #include "probe/board_read.h"
+#include "msg.h"
 #include "pane.h"
 #include "record.h"
+#include "runner.h"
 #include "stop.h"
 #include "term.h"
 #include "view.h"
@@ -220,20 +222,10 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
             o->status(o->tick_arg, v->footer, sizeof(v->footer));
         render(v, &scr);
         time_t now = time(NULL);
-        char when[32], row[1024];
+        char when[32];
         strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
         printf("--- threadlab top %s ---\n", when);
-        int last = h - 1;
-        while (last > 0) {           /* no trailing blank rows */
-            screen_row_text(&scr, last - 1, row, sizeof(row));
-            if (row[0])
-                break;
-            last--;
-        }
-        for (int y = 0; y < last; y++) {
-            screen_row_text(&scr, y, row, sizeof(row));
-            printf("%s\n", row);
-        }
+        screen_print(&scr, h - 1, stdout);  /* the legend's keys mean nothing here */
         if (fflush(stdout) != 0)     /* the reader went away, or a signal cut the write */
             break;
         if (!auto_attach && all_gone(v))
@@ -244,49 +236,42 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
     return 0;
 }
 
+/* The full screen's hooks (runner.h). */
+struct live {
+    const struct top_opts *o;
+    bool auto_attach;
+    uint64_t next_ms;                  /* when to read the boards again */
+};
+
+static int live_draw(void *arg, struct view *v, struct screen *scr)
+{
+    struct live *l = arg;
+    uint64_t now = now_ms();
+    if (now >= l->next_ms) {
+        if (!v->paused)
+            refresh_all(v, l->auto_attach);
+        if (l->o->tick && !l->o->tick(l->o->tick_arg))
+            return -1;
+        l->next_ms = now + (uint64_t)v->refresh_ms;
+    }
+    if (l->o->status)
+        l->o->status(l->o->tick_arg, v->footer, sizeof(v->footer));
+    render(v, scr);
+    return (int)(l->next_ms > now ? l->next_ms - now : 0);
+}
+
+static bool live_key(void *arg, struct view *v, int key)
+{
+    struct live *l = arg;
+    return (l->o->key && l->o->key(l->o->tick_arg, key)) || view_key(v, key);
+}
+
 static int run_terminal(struct view *v, const struct top_opts *o, bool auto_attach)
 {
-    struct screen scr;
-    int w, h;
-    int rc = term_open(v->big);
-    if (rc < 0)
-        return rc;
-    term_size(&w, &h);
-    view_resize(v, w, h);
-    if (screen_init(&scr, w, h) < 0) {
-        term_close();
-        return 1;
-    }
-    refresh_all(v, auto_attach);
-    uint64_t next_ms = 0;
-    bool running = true;
-    while (running && !stop_signal()) {
-        uint64_t now = now_ms();
-        if (now >= next_ms) {
-            if (!v->paused)
-                refresh_all(v, auto_attach);
-            if (o->tick && !o->tick(o->tick_arg))
-                break;
-            next_ms = now + (uint64_t)v->refresh_ms;
-        }
-        if (o->status)
-            o->status(o->tick_arg, v->footer, sizeof(v->footer));
-        render(v, &scr);
-        term_paint(&scr);
-        int key = term_key((int)(next_ms > now ? next_ms - now : 0));
-        if (key == TERM_KEY_RESIZE) {
-            term_size(&w, &h);
-            screen_free(&scr);
-            view_resize(v, w, h);
-            if (screen_init(&scr, w, h) < 0)
-                break;
-        } else if (key != TERM_KEY_NONE && !(o->key && o->key(o->tick_arg, key))) {
-            running = view_key(v, key);
-        }
-    }
-    screen_free(&scr);
-    term_close();
-    return 0;
+    struct live l = { o, auto_attach, 0 };
+    refresh_all(v, auto_attach);     /* and again at once: two snapshots give rates */
+    int rc = runner_run(v, &(struct runner_hooks){ live_draw, live_key, &l });
+    return rc == -ENOMEM ? 1 : rc;
 }
 
 /* Run the terminal screen, or text where there is no terminal that can
@@ -336,6 +321,7 @@ int top_run(const struct top_opts *o)
         }
     }
     recording.start_ns = now_ns();  /* frame 1 is at t=0, whoever opened the file */
+    msg_setup_locale();              /* --plain too: Chinese text is multibyte */
     stop_signals_catch();
     rc = run(v, o, auto_attach);
     stop_signals_restore();

@@ -9,9 +9,15 @@
  *  | events: the log tail, with reasons                               |
  *  +------------------------------------------------------------------+
  *  legend of states and keys (always on screen)
+ *
+ * The numbers, the loop phase names and the centred box are in
+ * view_parts.c; the box Enter opens on a thread is detail.c; every string
+ * comes from msg.c, in English or Chinese.
  */
 #include "view.h"
 
+#include "msg.h"
+#include "view_parts.h"
 #include "term.h"
 #include "fmt.h"
 
@@ -42,22 +48,6 @@ void view_init(struct view *v, bool big)
     v->big = big;
     v->layout = LAYOUT_AUTO;
     v->refresh_ms = big ? VIEW_REFRESH_MS_BIG : VIEW_REFRESH_MS_DEFAULT;
-}
-
-/* ---- numbers for people ---------------------------------------------------- */
-
-/* (counts and times: fmt.h; an age in minutes and hours is the screen's own) */
-static void fmt_age(char *out, size_t len, uint64_t ns)
-{
-    uint64_t s = ns / 1000000000u;
-    if (s < 60)
-        snprintf(out, len, "%.1fs", (double)ns / 1e9);
-    else if (s < 3600)
-        snprintf(out, len, "%llum%02llus", (unsigned long long)(s / 60),
-                 (unsigned long long)(s % 60));
-    else
-        snprintf(out, len, "%lluh%02llum", (unsigned long long)(s / 3600),
-                 (unsigned long long)(s / 60 % 60));
 }
 
 void pane_rates(const struct pane *p, struct pane_rates *r)
@@ -113,6 +103,7 @@ static int state_rank(enum board_state st)
 
 struct order_ctx {
     const struct board_snapshot *s;
+    const float *cpu;          /* CPU% per thread, or NULL */
     enum thread_order order;
 };
 
@@ -125,17 +116,22 @@ static int compare_threads(const void *x, const void *y, void *arg)
         return state_rank(a->state) < state_rank(b->state) ? -1 : 1;
     if (c->order == ORDER_LINES && a->lines != b->lines)
         return a->lines > b->lines ? -1 : 1;
+    if (c->order == ORDER_CPU && c->cpu) {   /* the busiest first; no figure last */
+        float ca = c->cpu[*(const int *)x], cb = c->cpu[*(const int *)y];
+        if (ca != cb)
+            return ca > cb ? -1 : 1;
+    }
     return by_role_then_conn(a, b);
 }
 
-static int shown_threads(const struct board_snapshot *s, enum thread_order order,
-                         int *out)
+static int shown_threads(const struct pane *p, enum thread_order order, int *out)
 {
+    const struct board_snapshot *s = p->now;
     int n = 0;
     for (int i = 0; i < s->nthreads; i++)
         if (thread_shown(s, &s->threads[i]))
             out[n++] = i;
-    struct order_ctx ctx = { s, order };
+    struct order_ctx ctx = { s, p->cpu_pct, order };
     qsort_r(out, (size_t)n, sizeof(*out), compare_threads, &ctx);
     return n;
 }
@@ -155,7 +151,7 @@ static int draw_exited(const struct board_snapshot *s, bool wide, struct screen 
         recent += s->threads[i].state == STATE_TERMINATED &&
                   thread_shown(s, &s->threads[i]);
     unsigned long long total = s->threads_by_state[STATE_TERMINATED];
-    return wide ? screen_printf(scr, x, y, w, ST_NORMAL, " %u exited in %llus (%llu in all)",
+    return wide ? screen_printf(scr, x, y, w, ST_NORMAL, msg(M_EXITED_WIDE),
                                 recent,
                                 (unsigned long long)(VIEW_TERMINATED_SHOWN_NS / 1000000000u),
                                 total)
@@ -173,24 +169,24 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     if (s->simulated)            /* a simulated run lives in microseconds */
         snprintf(up, sizeof(up), "%.6fs", (double)(s->taken_mono_ns - s->start_mono_ns) / 1e9);
     else
-        fmt_age(up, sizeof(up), s->taken_mono_ns - s->start_mono_ns);
+        view__fmt_age(up, sizeof(up), s->taken_mono_ns - s->start_mono_ns);
     x += screen_printf(scr, x, r.y, r.w, focused ? ST_FOCUS : ST_TITLE,
                        "%s%s ", focused ? ">" : " ", s->model);
     x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, " pid %d  up %s",
                        s->pid, up);
     if (p->gone)
-        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, "  GONE: the server exited");
+        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_GONE));
     else if (s->closing)
-        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, "  stopping");
+        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_STOPPING));
 
     struct pane_rates rates;
     char lps[16] = "-", p50[16] = "-", p99[16] = "-";
     pane_rates(p, &rates);
     if (rates.have && !p->gone) {
-        fmt_count(lps, sizeof(lps), rates.lines_per_s);
+        view__fmt_count(lps, sizeof(lps), rates.lines_per_s);
         if (rates.lines > 0) {
-            fmt_ns(p50, sizeof(p50), rates.p50_ns);
-            fmt_ns(p99, sizeof(p99), rates.p99_ns);
+            view__fmt_ns(p50, sizeof(p50), rates.p50_ns);
+            view__fmt_ns(p99, sizeof(p99), rates.p99_ns);
         }
     }
     uint64_t errors = s->counters[CTR_ERR_LINE_TOO_LONG] +
@@ -200,20 +196,20 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     uint64_t rejected = s->counters[CTR_REJECTED];
     enum style bad = rejected || errors ? ST_WARN : ST_NORMAL;
     x = r.x + 1;
-    x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL, "conns %llu",
+    x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL, msg(M_CONNS),
                        (unsigned long long)s->counters[CTR_ACTIVE]);
     if (wide) {
         x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
-                           "  lines/s %s  handle p50 %s  p99 %s", lps, p50, p99);
+                           msg(M_RATES_WIDE), lps, p50, p99);
         screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad,
-                      "  rejected %llu  errors %llu", (unsigned long long)rejected,
+                      msg(M_FAILS_WIDE), (unsigned long long)rejected,
                       (unsigned long long)errors);
     } else {
         /* The failures first: a narrow pane may cut the end of the row. */
-        x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad, " rej %llu err %llu",
+        x += screen_printf(scr, x, r.y + 1, r.x + r.w - x, bad, msg(M_FAILS_NARROW),
                            (unsigned long long)rejected, (unsigned long long)errors);
         screen_printf(scr, x, r.y + 1, r.x + r.w - x, ST_NORMAL,
-                      "  %s/s handle p50 %s p99 %s", lps, p50, p99);
+                      msg(M_RATES_NARROW), lps, p50, p99);
     }
 
     /* Threads by state: counted for every thread, slot or no slot. */
@@ -222,7 +218,7 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
         if (st != STATE_TERMINATED)
             live += s->threads_by_state[st];
     x = r.x + 1;
-    x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, "threads %llu:",
+    x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, msg(M_THREADS),
                        (unsigned long long)live);
     for (int st = 0; st < STATE_COUNT && x < r.x + r.w; st++) {
         if (st == STATE_RUNNABLE && !s->simulated)
@@ -235,7 +231,7 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
         else if (wide)
             x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " %llu %s",
                                (unsigned long long)s->threads_by_state[st],
-                               board_state_name((enum board_state)st));
+                               msg_state((enum board_state)st));
         else
             x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, "%llu",
                                (unsigned long long)s->threads_by_state[st]);
@@ -246,14 +242,29 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
 /* The list, scrolled so that the selected thread (cursor, in a focused
  * pane; -1 elsewhere) is on screen: the window starts at the top and, once
  * the cursor passes its last row, follows it. When not every thread fits,
- * the last row says how many are shown, so none is hidden without a word. */
-static void draw_thread_list(const struct board_snapshot *s, enum thread_order order,
+ * the last row says how many are shown, so none is hidden without a word.
+ * A pane under 64 columns (a 2x2 grid at 120) gets narrower name, CONN and
+ * LINES columns, so that every column stays on screen. */
+static void draw_thread_list(const struct pane *p, enum thread_order order,
                              const int *shown, int n, int cursor, struct screen *scr,
                              struct rect r)
 {
-    static const char *const by[ORDER_COUNT] = { "", " (by state)", " (by lines)" };
-    screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "%-15s %-15s %6s %7s %9s%s",
-                  "THREAD", "STATE", "FOR", "CONN", "LINES", by[order]);
+    static const enum msg_id by[ORDER_COUNT] = { M_BY_ROLE, M_BY_STATE, M_BY_LINES,
+                                                 M_BY_CPU };
+    const struct board_snapshot *s = p->now;
+    bool wide = r.w >= 64;
+    int name_w = wide ? 15 : 12, conn_w = wide ? 7 : 5, lines_w = wide ? 9 : 7;
+    /* Columns by display width: a Chinese heading is narrower than its bytes. */
+    int hx = r.x + 1, hy = r.y, end = r.x + r.w;
+    const struct { enum msg_id id; int w; bool right; } cols[] = {
+        { M_COL_THREAD, name_w + 1, false }, { M_COL_STATE, 16, false },
+        { M_COL_FOR, 6, true }, { M_COL_CPU, 6, true }, { M_COL_CONN, conn_w + 1, true },
+        { M_COL_LINES, lines_w + 1, true },
+    };
+    for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]) && hx < end; c++)
+        hx += screen_put_col(scr, hx, hy, cols[c].w < end - hx ? cols[c].w : end - hx,
+                             ST_DIM, msg(cols[c].id), cols[c].right);
+    screen_put(scr, hx, hy, end - hx, ST_DIM, msg(by[order]));
     int rows = r.h - 1;
     bool cut = n > rows;
     if (cut)
@@ -264,25 +275,28 @@ static void draw_thread_list(const struct board_snapshot *s, enum thread_order o
     for (int i = 0; i < rows && top + i < n; i++) {
         const struct board_thread_snap *t = &s->threads[shown[top + i]];
         bool selected = top + i == cursor;
-        char age[32], conn[24] = "-";
-        fmt_age(age, sizeof(age), s->taken_mono_ns - t->since_ns);
+        char age[32], conn[24] = "-", cpu[16];
+        view__fmt_age(age, sizeof(age), s->taken_mono_ns - t->since_ns);
+        view__fmt_cpu(cpu, sizeof(cpu), p->cpu_pct, shown[top + i]);
         if (t->conn)
             snprintf(conn, sizeof(conn), "%llu", (unsigned long long)t->conn);
         int x = r.x + 1, y = r.y + 1 + i;
         x += screen_printf(scr, x, y, r.x + r.w - x,
                            selected ? ST_FOCUS
                            : t->state == STATE_TERMINATED ? ST_DIM : ST_NORMAL,
-                           "%-15s ", t->name);
+                           "%-*.*s ", name_w, name_w, t->name);
         x += screen_printf(scr, x, y, r.x + r.w - x,
                            state_style[t->state], "%c", view_state_letter(t->state));
-        screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL,
-                      " %-13s %6s %7s %9llu", board_state_name(t->state), age,
-                      conn, (unsigned long long)t->lines);
+        x += screen_put(scr, x, y, r.x + r.w - x, ST_NORMAL, " ");
+        x += screen_put_col(scr, x, y, 13 < r.x + r.w - x ? 13 : r.x + r.w - x, ST_NORMAL,
+                            msg_state(t->state), false);
+        screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, " %6s %5s %*s %*llu", age, cpu,
+                      conn_w, conn, lines_w, (unsigned long long)t->lines);
     }
     if (cut) {
         int last = top + rows < n ? top + rows : n;
         screen_printf(scr, r.x + 1, r.y + r.h - 1, r.w - 1, ST_DIM,
-                      "%d of %d shown (%d-%d; up/down PgUp/PgDn Home/End)",
+                      msg(M_SHOWN_OF),
                       last - top, n, top + 1, last);
     }
 }
@@ -299,8 +313,7 @@ static void draw_thread_grid(const struct view *v, const struct board_snapshot *
     int fit = per_row * rows;
     int shown = n <= fit ? n : fit - 1;    /* keep a cell to say "+N" */
     screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
-                  "one cell per thread (%d shown%s)", shown,
-                  s->threads_unslotted ? "; more counted above" : "");
+                  msg(M_GRID_TITLE), shown, s->threads_unslotted ? msg(M_GRID_MORE) : "");
     for (int i = 0; i < shown; i++) {
         const struct board_thread_snap *t = &s->threads[order[i]];
         int x = r.x + 1 + (i % per_row) * cell_w, y = r.y + 1 + i / per_row;
@@ -335,14 +348,11 @@ static void draw_bar(struct screen *scr, int x, int y, int w, uint64_t value,
 static int draw_loops(const struct board_snapshot *s, struct screen *scr,
                       struct rect r)
 {
-    static const char *const phases[] = { "start", "wait", "io", "tasks", "stop" };
     if (s->nloops == 0 || r.h < 2)
         return 0;
     bool wide = r.w >= 70;
     int name_w = wide ? 15 : 10, bar_w = wide ? 10 : 6;
-    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, wide
-               ? "LOOP            CHANNELS TASK QUEUE        TIMERS  IO/TASK PHASE"
-               : "LOOP       CHANS TASK QUEUE    IO/TASK PHASE");
+    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, msg(wide ? M_LOOPS_WIDE : M_LOOPS_NARROW));
     int n = 0;
     for (; n < s->nloops && n + 1 < r.h; n++) {
         const struct board_loop_snap *l = &s->loops[n];
@@ -360,13 +370,15 @@ static int draw_loops(const struct board_snapshot *s, struct screen *scr,
         if (wide)
             x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%6llu ",
                                (unsigned long long)l->timers);
-        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%s%3d/%-3d %-5s",
-                           wide ? " " : "", io_pct, total ? 100 - io_pct : 0,
-                           phases[l->phase < 5 ? l->phase : 0]);
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%s%3d/%-3d ",
+                           wide ? " " : "", io_pct, total ? 100 - io_pct : 0);
+        if (x < r.x + r.w)
+            x += screen_put_col(scr, x, y, 5 < r.x + r.w - x ? 5 : r.x + r.w - x,
+                                ST_NORMAL, view__phase_name(l->phase), false);
         if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
             char age[32];
-            fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
-            screen_printf(scr, x, y, r.x + r.w - x, ST_WARN, " BLOCKED %s", age);
+            view__fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
+            screen_printf(scr, x, y, r.x + r.w - x, ST_WARN, msg(M_BLOCKED), age);
         }
     }
     return n + 1;
@@ -378,7 +390,7 @@ static int draw_queues(const struct board_snapshot *s, struct screen *scr,
     if (s->nqueues == 0 || r.h < 2)
         return 0;
     screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
-               "QUEUE           DEPTH                       HIGH  REJECTED");
+               msg(M_QUEUES));
     int n = 0;
     for (; n < s->nqueues && n + 1 < r.h; n++) {
         const struct board_queue_snap *q = &s->queues[n];
@@ -405,16 +417,18 @@ static void draw_events(const struct board_snapshot *s, struct screen *scr,
     enum { PREFIX_W = 18 };    /* "%+9.3fs %-7s " */
     if (r.h < 2)
         return;
-    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, "EVENTS (newest last)");
+    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, msg(M_EVENTS));
     int y_end = r.y + r.h;     /* the row below the last one ours */
     for (int i = s->nevents - 1; i >= 0 && y_end > r.y + 1; i--) {
         const struct board_event_snap *e = &s->events[i];
         bool warn = e->kind == EV_REJECT || e->kind == EV_BLOCKED ||
                     e->kind == EV_ERROR;
         char line[sizeof(e->text) + 64];
-        snprintf(line, sizeof(line), s->simulated ? "%+9.6fs %-7s %s" : "%+9.3fs %-7s %s",
-                 (double)(e->time_ns - s->start_mono_ns) / 1e9,
-                 board_event_name(e->kind), e->text);
+        const char *kind = msg_event(e->kind);
+        int pad = 7 - screen_text_width(kind);     /* "%-7s" by display width */
+        snprintf(line, sizeof(line), s->simulated ? "%+9.6fs %s%*s %s" : "%+9.3fs %s%*s %s",
+                 (double)(e->time_ns - s->start_mono_ns) / 1e9, kind, pad > 0 ? pad : 0,
+                 "", e->text);
         int rows = screen_put_wrapped(NULL, 0, 0, r.w - 1, r.h, PREFIX_W,
                                       ST_NORMAL, line);
         int room = y_end - (r.y + 1);
@@ -435,7 +449,7 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     if (!s) {
         screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_TITLE, "pid %d", p->pid);
         screen_put(scr, r.x + 1, r.y + 1, r.w - 1, p->gone ? ST_WARN : ST_DIM,
-                   p->error[0] ? p->error : "waiting for the first snapshot");
+                   p->error[0] ? p->error : msg(M_WAITING_FIRST));
         return;
     }
     int used = draw_header(v, p, index, scr, r);
@@ -453,7 +467,7 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     int threads_max = v->show_log ? for_threads - for_threads / 3 : for_threads;
 
     int order[BOARD_THREAD_SLOTS];
-    int n = shown_threads(s, v->order, order);
+    int n = shown_threads(p, v->order, order);
     bool list = v->layout == LAYOUT_LIST ||
                 (v->layout == LAYOUT_AUTO && n + 1 <= threads_max && !v->big);
     int per_row = (r.w - 1) / (v->big ? 3 : 2);
@@ -461,7 +475,7 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     int threads_h = needed < threads_max ? needed : threads_max;
     struct rect tr = { r.x, r.y + used, r.w, threads_h };
     if (list)
-        draw_thread_list(s, v->order, order, n, index == v->focus ? v->cursor : -1,
+        draw_thread_list(p, v->order, order, n, index == v->focus ? v->cursor : -1,
                          scr, tr);
     else
         draw_thread_grid(v, s, order, n, scr, tr);
@@ -491,27 +505,26 @@ static bool shows_runnable(const struct view *v, enum board_state st)
 
 static void draw_legend(const struct view *v, struct screen *scr)
 {
-    static const char keys_full[] = "| q quit p pause tab focus t list/grid l log "
-                                    "+/- speed ? help";
-    static const char keys_short[] = "q quit  ? help";
+    const char *keys_full = msg(M_KEYS_FULL), *keys_short = msg(M_KEYS_SHORT);
     char status[32];
     int y = scr->h - 1, x = 0;
-    int status_w = snprintf(status, sizeof(status), " %s%dms",
-                            v->paused ? "PAUSED " : "", v->refresh_ms);
+    snprintf(status, sizeof(status), " %s%dms", v->paused ? msg(M_PAUSED) : "",
+             v->refresh_ms);
+    int status_w = screen_text_width(status);
     int end = scr->w - status_w;
     int states_w = 0;
     for (int st = 0; st < STATE_COUNT; st++)
         if (shows_runnable(v, (enum board_state)st))
-            states_w += 3 + (int)strlen(board_state_name((enum board_state)st)) + 2;
-    const char *keys = states_w + (int)strlen(keys_full) <= end ? keys_full : keys_short;
-    int keys_x = end - (int)strlen(keys) - 1;
+            states_w += 3 + screen_text_width(msg_state((enum board_state)st)) + 2;
+    const char *keys = states_w + screen_text_width(keys_full) <= end ? keys_full : keys_short;
+    int keys_x = end - screen_text_width(keys) - 1;
     if (keys_x < 0)
         keys_x = 0;
     for (int st = 0; st < STATE_COUNT; st++) {
-        const char *name = board_state_name((enum board_state)st);
+        const char *name = msg_state((enum board_state)st);
         if (!shows_runnable(v, (enum board_state)st))
             continue;
-        if (x + 1 + 1 + (int)strlen(name) + 2 > keys_x)
+        if (x + 1 + 1 + screen_text_width(name) + 2 > keys_x)
             break;             /* whole entries only, and a gap before the keys */
         x += screen_printf(scr, x, y, 1, state_style[st], "%c",
                            view_state_letter((enum board_state)st));
@@ -523,52 +536,28 @@ static void draw_legend(const struct view *v, struct screen *scr)
 
 static void draw_help(struct screen *scr)
 {
-    static const char *const lines[] = {
-        "threadlab top: keys",
-        "",
-        "  q        quit",
-        "  p        pause / resume (the picture holds still)",
-        "  tab, 1-4 focus a pane (below 120x40: tab zooms each in turn)",
-        "  t        threads as a list, a grid, or automatic",
-        "  o        order threads by role, state (running first), lines",
-        "  l        show / hide the event log",
-        "  up/down  the list: select a thread (PgUp PgDn Home End)",
-        "  + / -    refresh faster / slower",
-        "  ?        this help (any key closes it)",
-        "",
-        "A grid cell is one thread, its letter its state:",
-        "  R running  b blocked in read/write  S blocked in !sleep",
-        "  w waiting for events  . idle  x ended (fades after 3 s)",
-        "  r runnable: ready, waiting for a core (sim --viz only)",
-    };
-    int n = (int)(sizeof(lines) / sizeof(lines[0]));
-    int w = 62, x = (scr->w - w) / 2, y = (scr->h - n - 2) / 2;
-    if (x < 0)
-        x = 0;
-    if (y < 0)
-        y = 0;
-    for (int i = -1; i <= n; i++) {
-        screen_fill(scr, x, y + 1 + i, w, ' ', ST_FOCUS);
-        if (i >= 0 && i < n)
-            screen_put(scr, x + 2, y + 1 + i, w - 4, ST_FOCUS, lines[i]);
-    }
+    const char *lines[M_HELP_18 - M_HELP_1 + 1];
+    int n = 0;
+    for (int id = M_HELP_1; id <= M_HELP_18; id++)
+        lines[n++] = msg((enum msg_id)id);
+    view__draw_box(scr, lines, n, 72);
 }
 
 void view_render(const struct view *v, struct screen *scr)
 {
     screen_clear(scr);
     if (scr->w < VIEW_MIN_W || scr->h < VIEW_MIN_H) {
-        screen_printf(scr, 0, 0, -1, ST_WARN, "terminal too small: %dx%d",
+        screen_printf(scr, 0, 0, -1, ST_WARN, msg(M_TOO_SMALL),
                       scr->w, scr->h);
-        screen_printf(scr, 0, 1, -1, ST_NORMAL, "need at least %dx%d; q quits",
+        screen_printf(scr, 0, 1, -1, ST_NORMAL, msg(M_NEED_AT_LEAST),
                       VIEW_MIN_W, VIEW_MIN_H);
         return;
     }
     if (v->npanes == 0) {
-        screen_put(scr, 1, 1, -1, ST_TITLE, "threadlab top: no servers running");
-        screen_printf(scr, 1, 3, -1, ST_NORMAL, "looked in %s", v->board_dir);
+        screen_put(scr, 1, 1, -1, ST_TITLE, msg(M_NO_SERVERS));
+        screen_printf(scr, 1, 3, -1, ST_NORMAL, msg(M_LOOKED_IN), v->board_dir);
         screen_put(scr, 1, 4, -1, ST_NORMAL,
-                   "start one:  threadlab serve bio   (this screen waits for it)");
+                   msg(M_START_ONE));
     }
 
     /* Side by side when each pane gets 60 columns; three or four in a 2x2
@@ -587,7 +576,7 @@ void view_render(const struct view *v, struct screen *scr)
     } else if (v->zoomed && n > 1) {
         draw_pane(v, v->focus, scr, (struct rect){ 0, 0, scr->w, avail_h - 1 });
         screen_printf(scr, 0, avail_h - 1, -1, ST_DIM,
-                      "pane %d of %d, zoomed (tab: the next; after the last, all)",
+                      msg(M_ZOOMED),
                       v->focus + 1, n);
     } else if (scr->w / n >= 60) {
         int w = scr->w / n;
@@ -617,10 +606,12 @@ void view_render(const struct view *v, struct screen *scr)
     } else {
         draw_pane(v, v->focus, scr, (struct rect){ 0, 0, scr->w, avail_h - 1 });
         screen_printf(scr, 0, avail_h - 1, -1, ST_DIM,
-                      "pane %d of %d (too small for all; tab switches)",
+                      msg(M_ONE_PANE),
                       v->focus + 1, n);
     }
     draw_legend(v, scr);
+    if (v->detail)
+        view__draw_detail(v, scr);
     if (v->help)
         draw_help(scr);
 }
@@ -651,9 +642,9 @@ static void tab(struct view *v)
 /* Move the list's selection, kept within the focused pane's threads. */
 static void move_cursor(struct view *v, int key)
 {
-    const struct board_snapshot *s = v->npanes ? v->panes[v->focus].now : NULL;
+    const struct pane *p = v->npanes ? &v->panes[v->focus] : NULL;
     int order[BOARD_THREAD_SLOTS];
-    int n = s ? shown_threads(s, v->order, order) : 0;
+    int n = p && p->now ? shown_threads(p, v->order, order) : 0;
     int c = v->cursor;
     switch (key) {
     case TERM_KEY_UP: c--; break;
@@ -668,10 +659,24 @@ static void move_cursor(struct view *v, int key)
         v->cursor = 0;
 }
 
+/* Enter: the box about the selected thread of the focused pane (its
+ * name is kept, so the box follows it as the list reorders). */
+static void open_detail(struct view *v)
+{
+    const struct pane *p = v->npanes ? &v->panes[v->focus] : NULL;
+    int order[BOARD_THREAD_SLOTS];
+    int n = p && p->now ? shown_threads(p, v->order, order) : 0;
+    if (v->cursor < 0 || v->cursor >= n)
+        return;
+    snprintf(v->detail_name, sizeof(v->detail_name), "%s",
+             p->now->threads[order[v->cursor]].name);
+    v->detail = true;
+}
+
 bool view_key(struct view *v, int key)
 {
-    if (v->help && key != 'q') {       /* any key closes the help */
-        v->help = false;
+    if ((v->help || v->detail) && key != 'q') {  /* any key closes a box */
+        v->help = v->detail = false;
         return true;
     }
     switch (key) {
@@ -712,6 +717,9 @@ bool view_key(struct view *v, int key)
     case TERM_KEY_UP: case TERM_KEY_DOWN: case TERM_KEY_PGUP: case TERM_KEY_PGDN:
     case TERM_KEY_HOME: case TERM_KEY_END:
         move_cursor(v, key);
+        break;
+    case TERM_KEY_ENTER:
+        open_detail(v);
         break;
     }
     return true;

@@ -36,9 +36,12 @@ enum thread_layout {
 enum thread_order {
     ORDER_ROLE,    /* by role, then connection: the model's shape */
     ORDER_STATE,   /* running first, then blocked, waiting, idle, ended */
-    ORDER_LINES,   /* the busiest first */
+    ORDER_LINES,   /* the most lines first */
+    ORDER_CPU,     /* the most CPU% first (cpu.h) */
     ORDER_COUNT,
 };
+
+struct cpu_sampler;
 
 /* One watched server. */
 struct pane {
@@ -48,6 +51,9 @@ struct pane {
     struct board_snapshot *before;   /* the one before, for rates, or NULL */
     bool gone;                       /* the server exited: last state shown */
     char error[256];                 /* why the last read failed, or "" */
+    struct cpu_sampler *cpu;         /* the last /proc sample (cpu.h), or NULL */
+    float *cpu_pct;                  /* CPU% of now->threads[i], CPU_NONE for
+                                        no figure; NULL: none at all (replay) */
 };
 
 /* Numbers derived from a pane's last two snapshots. */
@@ -73,10 +79,15 @@ struct view {
                                         screen (tab steps through the panes,
                                         then back to all of them) */
     enum thread_layout layout;       /* t cycles auto, list, grid */
-    enum thread_order order;         /* o cycles role, state, lines */
+    enum thread_order order;         /* o cycles role, state, lines, CPU */
     int cursor;                      /* list: the selected thread of the focused
                                         pane (its index in the shown order);
                                         the list scrolls to keep it on screen */
+    bool detail;                     /* Enter in the list: the selected
+                                        thread's figures in a box (any key
+                                        closes it) */
+    char detail_name[BOARD_NAME_BYTES]; /* that thread, found again by name
+                                        at every refresh */
     int refresh_ms;
     char board_dir[200];             /* for the "nothing to watch" message */
     char footer[320];                /* a line under the panes (the demo's
@@ -98,9 +109,10 @@ void view_render(const struct view *v, struct screen *scr);
 
 /* Apply a key. Returns false when the key means quit. Keys: q quit, p pause,
  * tab or 1-4 focus (on a small screen tab zooms the panes in turn, then
- * shows them all again), t list/grid, o order by role/state/lines, l log, + faster, - slower, ? help; in the
+ * shows them all again), t list/grid, o order by role/state/lines/CPU, l log, + faster, - slower, ? help; in the
  * list, up/down move the selection by one, PgUp/PgDn by VIEW_PAGE_ROWS,
- * Home/End to the first/last thread (term.h's TERM_KEY_* codes). */
+ * Home/End to the first/last thread, Enter shows the selected thread's
+ * connection or loop (term.h's TERM_KEY_* codes). */
 bool view_key(struct view *v, int key);
 
 /* One letter per thread state, used in grids and legends. */

@@ -13,6 +13,7 @@ export TMPDIR="$tmp"              # the demo's own temporary directory
 . "$(dirname "$0")/../lib.sh"
 cleanup() {
   tmux -S "$sock" kill-server 2>/dev/null
+  tmux -S "$tmp/tmux-zh.sock" kill-server 2>/dev/null
   for pid in $(ours serve) $(ours load); do kill -9 "$pid" 2>/dev/null; done
   rm -rf "$tmp"
 }
@@ -127,6 +128,57 @@ long=$(sed -n '/^model /,/^ threadlab compare/p' "$tmp/table" | awk 'length > 80
   || { bad "the table is wider than 80 columns"; cat "$tmp/table"; }
 leftovers "after q"
 tmux -S "$sock" kill-server 2>/dev/null
+
+# 1b. The same demo in Chinese (--lang zh), at 120x40, the grid's tested
+# minimum, with no UTF-8 locale in the environment (top falls back to
+# C.UTF-8): the glossary's terms, and in every pane nothing essential cut.
+# tmux -u: the terminal itself takes UTF-8 whatever the locale says. A
+# socket of its own: a new session on the one just killed races with that
+# server's exit ("server exited unexpectedly").
+zsock="$tmp/tmux-zh.sock"
+zscreen() { tmux -S "$zsock" capture-pane -p -t demo; }
+tmux -u -S "$zsock" new-session -d -s demo -x 120 -y 40 \
+  "env -u LANG -u LC_ALL -u LC_MESSAGES TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR \
+   TMPDIR=$TMPDIR $BIN demo --lang zh --scenario slow-handler --duration 30; echo \"exit=\$?\"; sleep 60"
+seen=""
+for _ in $(seq 80); do
+  sleep 0.25
+  zscreen >"$tmp/zh"
+  if grep -q "IO    阻塞 0\.[0-9]s" "$tmp/zh"; then seen=yes; break; fi
+done
+[ -n "$seen" ] && ok || { bad "zh 120x40: no loop row with its phase and 阻塞 (blocked) time"; cat "$tmp/zh"; }
+# The glossary's terms: 事件循环 (event loop), 任务队列 (task queue),
+# 阻塞 (blocked), 线程 (thread), 连接 (connection).
+for term in 事件循环 任务队列 阻塞 线程 连接; do
+  grep -q "$term" "$tmp/zh" && ok || bad "zh 120x40: the screen lacks the term $term"
+done
+[ "$(grep -o '拒绝 [0-9]* 错误 [0-9]*' "$tmp/zh" | wc -l)" = 4 ] && ok \
+  || bad "zh 120x40: not every pane shows its 拒绝/错误 (rejected/errors) counts"
+# (the reactor's and the multireactor's: each pane's heading whole)
+[ "$(grep -o '事件循环 *通道 任务队列 *IO/任务 阶段' "$tmp/zh" | wc -l)" -ge 2 ] && ok \
+  || bad "zh 120x40: a loop heading is cut (事件循环 ... 阶段)"
+for m in bio pool reactor multireactor; do
+  grep -Eq "(^|[| ])>?$m  pid [0-9]+" "$tmp/zh" && ok || bad "zh 120x40: no pane titled '$m'"
+done
+# Every row within 120 columns as the terminal shows them: counted in
+# bytes (LC_ALL=C), an ASCII byte is one column, a character of three
+# bytes (every CJK one here, lead byte 0xE0-0xEF) two.
+wide=$(LC_ALL=C awk '{ n = 0; for (i = 1; i <= length($0); i++) { c = substr($0, i, 1)
+         if (c >= "\340" && c <= "\357") n += 2; else if (c < "\200") n += 1 }
+       if (n > 120) print }' "$tmp/zh" | wc -l)
+[ "$wide" = 0 ] && ok || bad "zh 120x40: $wide rows wider than 120 columns"
+tail -1 "$tmp/zh" | grep -q "q 退出  ? 帮助  500ms$" && ok \
+  || bad "zh 120x40: the legend lacks 'q 退出  ? 帮助' (quit, help) or '500ms': $(tail -1 "$tmp/zh")"
+tail -1 "$tmp/zh" | grep -q "等待事件" && ok || bad "zh 120x40: the legend's states are not in Chinese"
+tmux -S "$zsock" send-keys -t demo '?'
+for _ in $(seq 100); do zscreen | grep -q "threadlab top：按键" && break; sleep 0.1; done
+zscreen | grep -q "threadlab top：按键" && zscreen | grep -q "S 阻塞于 !sleep" && ok \
+  || { bad "zh: the help box is not in Chinese"; zscreen | head -30; }
+tmux -S "$zsock" send-keys -t demo x q
+for _ in $(seq 100); do zscreen | grep -q "^exit=" && break; sleep 0.1; done
+zscreen | grep -q "^exit=0" && ok || bad "zh: q did not end the demo with status 0"
+leftovers "after q (zh)"
+tmux -S "$zsock" kill-server 2>/dev/null
 
 # 2. Without a terminal: plain snapshots, then the table; a server that
 #    crashes midway is reported, and still nothing is left behind.

@@ -71,11 +71,28 @@ key kpp; key kcuu1
 shows "[0-9]+ of 302 shown \([0-9]+-291;" && ok || bad "PgUp and Up did not scroll back 11"
 key kcud1; key khome
 shows "[0-9]+ of 302 shown \(1-[0-9]+;" && ok || bad "Home did not scroll to the top"
-# o orders the list: by state, then by lines, then back by role.
+# The CPU% column: a figure from /proc once two samples exist (the
+# connection threads run a little for every line), "-" never everywhere.
+shows "FOR  CPU%    CONN" && ok || bad "the list has no CPU% column"
+shows "blocked-[a-z]+ +[0-9.]+s +[0-9]+\.[0-9] +[0-9]+ " && ok \
+  || { bad "no thread shows a CPU% figure"; screen | head -12; }
+# Enter on the first connection thread: its figures in a box; any key closes it.
+key khome; key kcud1; tmux -S "$sock" send-keys -t top Enter
+shows "conn-[0-9]+  \(conn, tid [0-9]+\)" && ok || { bad "Enter showed no thread detail"; screen | head -20; }
+screen | grep -Eq "bytes +in [1-9][0-9.]* (B|KiB|MiB), out [1-9]" && ok \
+  || { bad "the detail shows no bytes in and out"; screen | grep -E "bytes|state|lines"; }
+screen | grep -Eq "state +blocked-(io|sleep), for [0-9.]+s" && screen | grep -Eq "CPU +([0-9.]+%|-) now" \
+  && screen | grep -q "pending out" && ok || bad "the detail lacks state, CPU or pending output"
+tmux -S "$sock" send-keys -t top x
+for _ in $(seq 100); do screen | grep -q "tid [0-9]*)" || break; sleep 0.1; done
+screen | grep -q "tid [0-9]*)" && bad "a key did not close the detail" || ok
+# o orders the list: by state, then by lines, then by CPU, then back by role.
 tmux -S "$sock" send-keys -t top o
 shows "LINES \(by state\)" && ok || bad "o did not order the list by state"
 tmux -S "$sock" send-keys -t top o
 shows "LINES \(by lines\)" && ok || bad "a second o did not order the list by lines"
+tmux -S "$sock" send-keys -t top o
+shows "LINES \(by CPU\)" && ok || bad "a third o did not order the list by CPU"
 tmux -S "$sock" send-keys -t top o
 tmux -S "$sock" send-keys -t top p
 shows "PAUSED" && ok || { bad "p did not pause"; screen | tail -3; }

@@ -1,0 +1,216 @@
+/* msg.c -- the visualizer's one message table, English and Chinese.
+ * See msg.h. A new string is a new id and one line here, never an
+ * if (zh) in the code that draws. */
+#include "msg.h"
+
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const table[MSG_COUNT][LANG_COUNT] = {
+    [M_KEYS_FULL] = { "| q quit p pause tab focus t list/grid l log +/- speed ? help",
+                      "| q 退出 p 暂停 tab 切换窗格 t 列表/网格 l 日志 +/- 快慢 ? 帮助" },
+    [M_KEYS_SHORT] = { "q quit  ? help", "q 退出  ? 帮助" },
+    [M_PAUSED] = { "PAUSED ", "已暂停 " },
+
+    [M_GONE] = { "  GONE: the server exited", "  已退出：服务器进程已结束" },
+    [M_STOPPING] = { "  stopping", "  正在停止" },
+    [M_CONNS] = { "conns %llu", "连接 %llu" },
+    [M_RATES_WIDE] = { "  lines/s %s  handle p50 %s  p99 %s", "  行/秒 %s  处理 p50 %s  p99 %s" },
+    [M_FAILS_WIDE] = { "  rejected %llu  errors %llu", "  拒绝 %llu  错误 %llu" },
+    [M_FAILS_NARROW] = { " rej %llu err %llu", " 拒绝 %llu 错误 %llu" },
+    [M_RATES_NARROW] = { "  %s/s handle p50 %s p99 %s", "  %s行/秒 处理 p50 %s p99 %s" },
+    [M_THREADS] = { "threads %llu:", "线程 %llu：" },
+    [M_EXITED_WIDE] = { " %u exited in %llus (%llu in all)", " %u 个 %llu 秒内结束（共 %llu）" },
+    [M_WAITING_FIRST] = { "waiting for the first snapshot", "等待第一份快照" },
+    [M_SERVER_EXITED] = { "pid %d: the server exited", "pid %d：服务器进程已结束" },
+
+    [M_COL_THREAD] = { "THREAD", "线程" },
+    [M_COL_STATE] = { "STATE", "状态" },
+    [M_COL_FOR] = { "FOR", "持续" },
+    [M_COL_CPU] = { "CPU%", "CPU%" },
+    [M_COL_CONN] = { "CONN", "连接" },
+    [M_COL_LINES] = { "LINES", "行数" },
+    [M_BY_ROLE] = { "", "" },
+    [M_BY_STATE] = { " (by state)", "（按状态）" },
+    [M_BY_LINES] = { " (by lines)", "（按行数）" },
+    [M_BY_CPU] = { " (by CPU)", "（按 CPU）" },
+    [M_SHOWN_OF] = { "%d of %d shown (%d-%d; up/down PgUp/PgDn Home/End, Enter: detail)",
+                     "显示 %d 个，共 %d 个（第 %d-%d 个；上/下 PgUp/PgDn Home/End，Enter 看详情）" },
+    [M_GRID_TITLE] = { "one cell per thread (%d shown%s)", "每格一个线程（显示 %d 个%s）" },
+    [M_GRID_MORE] = { "; more counted above", "；其余只计入上方总数" },
+
+    /* Headers are aligned by display width over the rows view.c draws. */
+    [M_LOOPS_WIDE] = { "LOOP            CHANNELS TASK QUEUE        TIMERS  IO/TASK PHASE",
+                       "事件循环            通道 任务队列          定时器  IO/任务 阶段" },
+    [M_LOOPS_NARROW] = { "LOOP       CHANS TASK QUEUE    IO/TASK PHASE",
+                         "事件循环    通道 任务队列      IO/任务 阶段" },
+    [M_QUEUES] = { "QUEUE           DEPTH                       HIGH  REJECTED",
+                   "队列            深度                      高水位      拒绝" },
+    [M_BLOCKED] = { " BLOCKED %s", " 阻塞 %s" },
+    [M_EVENTS] = { "EVENTS (newest last)", "事件（最新的在最后）" },
+    [M_PHASE_START] = { "start", "启动" },
+    [M_PHASE_WAIT] = { "wait", "等待" },
+    [M_PHASE_IO] = { "io", "IO" },
+    [M_PHASE_TASKS] = { "tasks", "任务" },
+    [M_PHASE_STOP] = { "stop", "停止" },
+
+    [M_STATE_IDLE] = { "idle", "空闲" },
+    [M_STATE_WAITING] = { "waiting", "等待事件" },
+    [M_STATE_RUNNING] = { "running", "运行中" },
+    [M_STATE_BLOCKED_IO] = { "blocked-io", "阻塞于读写" },
+    [M_STATE_BLOCKED_SLEEP] = { "blocked-sleep", "阻塞于sleep" },
+    [M_STATE_TERMINATED] = { "terminated", "已结束" },
+
+    [M_EV_ACCEPT] = { "accept", "接受" },
+    [M_EV_ASSIGN] = { "assign", "分配" },
+    [M_EV_CLOSE] = { "close", "关闭" },
+    [M_EV_SPAWN] = { "spawn", "新线程" },
+    [M_EV_EXIT] = { "exit", "线程结束" },
+    [M_EV_GROW] = { "grow", "扩容" },
+    [M_EV_SHRINK] = { "shrink", "缩容" },
+    [M_EV_QUEUED] = { "queued", "入队" },
+    [M_EV_RUN] = { "run", "执行" },
+    [M_EV_TIMER] = { "timer", "定时器" },
+    [M_EV_REJECT] = { "reject", "拒绝" },
+    [M_EV_BLOCKED] = { "blocked", "阻塞" },
+    [M_EV_ERROR] = { "error", "错误" },
+
+    [M_TOO_SMALL] = { "terminal too small: %dx%d", "终端太小：%dx%d" },
+    [M_NEED_AT_LEAST] = { "need at least %dx%d; q quits", "至少需要 %dx%d；q 退出" },
+    [M_NO_SERVERS] = { "threadlab top: no servers running", "threadlab top：没有正在运行的服务器" },
+    [M_LOOKED_IN] = { "looked in %s", "查找位置：%s" },
+    [M_START_ONE] = { "start one:  threadlab serve bio   (this screen waits for it)",
+                      "启动一个：  threadlab serve bio   （本屏幕会等它）" },
+    [M_ZOOMED] = { "pane %d of %d, zoomed (tab: the next; after the last, all)",
+                   "第 %d 个窗格（共 %d 个），已放大（tab：下一个；最后一个之后回到全部）" },
+    [M_ONE_PANE] = { "pane %d of %d (too small for all; tab switches)",
+                     "第 %d 个窗格（共 %d 个）（放不下全部；tab 切换）" },
+
+    [M_HELP_1] = { "threadlab top: keys", "threadlab top：按键" },
+    [M_HELP_2] = { "", "" },
+    [M_HELP_3] = { "  q        quit", "  q        退出" },
+    [M_HELP_4] = { "  p        pause / resume (the picture holds still)",
+                   "  p        暂停 / 继续（画面静止，便于讲解）" },
+    [M_HELP_5] = { "  tab, 1-4 focus a pane (below 120x40: tab zooms each in turn)",
+                   "  tab, 1-4 切换窗格（小于 120x40 时 tab 依次放大每个窗格）" },
+    [M_HELP_6] = { "  t        threads as a list, a grid, or automatic",
+                   "  t        线程显示为列表、网格或自动" },
+    [M_HELP_7] = { "  o        order threads by role, state (running first), lines, CPU",
+                   "  o        线程排序：按角色、状态（运行中在前）、行数、CPU" },
+    [M_HELP_8] = { "  l        show / hide the event log", "  l        显示 / 隐藏事件日志" },
+    [M_HELP_9] = { "  up/down  the list: select a thread (PgUp PgDn Home End)",
+                   "  上/下    在列表中选择线程（PgUp PgDn Home End）" },
+    [M_HELP_10] = { "  Enter    the selected thread: its connection or loop, bytes, CPU",
+                    "  Enter    所选线程：它的连接或事件循环、字节数、CPU" },
+    [M_HELP_11] = { "  + / -    refresh faster / slower", "  + / -    刷新加快 / 减慢" },
+    [M_HELP_12] = { "  ?        this help (any key closes it)", "  ?        本帮助（按任意键关闭）" },
+    [M_HELP_13] = { "", "" },
+    [M_HELP_14] = { "A grid cell is one thread, its letter its state:",
+                    "网格中每格是一个线程，字母表示它的状态：" },
+    [M_HELP_15] = { "  R running  b blocked in read/write  S blocked in !sleep",
+                    "  R 运行中  b 阻塞于读写  S 阻塞于 !sleep" },
+    [M_HELP_16] = { "  w waiting for events  . idle  x ended (fades after 3 s)",
+                    "  w 等待事件  . 空闲  x 已结束（3 秒后淡出）" },
+    [M_HELP_17] = { "  r runnable: ready, waiting for a core (sim --viz only)",
+                    "  r 可运行：就绪，等待 CPU 核（仅 sim --viz）" },
+    [M_HELP_18] = { "CPU% is of one core, from /proc/PID/task/TID/stat; \"-\": no figure",
+                    "CPU% 以一个核为 100，取自 /proc/PID/task/TID/stat；“-”：无数据" },
+
+    [M_D_TITLE_TID] = { "%s  (%s, tid %u)", "%s  （%s，tid %u）" },
+    [M_D_TITLE_NOTID] = { "%s  (%s, no kernel thread)", "%s  （%s，无内核线程）" },
+    [M_D_STATE] = { "state        %s, for %s", "状态         %s，已持续 %s" },
+    [M_D_CONN] = { "connection   %llu", "连接         %llu" },
+    [M_D_NO_CONN] = { "connection   none now", "连接         当前无" },
+    [M_D_LINES] = { "lines        %llu answered", "行数         已应答 %llu 行" },
+    [M_D_BYTES] = { "bytes        in %s, out %s", "字节         读入 %s，写出 %s" },
+    [M_D_CPU] = { "CPU          %s%s now; running %s, waiting or blocked %s in all",
+                  "CPU          当前 %s%s；累计运行 %s，等待或阻塞 %s" },
+    [M_D_LOOP] = { "its loop     %llu channels, task queue %llu, timers %llu",
+                   "所属事件循环 %llu 个通道，任务队列 %llu，定时器 %llu" },
+    [M_D_LOOP2] = { "             io/task %d/%d, phase %s, longest task %s%s",
+                    "             IO/任务 %d/%d，阶段 %s，最长任务 %s%s" },
+    [M_D_PENDING_LOOP] = { "pending out  - (the board has no per-loop figure for it yet)",
+                           "待发输出     -（看板上还没有每个事件循环的这项数据）" },
+    [M_D_PENDING_NONE] = { "pending out  none held: it writes a read's replies before it reads again",
+                           "待发输出     无：它写完一次读到的全部回复后才再读" },
+    [M_D_PENDING_NO_CONN] = { "pending out  - (it serves no connection)",
+                              "待发输出     -（它不服务连接）" },
+    [M_D_CLOSE] = { "(any key closes this)", "（按任意键关闭）" },
+    [M_D_GONE] = { "%s: no longer on the board (any key closes this)",
+                   "%s：已不在看板上（按任意键关闭）" },
+};
+
+static const enum msg_id state_ids[STATE_COUNT] = {
+    [STATE_IDLE] = M_STATE_IDLE, [STATE_WAITING] = M_STATE_WAITING,
+    [STATE_RUNNING] = M_STATE_RUNNING, [STATE_BLOCKED_IO] = M_STATE_BLOCKED_IO,
+    [STATE_BLOCKED_SLEEP] = M_STATE_BLOCKED_SLEEP,
+    [STATE_TERMINATED] = M_STATE_TERMINATED,
+};
+
+static const enum msg_id event_ids[EV_COUNT] = {
+    [EV_ACCEPT] = M_EV_ACCEPT, [EV_ASSIGN] = M_EV_ASSIGN, [EV_CLOSE] = M_EV_CLOSE,
+    [EV_SPAWN] = M_EV_SPAWN, [EV_EXIT] = M_EV_EXIT, [EV_GROW] = M_EV_GROW,
+    [EV_SHRINK] = M_EV_SHRINK, [EV_TASK_QUEUED] = M_EV_QUEUED, [EV_TASK_RUN] = M_EV_RUN,
+    [EV_TIMER] = M_EV_TIMER, [EV_REJECT] = M_EV_REJECT, [EV_BLOCKED] = M_EV_BLOCKED,
+    [EV_ERROR] = M_EV_ERROR,
+};
+
+static int chosen = -1;          /* enum msg_lang, or -1: ask the environment */
+
+/* The first of LC_ALL, LC_MESSAGES, LANG that is set, as POSIX orders them. */
+static enum msg_lang lang_from_env(void)
+{
+    static const char *const vars[] = { "LC_ALL", "LC_MESSAGES", "LANG" };
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return strncmp(v, "zh", 2) == 0 ? LANG_ZH : LANG_EN;
+    }
+    return LANG_EN;
+}
+
+enum msg_lang msg_lang(void)
+{
+    if (chosen < 0)
+        chosen = (int)lang_from_env();
+    return (enum msg_lang)chosen;
+}
+
+int msg_set_lang(const char *name)
+{
+    if (!strcmp(name, "en"))
+        chosen = LANG_EN;
+    else if (!strcmp(name, "zh"))
+        chosen = LANG_ZH;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+const char *msg(enum msg_id id)
+{
+    if ((unsigned)id >= MSG_COUNT)
+        return "?";
+    const char *s = table[id][msg_lang()];
+    return s ? s : table[id][LANG_EN];
+}
+
+const char *msg_state(enum board_state s)
+{
+    return (unsigned)s < STATE_COUNT ? msg(state_ids[s]) : "?";
+}
+
+const char *msg_event(enum board_event_kind k)
+{
+    return (unsigned)k < EV_COUNT ? msg(event_ids[k]) : "?";
+}
+
+void msg_setup_locale(void)
+{
+    setlocale(LC_CTYPE, "");
+    if (msg_lang() == LANG_ZH && strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
+        setlocale(LC_CTYPE, "C.UTF-8");
+}
