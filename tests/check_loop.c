@@ -414,6 +414,40 @@ START_TEST(a_timer_can_cancel_itself)
 }
 END_TEST
 
+/* A fixed-rate timer whose callback outlasts its period is always due
+ * again by the time it returns. The loop must still leave its timers for
+ * its tasks and its fds: it fires the timers due when the phase began,
+ * and the rest in the next iteration. (A loop that read the clock again
+ * after each callback fired this one forever and ran nothing else: the
+ * same with a channel's deadline re-armed for a time already past.) */
+static void outlasting_tick_cb(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&ticks, 1);
+    usleep(10000);                                /* twice its 5 ms period */
+}
+
+static atomic_int tasks_seen;
+
+static void seen_task(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&tasks_seen, 1);
+}
+
+START_TEST(a_timer_that_outlasts_its_period_does_not_hold_the_loop)
+{
+    struct loop *l = start_loop(50);
+    struct loop_timer *t = loop_schedule_at_fixed_rate(l, 5, 5, outlasting_tick_cb, NULL);
+    ck_assert_int_ge(wait_count(&ticks, 3), 3);
+    ck_assert_int_eq(loop_execute(l, seen_task, NULL), 0);
+    ck_assert_msg(wait_count(&tasks_seen, 1) == 1, "a task queued beside a fixed-rate "
+                  "timer that outlasts its period never ran: the timers held the loop");
+    loop_timer_cancel(t);
+    stop_loop(l);
+}
+END_TEST
+
 /* ---- promises ------------------------------------------------------------------- */
 
 static atomic_int listener_runs, listener_on_loop;
@@ -1145,6 +1179,7 @@ int main(void)
     tcase_add_test(run, cancel_before_and_after_firing);
     tcase_add_test(run, a_timer_can_cancel_itself);
     tcase_add_test(run, a_timer_cancelled_after_its_deadline_does_not_run);
+    tcase_add_test(run, a_timer_that_outlasts_its_period_does_not_hold_the_loop);
     tcase_add_test(run, promise_listeners_run_on_the_loop_once);
     tcase_add_test(run, await_on_the_loop_is_refused);
     tcase_add_test(run, io_ratio_sets_the_task_share);

@@ -331,8 +331,15 @@ void loop_timer_release(struct loop_timer *t)
  * on the heap, keeping the loop's hold; every other timer is done, and the
  * loop's hold ends here. A cancel that came meanwhile queued a removal
  * task, which finds the node out of the heap (heap_pop took it out) and
- * drops only its own reference. The clock is read again after each
- * callback, so timers that fell due while it ran fire too. */
+ * drops only its own reference.
+ *
+ * Only the timers due at `now`, the time the phase began, fire: one that
+ * falls due while a callback runs, or is re-armed by it for a time already
+ * past, waits for the next iteration (whose epoll_wait does not block, as
+ * it is due). Reading the clock again after each callback would let such
+ * a timer hold the loop here for good, with no I/O and no task run: a
+ * fixed-rate timer whose callback outlasts its period, a deadline re-armed
+ * for a past deadline. libuv and Netty read the clock once per phase too. */
 static void run_due_timers(struct loop *l, uint64_t now)
 {
     struct heap_node *n;
@@ -362,7 +369,6 @@ static void run_due_timers(struct loop *l, uint64_t now)
             timer_unref(t);                     /* done: the loop's hold */
         }
         timer_unref(t);                         /* the running ref */
-        now = now_ns();
     }
 }
 

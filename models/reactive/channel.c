@@ -261,8 +261,12 @@ static uint64_t next_deadline(const struct channel *ch)
 static bool arm_deadline(struct channel *ch, uint64_t now)
 {
     uint64_t when = next_deadline(ch);
-    if (!when) {
-        /* Nothing to watch now; look again after the shortest timeout. */
+    if (!when || when <= now) {
+        /* Nothing to watch now, or a deadline already past that
+         * check_deadlines left alone (a lingering or offloaded channel is
+         * not judged): look again after the shortest timeout. At once
+         * would fire the timer every iteration, a loop at 100% CPU for as
+         * long as an offloaded line works. */
         const struct channel_host *h = ch->host;
         int ms = h->idle_timeout_ms ? h->idle_timeout_ms
                : h->line_timeout_ms ? h->line_timeout_ms : h->stall_timeout_ms;

@@ -907,6 +907,30 @@ START_TEST(idle_connections_are_closed)
 }
 END_TEST
 
+/* A line still at work is not idleness: with --idle-timeout 300 a
+ * "!sleep 1000" (offloaded to the business pool in the loop models, so
+ * the loop's timer is free to fire meanwhile) gets its reply. A loop that
+ * judged an offloaded channel by its last read would close it at 300 ms
+ * and lose the reply; the blocking models sleep on their own thread and
+ * look at the clock only before their next read. */
+START_TEST(a_line_at_work_is_not_idle)
+{
+    struct test_server t;
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.idle_timeout_ms = 300;
+    o.offload_threads = 2;
+    ts_start(&t, model_under_test, &o);
+    int fd = tn_connect(t.port);
+    tn_send_str(fd, "!sleep 1000\n");
+    ck_assert_msg(tn_read_line(fd, line, sizeof(line)) == 12,
+                  "a connection in a 1 s !sleep was closed as idle (--idle-timeout 300)");
+    close(fd);
+    ts_stop(&t);
+}
+END_TEST
+
 /* Slowloris: bytes keep coming, a line never completes. */
 START_TEST(slow_lines_are_closed)
 {
@@ -1863,6 +1887,7 @@ Suite *model_suite(const char *model_name)
     tcase_add_test(limits, max_conns_refuses_with_busy);
     tcase_add_test(limits, refusals_do_not_hold_the_acceptor);
     tcase_add_test(limits, idle_connections_are_closed);
+    tcase_add_test(limits, a_line_at_work_is_not_idle);
     tcase_add_test(limits, slow_lines_are_closed);
     tcase_add_test(limits, clients_that_never_read_are_closed);
     suite_add_tcase(s, limits);

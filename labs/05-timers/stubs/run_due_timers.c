@@ -6,8 +6,11 @@ static void run_due_timers(struct loop *l, uint64_t now)
      * What must hold when it returns:
      *   - Every pending timer whose deadline is at or before now has run
      *     once, earliest deadline first (run_timed, so the blocked-thread
-     *     checker sees it), and is counted in timers_fired; so has every
-     *     one that fell due while those callbacks ran. None ran early.
+     *     checker sees it), and is counted in timers_fired. None ran early.
+     *   - It returns, whatever the callbacks do: a timer that falls due
+     *     while they run, or that one re-arms for a time already past,
+     *     waits for the next iteration. (A loop held here runs no I/O and
+     *     no task.)
      *   - A cancelled timer (its state is not TIMER_PENDING) never runs.
      *   - A fixed-rate timer still pending is back in the heap, due one
      *     period after the deadline it just had (not after now: no drift).
