@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "des/engine.h"
@@ -356,6 +357,35 @@ START_TEST(spread_costs_give_latency_a_tail)
 }
 END_TEST
 
+/* cross_core_ns is paid by a thread that runs on another core than last
+ * time. One BIO connection on two cores: client and server take turns on
+ * core 0 (as Linux's wake-affine keeps them) and never pay it; sixteen
+ * keep both cores busy, threads move, and lines/s falls. */
+START_TEST(a_move_to_another_core_costs_cross_core_ns)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    double rate[2][2];                   /* [1 or 16 conns][without, with] */
+    for (int many = 0; many < 2; many++)
+        for (int with = 0; with < 2; with++) {
+            sim_opts_init(&o, SIM_BIO);
+            o.cores = 2;
+            o.client_on_machine = true;
+            o.conns = many ? 16 : 1;
+            o.duration_s = 0.5;
+            o.prof.cross_core_ns = with ? 10000 : 0;
+            run(&o, r);
+            rate[many][with] = r->lines_per_s;
+        }
+    printf("bio, 2 cores, clients on them: 1 conn %.0f -> %.0f lines/s, 16 conns "
+           "%.0f -> %.0f lines/s with a cross-core wakeup of 10 us\n", rate[0][0],
+           rate[0][1], rate[1][0], rate[1][1]);
+    ck_assert_double_eq(rate[0][1], rate[0][0]);
+    ck_assert_double_lt(rate[1][1], 0.9 * rate[1][0]);
+    free(r);
+}
+END_TEST
+
 /* !task lines (--mix task=US:PCT): on a loop, the CPU is queued as a
  * task and runs under the io ratio; plain lines are read and answered
  * first while channels are ready. With ioRatio 100 tasks run as soon as
@@ -582,6 +612,91 @@ START_TEST(a_profile_file_round_trips_and_bad_ones_are_refused)
 }
 END_TEST
 
+
+/* A profile from before version 2 (no version line, no sigma or
+ * cross_core_ns keys: sim/des/profiles/default.profile as it was written
+ * on 2026-11-30) loads, and what it lacks keeps its value; a version
+ * newer than this one is refused, not half read. */
+START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
+{
+    char dir[] = "/tmp/threadlab-profile-XXXXXX", path[96], err[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/old.profile", dir);
+    FILE *f = fopen(path, "w");
+    fputs("# threadlab simulator profile: nanoseconds unless the key says kb\n"
+          "# measured: 2026-11-30, threadlab calibrate on vm\n"
+          "# spread: write_ns 5.9%, read_ns 5.1%\n"
+          "read_ns = 3349\nwrite_ns = 3515\nwakeup_ns = 25415\nstack_kb = 8192\n", f);
+    fclose(f);
+    struct profile p;
+    profile_default(&p);
+    p.cross_core_ns = 777;
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
+    ck_assert_double_eq(p.read_ns, 3349);
+    ck_assert_double_eq(p.cross_core_ns, 777);        /* not in the file: kept */
+    ck_assert_double_eq(p.syscall_sigma, 0);
+    ck_assert_str_eq(p.measured, "2026-11-30, threadlab calibrate on vm");
+    static const char *const versions[] = { "version = 1\nread_ns = 5\n",
+                                            "version = 2\nread_ns = 5\n" };
+    for (int i = 0; i < 2; i++) {
+        f = fopen(path, "w");
+        fputs(versions[i], f);
+        fclose(f);
+        ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
+    }
+    static const char *const refused[] = { "version = 3\nread_ns = 5\n",
+                                           "version = 1.5\n", "version = nan\n" };
+    for (int i = 0; i < 3; i++) {
+        f = fopen(path, "w");
+        fputs(refused[i], f);
+        fclose(f);
+        p.read_ns = 9;
+        ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), -1);
+        ck_assert_ptr_nonnull(strstr(err, "line 1: version"));
+    }
+    ck_assert_ptr_nonnull(strstr(err, "not a version"));
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* A damaged profile is refused with a message, never read without end:
+ * a FIFO nobody writes (open would wait for a writer, a read for
+ * data), /dev/zero (no newline, ever), a line longer than the reader
+ * takes (a truncated or binary file), a file far bigger than a profile. */
+START_TEST(a_damaged_profile_never_hangs)
+{
+    char dir[] = "/tmp/threadlab-profile-XXXXXX", path[96], err[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    struct profile p;
+    profile_default(&p);
+    snprintf(path, sizeof(path), "%s/fifo", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not a regular file"));
+    unlink(path);
+    ck_assert_int_eq(profile_load(&p, "/dev/zero", err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not a regular file"));
+    snprintf(path, sizeof(path), "%s/long.profile", dir);
+    FILE *f = fopen(path, "w");
+    fputs("read_ns = 5\nwrite_ns = ", f);
+    for (int i = 0; i < 600; i++)
+        fputc('1', f);
+    fputs("\n", f);
+    fclose(f);
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "line 2: longer than"));
+    f = fopen(path, "w");
+    for (int i = 0; i < 10000; i++)
+        fputs("# a comment line, many of them\n", f);
+    fclose(f);
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "too big"));
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);    /* the figures survive a failing fork */
@@ -592,6 +707,8 @@ int main(void)
     tcase_add_test(engine, the_lognormal_factor_has_mean_one);
     tcase_add_test(engine, bad_options_are_refused);
     tcase_add_test(engine, a_profile_file_round_trips_and_bad_ones_are_refused);
+    tcase_add_test(engine, an_older_profile_loads_and_a_newer_one_is_refused);
+    tcase_add_test(engine, a_damaged_profile_never_hangs);
     suite_add_tcase(s, engine);
     TCase *theory = tcase_create("queueing theory");
     tcase_set_timeout(theory, 120);
@@ -605,6 +722,7 @@ int main(void)
     tcase_add_test(lessons, littles_law_holds_when_lines_are_lost);
     tcase_add_test(lessons, bio_waits_in_the_run_queue);
     tcase_add_test(lessons, spread_costs_give_latency_a_tail);
+    tcase_add_test(lessons, a_move_to_another_core_costs_cross_core_ns);
     tcase_add_test(lessons, task_lines_run_under_the_io_ratio);
     tcase_add_test(lessons, every_model_pays_the_write_before_the_reply);
     tcase_add_test(lessons, rates_and_cpu_are_over_the_sending_window);
