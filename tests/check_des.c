@@ -359,8 +359,9 @@ END_TEST
 
 /* cross_core_ns is paid by a thread that runs on another core than last
  * time. One BIO connection on two cores: client and server take turns on
- * core 0 (as Linux's wake-affine keeps them) and never pay it; sixteen
- * keep both cores busy, threads move, and lines/s falls. */
+ * core 0 (as Linux's wake-affine keeps them) and do not pay it once the
+ * connection is set up; sixteen keep both cores busy, threads move, and
+ * lines/s falls. */
 START_TEST(a_move_to_another_core_costs_cross_core_ns)
 {
     struct sim_opts o;
@@ -380,7 +381,8 @@ START_TEST(a_move_to_another_core_costs_cross_core_ns)
     printf("bio, 2 cores, clients on them: 1 conn %.0f -> %.0f lines/s, 16 conns "
            "%.0f -> %.0f lines/s with a cross-core wakeup of 10 us\n", rate[0][0],
            rate[0][1], rate[1][0], rate[1][1]);
-    ck_assert_double_eq(rate[0][1], rate[0][0]);
+    /* (the acceptor moves once or twice while connecting: a few ns) */
+    ck_assert_double_ge(rate[0][1], 0.999 * rate[0][0]);
     ck_assert_double_lt(rate[1][1], 0.9 * rate[1][0]);
     free(r);
 }

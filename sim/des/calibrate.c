@@ -20,6 +20,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -392,6 +393,48 @@ static bool measure_epoll_eventfd(struct figures *f, double clock_ns)
     return settle(f, "eventfd_ns", writes, &f->p->eventfd_ns) && ok;
 }
 
+/* poll_ns, as a blocking model's thread polls before each read (the
+ * socket, with a byte waiting, and an eventfd), and read_empty_ns, a
+ * nonblocking read of an empty socket (EAGAIN), as a loop's last read of
+ * a channel. */
+static bool measure_poll_read_empty(struct figures *f, double clock_ns)
+{
+    int fds[2];
+    if (tcp_pair(fds, NULL) < 0)
+        return true;
+    int ev = eventfd(0, EFD_NONBLOCK);
+    fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK);
+    struct dist polls[ROUNDS], empties[ROUNDS];
+    enum { N = 10000 };
+    static double pl[N], em[N];
+    char b = 'x';
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < N; i++) {
+            double t0 = now_ns();
+            if (read(fds[1], &b, 1) > 0)
+                b = 'x';                      /* (never: the socket is empty) */
+            em[i] = now_ns() - t0 - clock_ns;
+        }
+        if (write(fds[0], &b, 1) != 1)
+            break;
+        for (int i = 0; i < N; i++) {
+            struct pollfd p[2] = { { .fd = fds[1], .events = POLLIN },
+                                   { .fd = ev, .events = POLLIN } };
+            double t0 = now_ns();
+            poll(p, 2, -1);
+            pl[i] = now_ns() - t0 - clock_ns;
+        }
+        (void)!read(fds[1], &b, 1);
+        polls[r] = dist_of(pl, N);
+        empties[r] = dist_of(em, N);
+    }
+    close(ev);
+    close(fds[0]);
+    close(fds[1]);
+    bool ok = settle(f, "poll_ns", polls, &f->p->poll_ns);
+    return settle(f, "read_empty_ns", empties, &f->p->read_empty_ns) && ok;
+}
+
 static void *nothing(void *arg)
 {
     return arg;
@@ -563,16 +606,17 @@ static bool measure_handle(struct figures *f, double clock_ns)
     return settle(f, "handle_ns", handles, &f->p->handle_ns);
 }
 
-/* ---- wakeups, switches and the network: bytes passed between threads -------- */
+/* ---- switches, wakeups and the network: an echo between two threads -------- */
 
-/* Two threads passing a byte: I write my_out and read my_in; the peer
- * reads peer_in and writes peer_out. */
+/* A client thread and a server thread passing a 64-byte message back and
+ * forth over TCP loopback, each polling before it reads, as the blocking
+ * models' threads do: every pass blocks one thread and wakes the other. */
 struct pingpong {
-    int my_out, my_in, peer_in, peer_out;
-    int my_cpu, peer_cpu;             /* where each is pinned; -1: the scheduler's choice */
+    int client_fd, server_fd;
+    int client_cpu, server_cpu;       /* where each is pinned; -1: the scheduler's choice */
 };
 
-enum { PASSES = 2000 };
+enum { PASSES = 2000, MSG = 64 };
 
 static void pin(int cpu)
 {
@@ -584,130 +628,92 @@ static void pin(int cpu)
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-static void *peer_main(void *arg)
+/* poll() until fd is readable, then read a whole message. */
+static bool poll_read(int fd, char *buf)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    return poll(&p, 1, -1) == 1 && read_all(fd, buf, MSG);
+}
+
+static void *server_main(void *arg)
 {
     struct pingpong *pp = arg;
-    pin(pp->peer_cpu);
-    char b;
+    pin(pp->server_cpu);
+    char buf[MSG];
     for (int i = 0; i < PASSES; i++)
-        if (read(pp->peer_in, &b, 1) != 1 || write(pp->peer_out, &b, 1) != 1)
+        if (!poll_read(pp->server_fd, buf) || write(pp->server_fd, buf, MSG) != MSG)
             break;
     return NULL;
 }
 
-/* One pass, half a round trip timed round trip by round trip: a write,
- * the other thread's wakeup, its read. */
-static struct dist passes(struct pingpong *pp)
+/* One pass, half a round trip, timed round trip by round trip: a write,
+ * the other thread's wakeup (and switch), its poll and read. */
+static struct dist passes(int client_cpu, int server_cpu)
 {
     static double half[PASSES];
-    pthread_t t;
-    if (pthread_create(&t, NULL, peer_main, pp) != 0)
-        return dist_const(0);
-    cpu_set_t old;
-    pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
-    pin(pp->my_cpu);
-    char b = 'x';
-    int done = 0;
-    for (; done < PASSES; done++) {
-        double t0 = now_ns();
-        if (write(pp->my_out, &b, 1) != 1 || read(pp->my_in, &b, 1) != 1)
-            break;
-        half[done] = (now_ns() - t0) / 2;
-    }
-    pthread_join(t, NULL);
-    pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
-    return done > 0 ? dist_of(half, done) : dist_const(0);
-}
-
-/* Passes through two pipes, the threads on these cores (-1: anywhere). */
-static struct dist pipe_passes(int my_cpu, int peer_cpu)
-{
-    int to_peer[2], from_peer[2];
-    if (pipe(to_peer) < 0)
-        return dist_const(0);
-    if (pipe(from_peer) < 0) {
-        close(to_peer[0]);
-        close(to_peer[1]);
-        return dist_const(0);
-    }
-    struct pingpong pp = { to_peer[1], from_peer[0], to_peer[0], from_peer[1], my_cpu,
-                           peer_cpu };
-    struct dist d = passes(&pp);
-    close(to_peer[0]);
-    close(to_peer[1]);
-    close(from_peer[0]);
-    close(from_peer[1]);
-    return d;
-}
-
-/* Passes over a TCP connection on loopback, threads where the scheduler
- * puts them (as a server's and its client's are). */
-static struct dist tcp_passes(void)
-{
     int fds[2];
     if (tcp_pair(fds, NULL) < 0)
         return dist_const(0);
-    struct pingpong pp = { fds[0], fds[0], fds[1], fds[1], -1, -1 };
-    struct dist d = passes(&pp);
+    struct pingpong pp = { fds[0], fds[1], client_cpu, server_cpu };
+    pthread_t t;
+    if (pthread_create(&t, NULL, server_main, &pp) != 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return dist_const(0);
+    }
+    cpu_set_t old;
+    pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
+    pin(client_cpu);
+    char buf[MSG];
+    memset(buf, 'x', sizeof(buf));
+    int done = 0;
+    for (; done < PASSES; done++) {
+        double t0 = now_ns();
+        if (write(fds[0], buf, MSG) != MSG || !poll_read(fds[0], buf))
+            break;
+        half[done] = (now_ns() - t0) / 2;
+    }
+    shutdown(fds[0], SHUT_RDWR);          /* the server, if it is still waiting, returns */
+    pthread_join(t, NULL);
+    pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
     close(fds[0]);
     close(fds[1]);
-    return d;
+    return done > 0 ? dist_of(half, done) : dist_const(0);
 }
 
-/* A pipe's write + read with nobody waiting: taken off the passes. */
-static double pipe_rw_ns(double clock_ns)
+/* context_switch_ns, cross_core_ns, wakeup_ns and wakeup_sigma, each
+ * round measured together so that one state of the machine gives all.
+ * The syscalls of a pass (write, poll, read) are measured already; what
+ * a pass costs beyond them is the switch, and the wakeup's extra:
+ * - both threads pinned to one core: every pass a switch;
+ * - pinned to two cores: that and a wakeup from another core;
+ * - where the scheduler puts them (as a server's are): that and whatever
+ *   waking an idle core adds, charged by the simulator as latency.
+ * net_one_way_ns: on loopback the kernel delivers inside write(); the
+ * network's share left beyond these is 0. */
+static bool measure_switches(struct figures *f, long ncpu)
 {
-    int fd[2];
-    if (pipe(fd) < 0)
-        return 0;
-    static double ns[PASSES];
-    char b = 'x';
-    for (int i = 0; i < PASSES; i++) {
-        double t0 = now_ns();
-        if (write(fd[1], &b, 1) != 1 || read(fd[0], &b, 1) != 1)
-            ns[i] = 0;
-        ns[i] = now_ns() - t0 - clock_ns;
-    }
-    close(fd[0]);
-    close(fd[1]);
-    return dist_of(ns, PASSES).p50;
-}
-
-/* context_switch_ns, cross_core_ns, wakeup_ns, wakeup_sigma and
- * net_one_way_ns, each round measured together so that one state of the
- * machine gives all:
- * - a pass on one core is the pipe's write + read and one switch;
- * - a pass from core 0 to core 1 is that and the cross-core wakeup;
- * - a pass where the scheduler likes (as a server's threads are) is a
- *   switch and a wakeup, which the simulator charges as wakeup_ns of
- *   latency before the switch: wakeup_sigma is the shape of the two;
- * - a pass over TCP is a write, a read, a switch, a wakeup and what is
- *   left: the network's share (on loopback the kernel delivers inside
- *   write(), so little or nothing is left). */
-static bool measure_switches(struct figures *f, double clock_ns, long ncpu)
-{
-    const struct profile *p = f->p;
+    struct profile *p = f->p;
+    double calls = p->write_ns + p->poll_ns + p->read_ns;
     struct dist same[ROUNDS], switch_wake[ROUNDS];
-    double wake[ROUNDS], pass[ROUNDS], net[ROUNDS], tcp[ROUNDS], cross[ROUNDS],
-        across[ROUNDS];
+    double one_core[ROUNDS], across[ROUNDS], cross[ROUNDS], wake[ROUNDS], free_pass[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
-        double pipe_rw = pipe_rw_ns(clock_ns);
-        double one_core = dist_mean(pipe_passes(0, 0));
-        double cs = one_core - pipe_rw;
-        same[r] = dist_const(cs);
-        across[r] = ncpu > 1 ? dist_mean(pipe_passes(0, 1)) : one_core;
-        cross[r] = across[r] - one_core;
-        switch_wake[r] = dist_less(pipe_passes(-1, -1), pipe_rw);
-        pass[r] = dist_mean(switch_wake[r]) + pipe_rw;
-        wake[r] = dist_mean(switch_wake[r]) - cs;
-        tcp[r] = dist_mean(tcp_passes());
-        net[r] = tcp[r] - p->write_ns - p->read_ns - cs - (wake[r] > 0 ? wake[r] : 0);
+        one_core[r] = dist_mean(passes(0, 0));
+        same[r] = dist_const(one_core[r] - calls);
+        across[r] = ncpu > 1 ? dist_mean(passes(0, 1)) : one_core[r];
+        cross[r] = across[r] - one_core[r];
+        struct dist anywhere = passes(-1, -1);
+        switch_wake[r] = dist_less(anywhere, calls);
+        free_pass[r] = dist_mean(anywhere);
+        wake[r] = free_pass[r] - one_core[r];
     }
-    bool ok = settle(f, "context_switch_ns", same, &f->p->context_switch_ns);
-    ok = settle_part(f, "cross_core_ns", cross, across, &f->p->cross_core_ns) && ok;
-    ok = settle_part(f, "wakeup_ns", wake, pass, &f->p->wakeup_ns) && ok;
-    ok = settle_shape(f, "wakeup_sigma", switch_wake, &f->p->wakeup_sigma) && ok;
-    return settle_part(f, "net_one_way_ns", net, tcp, &f->p->net_one_way_ns) && ok;
+    p->net_one_way_ns = 0;
+    profile_note_spread(p, "net_one_way_ns 0: on loopback the kernel delivers inside "
+                        "write(), and write_ns has it");
+    bool ok = settle(f, "context_switch_ns", same, &p->context_switch_ns);
+    ok = settle_part(f, "cross_core_ns", cross, across, &p->cross_core_ns) && ok;
+    ok = settle_part(f, "wakeup_ns", wake, free_pass, &p->wakeup_ns) && ok;
+    return settle_shape(f, "wakeup_sigma", switch_wake, &p->wakeup_sigma) && ok;
 }
 
 /* ---- all of it ---------------------------------------------------------------------- */
@@ -742,10 +748,11 @@ int calibrate_measure(struct profile *p, FILE *progress)
     MEASURE(&f, measure_read_write(&f, clock_ns));
     MEASURE(&f, measure_accept_close(&f, clock_ns));
     MEASURE(&f, measure_epoll_eventfd(&f, clock_ns));
+    MEASURE(&f, measure_poll_read_empty(&f, clock_ns));
     MEASURE(&f, measure_threads(&f, clock_ns));
     MEASURE(&f, measure_memory(&f));
     MEASURE(&f, measure_handle(&f, clock_ns));
-    MEASURE(&f, measure_switches(&f, clock_ns, ncpu));
+    MEASURE(&f, measure_switches(&f, ncpu));
     if (f.refused)
         fprintf(progress, "calibrate: %d figure(s) refused (the machine is too busy to "
                 "trust them): they keep the built-in values\n", f.refused);

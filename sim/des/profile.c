@@ -16,7 +16,7 @@ static const struct {
     size_t offset;
 } keys[] = {
 #define KEY(name) { #name, offsetof(struct profile, name) }
-    KEY(read_ns), KEY(write_ns), KEY(accept_ns), KEY(close_ns), KEY(epoll_wait_ns),
+    KEY(read_ns), KEY(write_ns), KEY(accept_ns), KEY(close_ns), KEY(epoll_wait_ns), KEY(poll_ns), KEY(read_empty_ns),
     KEY(eventfd_ns), KEY(wakeup_ns), KEY(context_switch_ns),
     KEY(context_switch_log2_ns), KEY(cross_core_ns), KEY(thread_create_ns), KEY(handle_ns),
     KEY(net_one_way_ns), KEY(time_slice_ns), KEY(syscall_sigma), KEY(wakeup_sigma),
