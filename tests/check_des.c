@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "des/calibrate.h"
 #include "des/engine.h"
 #include "des/rng.h"
 #include "des/sim.h"
@@ -699,6 +700,45 @@ START_TEST(a_damaged_profile_never_hangs)
 }
 END_TEST
 
+/* calibrate's rule. A round is its calls' percentiles: five calls in a
+ * thousand preempted for 3 ms (a busy machine) leave it at the typical
+ * call (their mean would be 16 us). Rounds that disagree are refused; a
+ * part of a pass a little below 0 is 0, far below is refused. */
+START_TEST(calibrate_trusts_what_agrees_and_refuses_the_rest)
+{
+    static double calls[1000];
+    for (int i = 0; i < 1000; i++)
+        calls[i] = i % 200 == 7 ? 3e6 : 1000 + i % 10;
+    double round = calibrate_round_figure(calls, 1000);
+    ck_assert_double_ge(round, 1000);
+    ck_assert_double_le(round, 1010);
+    const double agree[5] = { 1000, 1100, 950, 1050, 1010 };
+    struct calibrate_verdict v = calibrate_judge(agree, 5, false);
+    ck_assert(v.trusted);
+    ck_assert_double_eq(v.value, 1010);
+    ck_assert_double_eq_tol(v.spread, 150.0 / 1010, 1e-9);
+    const double moved[5] = { 1000, 1100, 950, 1050, 1400 };   /* 44% apart */
+    ck_assert(!calibrate_judge(moved, 5, false).trusted);
+    const double negative[5] = { -5, -4, -6, -5, -5 };
+    ck_assert(!calibrate_judge(negative, 5, false).trusted);
+    const double shapes[5] = { 0.10, 0.12, 0.20, 0.11, 0.13 };
+    ck_assert(calibrate_judge(shapes, 5, true).trusted);          /* within 0.10 */
+    const double wild[5] = { 0.10, 0.12, 0.40, 0.11, 0.13 };
+    ck_assert(!calibrate_judge(wild, 5, true).trusted);
+    const double wholes[5] = { 2500, 2500, 2500, 2500, 2500 };
+    const double lost[5] = { -20, -40, 10, -30, -25 };              /* noise about 0 */
+    v = calibrate_judge_part(lost, wholes, 5);
+    ck_assert(v.trusted);
+    ck_assert_double_eq(v.value, 0);
+    const double short_by[5] = { -1000, -1100, -900, -1000, -950 }; /* 40% of the pass */
+    v = calibrate_judge_part(short_by, wholes, 5);
+    ck_assert(v.below_zero && !v.trusted);
+    const double nan_parts[5] = { NAN, NAN, NAN, NAN, NAN };
+    ck_assert(!calibrate_judge_part(nan_parts, wholes, 5).trusted);
+    ck_assert(!calibrate_judge(agree, 0, false).trusted);
+}
+END_TEST
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);    /* the figures survive a failing fork */
@@ -711,6 +751,7 @@ int main(void)
     tcase_add_test(engine, a_profile_file_round_trips_and_bad_ones_are_refused);
     tcase_add_test(engine, an_older_profile_loads_and_a_newer_one_is_refused);
     tcase_add_test(engine, a_damaged_profile_never_hangs);
+    tcase_add_test(engine, calibrate_trusts_what_agrees_and_refuses_the_rest);
     suite_add_tcase(s, engine);
     TCase *theory = tcase_create("queueing theory");
     tcase_set_timeout(theory, 120);

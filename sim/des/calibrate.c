@@ -92,30 +92,19 @@ static double dist_mean(struct dist d)
 
 /* ---- trusting a figure --------------------------------------------------------- */
 
-enum { ROUNDS = 5, ATTEMPTS = 3, GROUP_MAX = 5 };
+enum { ROUNDS = CALIBRATE_ROUNDS, ATTEMPTS = 3, GROUP_MAX = 5 };
 
-/* A figure is trusted when its rounds agree: (max - min) / median of the
- * rounds' figures at most SPREAD_MAX; a shape (a sigma, near 0) when its
- * rounds are within SHAPE_SPREAD_MAX of each other. Each round is a
- * median, so a few preempted calls do not move it; rounds that still
- * disagree mean the machine moved under the measurement: the figure is
- * measured again, then refused. */
-#define SPREAD_MAX 0.30
-#define SHAPE_SPREAD_MAX 0.15
+#define SPREAD_MAX CALIBRATE_SPREAD_MAX
+#define SHAPE_SPREAD_MAX CALIBRATE_SHAPE_SPREAD_MAX
 
 /* One figure measured, not yet taken: a group's figures are measured
  * together and taken together, or measured again together. */
 struct pending {
     const char *key;
     double *dst;
-    double value;                /* the median of the rounds' figures */
-    double spread;               /* how far the rounds disagree */
+    struct calibrate_verdict v;  /* the figure, its spread, trusted or not */
     struct dist calls;           /* the median of the rounds' percentiles */
     bool shape;                  /* a sigma: spread is absolute */
-    bool part;                   /* what is left of a whole once other
-                                    figures are taken off: may be 0 */
-    bool below_zero;             /* a part whose rounds came out below 0 by
-                                    more than the noise: the parts do not add up */
 };
 
 struct figures {
@@ -132,12 +121,50 @@ static double median_of(double *v, int n)
     return v[n / 2];
 }
 
-static bool trusted(const struct pending *pd)
+/* ---- the rule (calibrate.h): pure, tested in check_des ------------------------- */
+
+double calibrate_round_figure(double *calls, int n)
 {
-    if (pd->shape)
-        return pd->spread <= SHAPE_SPREAD_MAX;
-    return (pd->value > 0 || (pd->part && !pd->below_zero)) && pd->spread <= SPREAD_MAX;
+    return n > 0 ? dist_mean(dist_of(calls, n)) : 0;
 }
+
+struct calibrate_verdict calibrate_judge(const double *rounds, int n, bool shape)
+{
+    double v[CALIBRATE_ROUNDS_MAX];
+    if (n < 1 || n > CALIBRATE_ROUNDS_MAX)
+        return (struct calibrate_verdict){ .spread = INFINITY };
+    memcpy(v, rounds, (size_t)n * sizeof(*v));
+    double mid = median_of(v, n), range = v[n - 1] - v[0];
+    struct calibrate_verdict out = { .value = mid };
+    if (shape) {
+        out.spread = range;
+        out.trusted = range <= SHAPE_SPREAD_MAX;
+    } else {
+        out.spread = mid > 0 ? range / mid : INFINITY;
+        out.trusted = mid > 0 && out.spread <= SPREAD_MAX;
+    }
+    return out;
+}
+
+struct calibrate_verdict calibrate_judge_part(const double *parts, const double *wholes,
+                                              int n)
+{
+    double v[CALIBRATE_ROUNDS_MAX], w[CALIBRATE_ROUNDS_MAX];
+    if (n < 1 || n > CALIBRATE_ROUNDS_MAX)
+        return (struct calibrate_verdict){ .spread = INFINITY };
+    memcpy(v, parts, (size_t)n * sizeof(*v));
+    memcpy(w, wholes, (size_t)n * sizeof(*w));
+    double mid = median_of(v, n), whole = median_of(w, n);
+    struct calibrate_verdict out = {
+        .value = mid > 0 ? mid : 0,
+        .spread = whole > 0 ? (v[n - 1] - v[0]) / whole : INFINITY,
+        .below_zero = !(mid >= -SPREAD_MAX * whole),   /* NaN is below too */
+    };
+    out.trusted = !out.below_zero && out.spread <= SPREAD_MAX;
+    return out;
+}
+
+/* ---- noting what was measured ------------------------------------------------- */
 
 static void add_pending(struct figures *f, const struct pending *pd)
 {
@@ -158,38 +185,24 @@ static bool settle_as(struct figures *f, const char *key, const struct dist *rou
         p50[r] = rounds[r].p50;
         p90[r] = rounds[r].p90;
     }
-    double mid = median_of(v, ROUNDS), range = v[ROUNDS - 1] - v[0];
     struct pending pd = {
-        .key = key, .dst = dst, .value = mid, .shape = shape,
-        .spread = shape ? range : mid > 0 ? range / mid : INFINITY,
+        .key = key, .dst = dst, .shape = shape, .v = calibrate_judge(v, ROUNDS, shape),
         .calls = { median_of(p10, ROUNDS), median_of(p50, ROUNDS), median_of(p90, ROUNDS) },
     };
     add_pending(f, &pd);
-    return trusted(&pd);
+    return pd.v.trusted;
 }
 
-/* A part of a measured whole (a wakeup: a pass less the pipe's own cost
- * and the switch): each round's part, and the whole it came from. Noise
- * is judged against the whole: the rounds' parts must agree within
- * SPREAD_MAX of it. A part a little below 0 is lost in the noise of the
- * figures taken off, and is 0; one below by more than SPREAD_MAX of the
- * whole means the parts do not add up, and is refused. */
+/* A part of a measured whole (a wakeup: a pass less the switch): each
+ * round's part, and the whole it came from (calibrate_judge_part). */
 static bool settle_part(struct figures *f, const char *key, const double *parts,
                         const double *wholes, double *dst)
 {
-    double v[ROUNDS], w[ROUNDS];
-    memcpy(v, parts, sizeof(v));
-    memcpy(w, wholes, sizeof(w));
-    double mid = median_of(v, ROUNDS), whole = median_of(w, ROUNDS);
-    struct pending pd = {
-        .key = key, .dst = dst, .part = true,
-        .value = mid > 0 ? mid : 0,
-        .spread = whole > 0 ? (v[ROUNDS - 1] - v[0]) / whole : INFINITY,
-        .below_zero = !(mid >= -SPREAD_MAX * whole),
-        .calls = dist_const(mid),
-    };
+    struct pending pd = { .key = key, .dst = dst,
+                          .v = calibrate_judge_part(parts, wholes, ROUNDS) };
+    pd.calls = dist_const(pd.v.value);
     add_pending(f, &pd);
-    return trusted(&pd);
+    return pd.v.trusted;
 }
 
 static bool settle(struct figures *f, const char *key, const struct dist *rounds,
@@ -207,8 +220,8 @@ static bool settle_shape(struct figures *f, const char *key, const struct dist *
 /* "read_ns 3100: calls p10 2900 p50 3050 p90 3600; rounds within 4.1%" */
 static void describe(const struct pending *pd, char *out, size_t len)
 {
-    int digits = pd->shape || fabs(pd->value) < 10 ? 3 : 0;
-    int n = snprintf(out, len, "%s %.*f: ", pd->key, digits, pd->value);
+    int digits = pd->shape || fabs(pd->v.value) < 10 ? 3 : 0;
+    int n = snprintf(out, len, "%s %.*f: ", pd->key, digits, pd->v.value);
     if (n < 0 || (size_t)n >= len)
         return;
     if (!pd->shape && pd->calls.p90 > pd->calls.p10)
@@ -217,7 +230,7 @@ static void describe(const struct pending *pd, char *out, size_t len)
     if (n >= 0 && (size_t)n < len)
         snprintf(out + n, len - (size_t)n, pd->shape ? "rounds within %.3f"
                                                      : "rounds within %.1f%%",
-                 pd->shape ? pd->spread : 100 * pd->spread);
+                 pd->shape ? pd->v.spread : 100 * pd->v.spread);
 }
 
 /* Take the group's figures: each trusted one, and (after the last
@@ -229,15 +242,15 @@ static void take_pending(struct figures *f)
         char note[160];
         describe(pd, note, sizeof(note));
         profile_note_spread(f->p, note);
-        if (trusted(pd)) {
-            *pd->dst = pd->value;
+        if (pd->v.trusted) {
+            *pd->dst = pd->v.value;
             fprintf(f->progress, "  %s\n", note);
             continue;
         }
         f->refused++;
         fprintf(f->progress, "  %s: %s, keeping the built-in %g\n", note,
-                pd->below_zero ? "its parts do not add up (it came out below 0)"
-                : !pd->shape && !pd->part && pd->value <= 0 ? "not above 0"
+                pd->v.below_zero ? "its parts do not add up (it came out below 0)"
+                : !pd->shape && pd->v.value <= 0 ? "not above 0"
                 : "too wide to trust", *pd->dst);
     }
     f->npending = 0;
