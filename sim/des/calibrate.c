@@ -250,7 +250,7 @@ static void take_pending(struct figures *f)
         f->refused++;
         fprintf(f->progress, "  %s: %s, keeping the built-in %g\n", note,
                 pd->v.below_zero ? "its parts do not add up (it came out below 0)"
-                : !pd->shape && pd->v.value <= 0 ? "not above 0"
+                : !pd->shape && pd->v.spread <= SPREAD_MAX ? "not above 0"
                 : "too wide to trust", *pd->dst);
     }
     f->npending = 0;
