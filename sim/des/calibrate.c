@@ -105,6 +105,7 @@ struct pending {
     struct calibrate_verdict v;  /* the figure, its spread, trusted or not */
     struct dist calls;           /* the median of the rounds' percentiles */
     bool shape;                  /* a sigma: spread is absolute */
+    bool part;                   /* a part of a whole: may be 0 */
 };
 
 struct figures {
@@ -198,7 +199,7 @@ static bool settle_as(struct figures *f, const char *key, const struct dist *rou
 static bool settle_part(struct figures *f, const char *key, const double *parts,
                         const double *wholes, double *dst)
 {
-    struct pending pd = { .key = key, .dst = dst,
+    struct pending pd = { .key = key, .dst = dst, .part = true,
                           .v = calibrate_judge_part(parts, wholes, ROUNDS) };
     pd.calls = dist_const(pd.v.value);
     add_pending(f, &pd);
@@ -250,7 +251,7 @@ static void take_pending(struct figures *f)
         f->refused++;
         fprintf(f->progress, "  %s: %s, keeping the built-in %g\n", note,
                 pd->v.below_zero ? "its parts do not add up (it came out below 0)"
-                : !pd->shape && pd->v.spread <= SPREAD_MAX ? "not above 0"
+                : !pd->shape && !pd->part && pd->v.value <= 0 ? "not above 0"
                 : "too wide to trust", *pd->dst);
     }
     f->npending = 0;
