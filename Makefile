@@ -9,7 +9,8 @@
 #   make check-faults  the echo suite's load cases under EINTR and 1-7 byte I/O shims
 #   make bench        every model vs the best peer of its kind, and the board's
 #                     cost (docs/performance.md; not part of check)
-#   make bench-sim    real models against their simulations (PROFILE=file)
+#   make bench-sim    real models against their simulations (calibrates first
+#                     into build/bench-sim.profile; PROFILE=file to skip that)
 #   make soak         ten minutes of faults against every model (not in check)
 #   make handout LAB=NN DEST=dir   a lab's handout (no answers in it)
 #   make lab-check LAB=NN          points per step and a total (LAB_JSON=1: JSON)

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "des/calibrate.h"
 #include "des/engine.h"
 #include "des/rng.h"
 #include "des/sim.h"
@@ -356,6 +358,37 @@ START_TEST(spread_costs_give_latency_a_tail)
 }
 END_TEST
 
+/* cross_core_ns is paid by a thread that runs on another core than last
+ * time. One BIO connection on two cores: client and server take turns on
+ * core 0 (as Linux's wake-affine keeps them) and do not pay it once the
+ * connection is set up; sixteen keep both cores busy, threads move, and
+ * lines/s falls. */
+START_TEST(a_move_to_another_core_costs_cross_core_ns)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    double rate[2][2];                   /* [1 or 16 conns][without, with] */
+    for (int many = 0; many < 2; many++)
+        for (int with = 0; with < 2; with++) {
+            sim_opts_init(&o, SIM_BIO);
+            o.cores = 2;
+            o.client_on_machine = true;
+            o.conns = many ? 16 : 1;
+            o.duration_s = 0.5;
+            o.prof.cross_core_ns = with ? 10000 : 0;
+            run(&o, r);
+            rate[many][with] = r->lines_per_s;
+        }
+    printf("bio, 2 cores, clients on them: 1 conn %.0f -> %.0f lines/s, 16 conns "
+           "%.0f -> %.0f lines/s with a cross-core wakeup of 10 us\n", rate[0][0],
+           rate[0][1], rate[1][0], rate[1][1]);
+    /* (the acceptor moves once or twice while connecting: a few ns) */
+    ck_assert_double_ge(rate[0][1], 0.999 * rate[0][0]);
+    ck_assert_double_lt(rate[1][1], 0.9 * rate[1][0]);
+    free(r);
+}
+END_TEST
+
 /* !task lines (--mix task=US:PCT): on a loop, the CPU is queued as a
  * task and runs under the io ratio; plain lines are read and answered
  * first while channels are ready. With ioRatio 100 tasks run as soon as
@@ -641,6 +674,130 @@ START_TEST(a_profile_file_round_trips_and_bad_ones_are_refused)
 }
 END_TEST
 
+
+/* A profile from before version 2 (no version line, no sigma or
+ * cross_core_ns keys: sim/des/profiles/default.profile as it was written
+ * on 2026-11-30) loads, and what it lacks keeps its value; a version
+ * newer than this one is refused, not half read. */
+START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
+{
+    char dir[] = "/tmp/threadlab-profile-XXXXXX", path[96], err[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/old.profile", dir);
+    FILE *f = fopen(path, "w");
+    fputs("# threadlab simulator profile: nanoseconds unless the key says kb\n"
+          "# measured: 2026-11-30, threadlab calibrate on vm\n"
+          "# spread: write_ns 5.9%, read_ns 5.1%\n"
+          "read_ns = 3349\nwrite_ns = 3515\nwakeup_ns = 25415\nstack_kb = 8192\n", f);
+    fclose(f);
+    struct profile p;
+    profile_default(&p);
+    p.cross_core_ns = 777;
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
+    ck_assert_double_eq(p.read_ns, 3349);
+    ck_assert_double_eq(p.cross_core_ns, 777);        /* not in the file: kept */
+    ck_assert_double_eq(p.syscall_sigma, 0);
+    ck_assert_str_eq(p.measured, "2026-11-30, threadlab calibrate on vm");
+    static const char *const versions[] = { "version = 1\nread_ns = 5\n",
+                                            "version = 2\nread_ns = 5\n" };
+    for (int i = 0; i < 2; i++) {
+        f = fopen(path, "w");
+        fputs(versions[i], f);
+        fclose(f);
+        ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
+    }
+    static const char *const refused[] = { "version = 3\nread_ns = 5\n",
+                                           "version = 1.5\n", "version = nan\n" };
+    for (int i = 0; i < 3; i++) {
+        f = fopen(path, "w");
+        fputs(refused[i], f);
+        fclose(f);
+        p.read_ns = 9;
+        ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), -1);
+        ck_assert_ptr_nonnull(strstr(err, "line 1: version"));
+    }
+    ck_assert_ptr_nonnull(strstr(err, "not a version"));
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* A damaged profile is refused with a message, never read without end:
+ * a FIFO nobody writes (open would wait for a writer, a read for
+ * data), /dev/zero (no newline, ever), a line longer than the reader
+ * takes (a truncated or binary file), a file far bigger than a profile. */
+START_TEST(a_damaged_profile_never_hangs)
+{
+    char dir[] = "/tmp/threadlab-profile-XXXXXX", path[96], err[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    struct profile p;
+    profile_default(&p);
+    snprintf(path, sizeof(path), "%s/fifo", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not a regular file"));
+    unlink(path);
+    ck_assert_int_eq(profile_load(&p, "/dev/zero", err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not a regular file"));
+    snprintf(path, sizeof(path), "%s/long.profile", dir);
+    FILE *f = fopen(path, "w");
+    fputs("read_ns = 5\nwrite_ns = ", f);
+    for (int i = 0; i < 600; i++)
+        fputc('1', f);
+    fputs("\n", f);
+    fclose(f);
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "line 2: longer than"));
+    f = fopen(path, "w");
+    for (int i = 0; i < 10000; i++)
+        fputs("# a comment line, many of them\n", f);
+    fclose(f);
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "too big"));
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* calibrate's rule. A round is its calls' percentiles: five calls in a
+ * thousand preempted for 3 ms (a busy machine) leave it at the typical
+ * call (their mean would be 16 us). Rounds that disagree are refused; a
+ * part of a pass a little below 0 is 0, far below is refused. */
+START_TEST(calibrate_trusts_what_agrees_and_refuses_the_rest)
+{
+    static double calls[1000];
+    for (int i = 0; i < 1000; i++)
+        calls[i] = i % 200 == 7 ? 3e6 : 1000 + i % 10;
+    double round = calibrate_round_figure(calls, 1000);
+    ck_assert_double_ge(round, 1000);
+    ck_assert_double_le(round, 1010);
+    const double agree[5] = { 1000, 1100, 950, 1050, 1010 };
+    struct calibrate_verdict v = calibrate_judge(agree, 5, false);
+    ck_assert(v.trusted);
+    ck_assert_double_eq(v.value, 1010);
+    ck_assert_double_eq_tol(v.spread, 150.0 / 1010, 1e-9);
+    const double moved[5] = { 1000, 1100, 950, 1050, 1400 };   /* 44% apart */
+    ck_assert(!calibrate_judge(moved, 5, false).trusted);
+    const double negative[5] = { -5, -4, -6, -5, -5 };
+    ck_assert(!calibrate_judge(negative, 5, false).trusted);
+    const double shapes[5] = { 0.10, 0.12, 0.20, 0.11, 0.13 };
+    ck_assert(calibrate_judge(shapes, 5, true).trusted);          /* within 0.10 */
+    const double wild[5] = { 0.10, 0.12, 0.40, 0.11, 0.13 };
+    ck_assert(!calibrate_judge(wild, 5, true).trusted);
+    const double wholes[5] = { 2500, 2500, 2500, 2500, 2500 };
+    const double lost[5] = { -20, -40, 10, -30, -25 };              /* noise about 0 */
+    v = calibrate_judge_part(lost, wholes, 5);
+    ck_assert(v.trusted);
+    ck_assert_double_eq(v.value, 0);
+    const double short_by[5] = { -1000, -1100, -900, -1000, -950 }; /* 40% of the pass */
+    v = calibrate_judge_part(short_by, wholes, 5);
+    ck_assert(v.below_zero && !v.trusted);
+    const double nan_parts[5] = { NAN, NAN, NAN, NAN, NAN };
+    ck_assert(!calibrate_judge_part(nan_parts, wholes, 5).trusted);
+    ck_assert(!calibrate_judge(agree, 0, false).trusted);
+}
+END_TEST
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);    /* the figures survive a failing fork */
@@ -651,6 +808,9 @@ int main(void)
     tcase_add_test(engine, the_lognormal_factor_has_mean_one);
     tcase_add_test(engine, bad_options_are_refused);
     tcase_add_test(engine, a_profile_file_round_trips_and_bad_ones_are_refused);
+    tcase_add_test(engine, an_older_profile_loads_and_a_newer_one_is_refused);
+    tcase_add_test(engine, a_damaged_profile_never_hangs);
+    tcase_add_test(engine, calibrate_trusts_what_agrees_and_refuses_the_rest);
     suite_add_tcase(s, engine);
     TCase *theory = tcase_create("queueing theory");
     tcase_set_timeout(theory, 120);
@@ -664,6 +824,7 @@ int main(void)
     tcase_add_test(lessons, littles_law_holds_when_lines_are_lost);
     tcase_add_test(lessons, bio_waits_in_the_run_queue);
     tcase_add_test(lessons, spread_costs_give_latency_a_tail);
+    tcase_add_test(lessons, a_move_to_another_core_costs_cross_core_ns);
     tcase_add_test(lessons, task_lines_run_under_the_io_ratio);
     tcase_add_test(lessons, every_model_pays_the_write_before_the_reply);
     tcase_add_test(lessons, rates_and_cpu_are_over_the_sending_window);

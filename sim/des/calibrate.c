@@ -1,10 +1,17 @@
 /* calibrate.c -- measure the simulator's costs on this machine.
  *
- * Each cost is timed directly, many times, with the clock's own cost
- * taken off: syscalls one call at a time, wakeups and context switches by
- * two threads passing a byte through pipes (pinned to one core: every
- * pass is a context switch; on two cores: every pass is a wakeup). The
- * figures are medians of a few rounds, because a shared VM is noisy.
+ * Each cost is timed call by call, with the clock's own cost taken off,
+ * in rounds: syscalls one call at a time, as the servers make them;
+ * switches and wakeups by two threads passing a message back and forth
+ * over TCP loopback (pinned to one core, every pass is a switch; to two,
+ * a wakeup from another core; left to the scheduler, as a server's
+ * threads are, whatever Linux makes of it). A round is summed up by its calls' p10, p50
+ * and p90, not by their mean: on a shared machine a few calls are
+ * stretched by other processes taking the core (a preempted read() looks
+ * milliseconds long), and one of them moves a mean more than all the
+ * others. A log-normal fitted to the p50 and p90 is the shape the
+ * simulator draws each cost from (profile.h); the figure written is that
+ * log-normal's mean, the median of the rounds' figures.
  */
 #include "calibrate.h"
 
@@ -14,6 +21,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -36,54 +44,190 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
+/* ---- a round's calls, and the log-normal fitted to them ------------------------ */
+
+#define Z90 1.2816               /* the standard normal's 90th percentile */
+
+/* What one round's calls cost: three of their percentiles. */
+struct dist {
+    double p10, p50, p90;
+};
+
+/* The percentiles of n calls (n > 0). Sorts v. */
+static struct dist dist_of(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return v[n / 2];
+    return (struct dist){ v[n / 10], v[n / 2], v[n * 9 / 10] };
 }
 
-/* The shape of a log-normal fitted to samples by their p50 and p90:
- * ln(p90 / p50) / 1.2816 (z of the 90th percentile). Sorts v. */
-static double lognormal_sigma(double *v, int n)
+/* A figure measured in one go (a batch, a difference): no spread. */
+static struct dist dist_const(double v)
 {
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    double p50 = v[n / 2], p90 = v[n * 9 / 10];
-    return p50 > 0 && p90 > p50 ? log(p90 / p50) / 1.2816 : 0;
+    return (struct dist){ v, v, v };
 }
 
-enum { ROUNDS = 5, ATTEMPTS = 3 };
+/* Each call less a fixed part (what another figure already charges). */
+static struct dist dist_less(struct dist d, double ns)
+{
+    return (struct dist){ d.p10 - ns, d.p50 - ns, d.p90 - ns };
+}
 
-/* A figure is trusted when its rounds agree: (max - min) / median at most
- * this. On a busy machine one round in five may be off by itself: that
- * is what the median is for; a wider spread means the machine moved
- * under the measurement, and the figure is measured again, then refused. */
-#define SPREAD_MAX 0.30
+/* The shape of the log-normal through p50 and p90: ln(p90 / p50) / z90. */
+static double dist_sigma(struct dist d)
+{
+    return d.p50 > 0 && d.p90 > d.p50 ? log(d.p90 / d.p50) / Z90 : 0;
+}
+
+/* That log-normal's mean, p50 exp(sigma^2 / 2): the figure the simulator
+ * charges (its draws have mean 1). A p50 at or below 0 stays as it is. */
+static double dist_mean(struct dist d)
+{
+    double s = dist_sigma(d);
+    return d.p50 * exp(s * s / 2);
+}
+
+/* ---- trusting a figure --------------------------------------------------------- */
+
+enum { ROUNDS = CALIBRATE_ROUNDS, ATTEMPTS = 3, GROUP_MAX = 5 };
+
+#define SPREAD_MAX CALIBRATE_SPREAD_MAX
+#define SHAPE_SPREAD_MAX CALIBRATE_SHAPE_SPREAD_MAX
 
 /* One figure measured, not yet taken: a group's figures are measured
  * together and taken together, or measured again together. */
 struct pending {
     const char *key;
     double *dst;
-    double median, spread;
+    struct calibrate_verdict v;  /* the figure, its spread, trusted or not */
+    struct dist calls;           /* the median of the rounds' percentiles */
+    bool shape;                  /* a sigma: spread is absolute */
+    bool part;                   /* a part of a whole: may be 0 */
 };
 
 struct figures {
     FILE *progress;
     struct profile *p;
-    struct pending pending[4];   /* the group being measured (at most 3) */
+    struct pending pending[GROUP_MAX];   /* the group being measured */
     int npending;
     int refused;                 /* figures left at the built-in value */
 };
 
-/* Note the median and spread of a figure's rounds. False when the spread
- * is too wide to trust (the group is then measured again). */
-static bool settle(struct figures *f, const char *key, double *rounds, double *dst)
+static double median_of(double *v, int n)
 {
-    double mid = median(rounds, ROUNDS);
-    double spread = mid > 0 ? (rounds[ROUNDS - 1] - rounds[0]) / mid : INFINITY;
-    if (f->npending < 4)
-        f->pending[f->npending++] = (struct pending){ key, dst, mid, spread };
-    return spread <= SPREAD_MAX;
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return v[n / 2];
+}
+
+/* ---- the rule (calibrate.h): pure, tested in check_des ------------------------- */
+
+double calibrate_round_figure(double *calls, int n)
+{
+    return n > 0 ? dist_mean(dist_of(calls, n)) : 0;
+}
+
+struct calibrate_verdict calibrate_judge(const double *rounds, int n, bool shape)
+{
+    double v[CALIBRATE_ROUNDS_MAX];
+    if (n < 1 || n > CALIBRATE_ROUNDS_MAX)
+        return (struct calibrate_verdict){ .spread = INFINITY };
+    memcpy(v, rounds, (size_t)n * sizeof(*v));
+    double mid = median_of(v, n), range = v[n - 1] - v[0];
+    struct calibrate_verdict out = { .value = mid };
+    if (shape) {
+        out.spread = range;
+        out.trusted = range <= SHAPE_SPREAD_MAX;
+    } else {
+        out.spread = mid > 0 ? range / mid : INFINITY;
+        out.trusted = mid > 0 && out.spread <= SPREAD_MAX;
+    }
+    return out;
+}
+
+struct calibrate_verdict calibrate_judge_part(const double *parts, const double *wholes,
+                                              int n)
+{
+    double v[CALIBRATE_ROUNDS_MAX], w[CALIBRATE_ROUNDS_MAX];
+    if (n < 1 || n > CALIBRATE_ROUNDS_MAX)
+        return (struct calibrate_verdict){ .spread = INFINITY };
+    memcpy(v, parts, (size_t)n * sizeof(*v));
+    memcpy(w, wholes, (size_t)n * sizeof(*w));
+    double mid = median_of(v, n), whole = median_of(w, n);
+    struct calibrate_verdict out = {
+        .value = mid > 0 ? mid : 0,
+        .spread = whole > 0 ? (v[n - 1] - v[0]) / whole : INFINITY,
+        .below_zero = !(mid >= -SPREAD_MAX * whole),   /* NaN is below too */
+    };
+    out.trusted = !out.below_zero && out.spread <= SPREAD_MAX;
+    return out;
+}
+
+/* ---- noting what was measured ------------------------------------------------- */
+
+static void add_pending(struct figures *f, const struct pending *pd)
+{
+    if (f->npending < GROUP_MAX)
+        f->pending[f->npending++] = *pd;
+}
+
+/* Note a figure from its rounds: the figure each round gives (the fitted
+ * mean, or for a shape the fitted sigma), their median and spread. False
+ * when the figure cannot be trusted (the group is then measured again). */
+static bool settle_as(struct figures *f, const char *key, const struct dist *rounds,
+                      double *dst, bool shape)
+{
+    double v[ROUNDS], p10[ROUNDS], p50[ROUNDS], p90[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        v[r] = shape ? dist_sigma(rounds[r]) : dist_mean(rounds[r]);
+        p10[r] = rounds[r].p10;
+        p50[r] = rounds[r].p50;
+        p90[r] = rounds[r].p90;
+    }
+    struct pending pd = {
+        .key = key, .dst = dst, .shape = shape, .v = calibrate_judge(v, ROUNDS, shape),
+        .calls = { median_of(p10, ROUNDS), median_of(p50, ROUNDS), median_of(p90, ROUNDS) },
+    };
+    add_pending(f, &pd);
+    return pd.v.trusted;
+}
+
+/* A part of a measured whole (a wakeup: a pass less the switch): each
+ * round's part, and the whole it came from (calibrate_judge_part). */
+static bool settle_part(struct figures *f, const char *key, const double *parts,
+                        const double *wholes, double *dst)
+{
+    struct pending pd = { .key = key, .dst = dst, .part = true,
+                          .v = calibrate_judge_part(parts, wholes, ROUNDS) };
+    pd.calls = dist_const(pd.v.value);
+    add_pending(f, &pd);
+    return pd.v.trusted;
+}
+
+static bool settle(struct figures *f, const char *key, const struct dist *rounds,
+                   double *dst)
+{
+    return settle_as(f, key, rounds, dst, false);
+}
+
+static bool settle_shape(struct figures *f, const char *key, const struct dist *rounds,
+                         double *dst)
+{
+    return settle_as(f, key, rounds, dst, true);
+}
+
+/* "read_ns 3100: calls p10 2900 p50 3050 p90 3600; rounds within 4.1%" */
+static void describe(const struct pending *pd, char *out, size_t len)
+{
+    int digits = pd->shape || fabs(pd->v.value) < 10 ? 3 : 0;
+    int n = snprintf(out, len, "%s %.*f: ", pd->key, digits, pd->v.value);
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (!pd->shape && pd->calls.p90 > pd->calls.p10)
+        n += snprintf(out + n, len - (size_t)n, "calls p10 %.0f p50 %.0f p90 %.0f; ",
+                      pd->calls.p10, pd->calls.p50, pd->calls.p90);
+    if (n >= 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, pd->shape ? "rounds within %.3f"
+                                                     : "rounds within %.1f%%",
+                 pd->shape ? pd->v.spread : 100 * pd->v.spread);
 }
 
 /* Take the group's figures: each trusted one, and (after the last
@@ -92,22 +236,26 @@ static void take_pending(struct figures *f)
 {
     for (int i = 0; i < f->npending; i++) {
         struct pending *pd = &f->pending[i];
-        profile_note_spread(f->p, pd->key, pd->spread);
-        if (pd->spread <= SPREAD_MAX) {
-            *pd->dst = pd->median;
-            fprintf(f->progress, "  %-18s %10.*f   spread %6.1f%%\n", pd->key,
-                    pd->median < 10 ? 3 : 0, pd->median, 100 * pd->spread);
-        } else {
-            f->refused++;
-            fprintf(f->progress, "  %-18s %10.*f   spread %6.1f%%: too wide to trust, "
-                    "keeping the built-in %g\n", pd->key, pd->median < 10 ? 3 : 0,
-                    pd->median, 100 * pd->spread, *pd->dst);
+        char note[160];
+        describe(pd, note, sizeof(note));
+        profile_note_spread(f->p, note);
+        if (pd->v.trusted) {
+            *pd->dst = pd->v.value;
+            fprintf(f->progress, "  %s\n", note);
+            continue;
         }
+        f->refused++;
+        fprintf(f->progress, "  %s: %s, keeping the built-in %g\n", note,
+                pd->v.below_zero ? "its parts do not add up (it came out below 0)"
+                : !pd->shape && !pd->part && pd->v.value <= 0 ? "not above 0"
+                : "too wide to trust", *pd->dst);
     }
     f->npending = 0;
 }
 
-/* A connected TCP pair on loopback; both ends nonblocking. */
+/* ---- syscalls --------------------------------------------------------------------- */
+
+/* A connected TCP pair on loopback (blocking, TCP_NODELAY both ways). */
 static int tcp_pair(int fds[2], int *listener_out)
 {
     int l = socket(AF_INET, SOCK_STREAM, 0);
@@ -130,7 +278,24 @@ static int tcp_pair(int fds[2], int *listener_out)
     return fds[1] < 0 ? -1 : 0;
 }
 
-/* read_ns and write_ns: one small message at a time, over TCP loopback. */
+/* Read everything that was sent: a 64-byte message may come in parts. */
+static bool read_all(int fd, char *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(fd, buf + got, len - got);
+        if (n <= 0)
+            return false;
+        got += (size_t)n;
+    }
+    return true;
+}
+
+/* read_ns and write_ns (and syscall_sigma, the shape of their calls):
+ * a 64-byte message over TCP loopback and its echo, as a client and a
+ * server exchange them (each reply carries the ACK of the message, as
+ * an echo's does; a read with nothing to send back would pay one), one
+ * thread doing both ends so that no call waits. */
 static bool measure_read_write(struct figures *f, double clock_ns)
 {
     int fds[2];
@@ -138,41 +303,38 @@ static bool measure_read_write(struct figures *f, double clock_ns)
         return true;                      /* nothing to measure with: keep the defaults */
     char msg[64], buf[64];
     memset(msg, 'x', sizeof(msg));
-    double reads[ROUNDS], writes[ROUNDS], sigmas[ROUNDS];
-    enum { N = 20000 };
-    static double calls[N];               /* one round's write + read, call by call */
+    struct dist reads[ROUNDS], writes[ROUNDS], calls[ROUNDS];
+    enum { N = 5000 };
+    static double wr[2 * N], rd[2 * N], both[4 * N];   /* one round, call by call */
     for (int r = 0; r < ROUNDS; r++) {
-        double w = 0, rd = 0;
-        for (int i = 0; i < N; i++) {
+        int n = 0;
+        for (; n < 2 * N; n++) {
+            int from = fds[n % 2], to = fds[1 - n % 2];   /* message, then its echo */
             double t0 = now_ns();
-            if (write(fds[0], msg, sizeof(msg)) != sizeof(msg))
+            if (write(from, msg, sizeof(msg)) != sizeof(msg))
                 break;
             double t1 = now_ns();
-            size_t got = 0;
+            if (!read_all(to, buf, sizeof(buf)))
+                break;
             double t2 = now_ns();
-            while (got < sizeof(buf)) {
-                ssize_t n = read(fds[1], buf + got, sizeof(buf) - got);
-                if (n <= 0)
-                    break;
-                got += (size_t)n;
-            }
-            double t3 = now_ns();
-            w += t1 - t0 - clock_ns;
-            rd += t3 - t2 - clock_ns;
-            calls[i] = t1 - t0 + t3 - t2 - 2 * clock_ns;
+            wr[n] = both[2 * n] = t1 - t0 - clock_ns;
+            rd[n] = both[2 * n + 1] = t2 - t1 - clock_ns;
         }
-        writes[r] = w / N;
-        reads[r] = rd / N;
-        sigmas[r] = lognormal_sigma(calls, N);
+        if (n == 0)
+            n = 1, wr[0] = rd[0] = both[0] = both[1] = 0;   /* the socket failed: refused */
+        writes[r] = dist_of(wr, n);
+        reads[r] = dist_of(rd, n);
+        calls[r] = dist_of(both, 2 * n);
     }
     close(fds[0]);
     close(fds[1]);
     bool ok = settle(f, "write_ns", writes, &f->p->write_ns);
-    ok = settle(f, "syscall_sigma", sigmas, &f->p->syscall_sigma) && ok;
-    return settle(f, "read_ns", reads, &f->p->read_ns) && ok;
+    ok = settle(f, "read_ns", reads, &f->p->read_ns) && ok;
+    return settle_shape(f, "syscall_sigma", calls, &f->p->syscall_sigma) && ok;
 }
 
-/* accept_ns and close_ns: connections made ahead, then accepted and closed. */
+/* accept_ns and close_ns: connections made ahead, then accepted and
+ * closed, each call timed. */
 static bool measure_accept_close(struct figures *f, double clock_ns)
 {
     int fds[2], l;
@@ -183,25 +345,29 @@ static bool measure_accept_close(struct figures *f, double clock_ns)
     struct sockaddr_in a;
     socklen_t len = sizeof(a);
     getsockname(l, (struct sockaddr *)&a, &len);
-    double accepts[ROUNDS], closes[ROUNDS];
+    struct dist accepts[ROUNDS], closes[ROUNDS];
     enum { N = 500 };
     int clients[N], served[N];
+    double acc[N], cls[N];
     for (int r = 0; r < ROUNDS; r++) {
         for (int i = 0; i < N; i++) {
             clients[i] = socket(AF_INET, SOCK_STREAM, 0);
             connect(clients[i], (struct sockaddr *)&a, sizeof(a));
         }
-        double t0 = now_ns();
-        for (int i = 0; i < N; i++)
+        for (int i = 0; i < N; i++) {
+            double t0 = now_ns();
             served[i] = accept(l, NULL, NULL);
-        double t1 = now_ns();
-        for (int i = 0; i < N; i++)
+            acc[i] = now_ns() - t0 - clock_ns;
+        }
+        for (int i = 0; i < N; i++) {
+            double t0 = now_ns();
             close(served[i]);
-        double t2 = now_ns();
+            cls[i] = now_ns() - t0 - clock_ns;
+        }
         for (int i = 0; i < N; i++)
             close(clients[i]);
-        accepts[r] = (t1 - t0) / N - clock_ns / N;
-        closes[r] = (t2 - t1) / N;
+        accepts[r] = dist_of(acc, N);
+        closes[r] = dist_of(cls, N);
     }
     close(l);
     bool ok = settle(f, "accept_ns", accepts, &f->p->accept_ns);
@@ -209,25 +375,27 @@ static bool measure_accept_close(struct figures *f, double clock_ns)
 }
 
 /* epoll_wait that finds one ready fd, and an eventfd write. */
-static bool measure_epoll_eventfd(struct figures *f)
+static bool measure_epoll_eventfd(struct figures *f, double clock_ns)
 {
     int ep = epoll_create1(0), ev = eventfd(1, EFD_NONBLOCK);
     struct epoll_event e = { .events = EPOLLIN }, out[8];
     epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e);
-    double waits[ROUNDS], writes[ROUNDS];
-    enum { N = 50000 };
+    struct dist waits[ROUNDS], writes[ROUNDS];
+    enum { N = 20000 };
+    static double wt[N], wr[N];
     uint64_t one = 1;
     for (int r = 0; r < ROUNDS; r++) {
-        double t0 = now_ns();
-        for (int i = 0; i < N; i++)
+        for (int i = 0; i < N; i++) {
+            double t0 = now_ns();
             epoll_wait(ep, out, 8, 0);
-        double t1 = now_ns();
-        for (int i = 0; i < N; i++)
-            if (write(ev, &one, sizeof(one)) < 0)
-                break;
-        double t2 = now_ns();
-        waits[r] = (t1 - t0) / N;
-        writes[r] = (t2 - t1) / N;
+            double t1 = now_ns();
+            (void)!write(ev, &one, sizeof(one));
+            double t2 = now_ns();
+            wt[i] = t1 - t0 - clock_ns;
+            wr[i] = t2 - t1 - clock_ns;
+        }
+        waits[r] = dist_of(wt, N);
+        writes[r] = dist_of(wr, N);
     }
     close(ep);
     close(ev);
@@ -235,67 +403,50 @@ static bool measure_epoll_eventfd(struct figures *f)
     return settle(f, "eventfd_ns", writes, &f->p->eventfd_ns) && ok;
 }
 
-struct pingpong {
-    int to_peer[2], from_peer[2];
-    int cpu;                          /* -1: not pinned */
-    int rounds;
-};
-
-static void pin(int cpu)
+/* poll_ns, as a blocking model's thread polls before each read (the
+ * socket, with a byte waiting, and an eventfd), and read_empty_ns, a
+ * nonblocking read of an empty socket (EAGAIN), as a loop's last read of
+ * a channel. */
+static bool measure_poll_read_empty(struct figures *f, double clock_ns)
 {
-    if (cpu < 0)
-        return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-static void *peer_main(void *arg)
-{
-    struct pingpong *pp = arg;
-    pin(pp->cpu);
-    char b;
-    for (int i = 0; i < pp->rounds; i++) {
-        if (read(pp->to_peer[0], &b, 1) != 1 || write(pp->from_peer[1], &b, 1) != 1)
-            break;
-    }
-    return NULL;
-}
-
-/* One pass of a byte from a thread to another blocked in read(): the
- * write, the other's wakeup, its read. Both on my_cpu/peer_cpu. */
-static double pass_ns(int my_cpu, int peer_cpu, double *sigma)
-{
-    enum { PASSES = 4000 };
-    static double passes[PASSES];         /* each round trip, for the spread */
-    struct pingpong pp = { .cpu = peer_cpu, .rounds = PASSES };
-    if (pipe(pp.to_peer) < 0 || pipe(pp.from_peer) < 0)
-        return 0;
-    pthread_t t;
-    pthread_create(&t, NULL, peer_main, &pp);
-    cpu_set_t old;
-    pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
-    pin(my_cpu);
+    int fds[2];
+    if (tcp_pair(fds, NULL) < 0)
+        return true;
+    int ev = eventfd(0, EFD_NONBLOCK);
+    fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK);
+    struct dist polls[ROUNDS], empties[ROUNDS];
+    enum { N = 10000 };
+    static double pl[N], em[N];
     char b = 'x';
-    double t0 = now_ns(), last = t0;
-    int done = 0;
-    for (; done < pp.rounds; done++) {
-        if (write(pp.to_peer[1], &b, 1) != 1 || read(pp.from_peer[0], &b, 1) != 1)
+    bool failed = false;
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < N; i++) {
+            double t0 = now_ns();
+            (void)!read(fds[1], &b, 1);       /* EAGAIN: the socket is empty */
+            em[i] = now_ns() - t0 - clock_ns;
+        }
+        b = 'x';
+        failed = write(fds[0], &b, 1) != 1;   /* a byte for poll to find */
+        if (failed)
             break;
-        double t = now_ns();
-        passes[done] = t - last;
-        last = t;
+        for (int i = 0; i < N; i++) {
+            struct pollfd p[2] = { { .fd = fds[1], .events = POLLIN },
+                                   { .fd = ev, .events = POLLIN } };
+            double t0 = now_ns();
+            poll(p, 2, -1);
+            pl[i] = now_ns() - t0 - clock_ns;
+        }
+        (void)!read(fds[1], &b, 1);
+        polls[r] = dist_of(pl, N);
+        empties[r] = dist_of(em, N);
     }
-    double t1 = now_ns();
-    *sigma = done > 10 ? lognormal_sigma(passes, done) : 0;
-    pthread_join(t, NULL);
-    pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
-    close(pp.to_peer[0]);
-    close(pp.to_peer[1]);
-    close(pp.from_peer[0]);
-    close(pp.from_peer[1]);
-    return (t1 - t0) / pp.rounds / 2;
+    close(ev);
+    close(fds[0]);
+    close(fds[1]);
+    if (failed)
+        return true;                          /* nothing measured: keep the defaults */
+    bool ok = settle(f, "poll_ns", polls, &f->p->poll_ns);
+    return settle(f, "read_empty_ns", empties, &f->p->read_empty_ns) && ok;
 }
 
 static void *nothing(void *arg)
@@ -303,19 +454,22 @@ static void *nothing(void *arg)
     return arg;
 }
 
-static bool measure_threads(struct figures *f)
+/* thread_create_ns: pthread_create and join of a thread that returns. */
+static bool measure_threads(struct figures *f, double clock_ns)
 {
     struct profile *p = f->p;
-    double creates[ROUNDS];
-    enum { N = 1000 };
+    struct dist creates[ROUNDS];
+    enum { N = 500 };
+    double ns[N];
     for (int r = 0; r < ROUNDS; r++) {
-        double t0 = now_ns();
         for (int i = 0; i < N; i++) {
             pthread_t t;
+            double t0 = now_ns();
             if (pthread_create(&t, NULL, nothing, NULL) == 0)
                 pthread_join(t, NULL);
+            ns[i] = now_ns() - t0 - clock_ns;
         }
-        creates[r] = (now_ns() - t0) / N;
+        creates[r] = dist_of(ns, N);
     }
     struct rlimit st;
     if (getrlimit(RLIMIT_STACK, &st) == 0 && st.rlim_cur != RLIM_INFINITY)
@@ -420,115 +574,163 @@ static int mem_round(double *user_kb, double *kernel_kb)
  * (no /proc, a failed round) keeps the built-in default. */
 static bool measure_memory(struct figures *f)
 {
-    double user[ROUNDS], kernel[ROUNDS];
-    for (int r = 0; r < ROUNDS; r++)
-        if (mem_round(&user[r], &kernel[r]) < 0)
+    struct dist user[ROUNDS], kernel[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        double user_kb, kernel_kb;
+        if (mem_round(&user_kb, &kernel_kb) < 0)
             return true;
+        user[r] = dist_const(user_kb);
+        kernel[r] = dist_const(kernel_kb);
+    }
     bool ok = settle(f, "stack_touched_kb", user, &f->p->stack_touched_kb);
     return settle(f, "kernel_stack_kb", kernel, &f->p->kernel_stack_kb) && ok;
 }
 
-/* Decode a 64-byte line and make its reply: the real session code. */
-static bool measure_handle(struct figures *f)
+/* Decode a 64-byte line and make its reply: the real session code. A
+ * line takes tens of nanoseconds, less than the clock's own cost: lines
+ * are timed in batches, and a round is the batches' percentiles. */
+static bool measure_handle(struct figures *f, double clock_ns)
 {
     struct echo_session s;
     if (echo_session_init(&s, "calibrate", 1, ECHO_MAX_LINE_DEFAULT) < 0)
         return true;
-    double handles[ROUNDS];
-    enum { N = 200000 };
+    struct dist handles[ROUNDS];
+    enum { BATCHES = 200, LINES = 1000 };
+    double per_line[BATCHES];
     struct echo_reply reply;
     for (int r = 0; r < ROUNDS; r++) {
-        double t0 = now_ns();
-        for (int i = 0; i < N; i++) {
-            size_t room;
-            char *buf = echo_session_space(&s, &room);
-            if (!buf || room < 64)
-                break;
-            memset(buf, 'a', 63);
-            buf[63] = '\n';
-            echo_session_commit(&s, 64);
-            while (echo_session_next(&s, "calibrate", &reply))
-                ;
+        for (int b = 0; b < BATCHES; b++) {
+            double t0 = now_ns();
+            for (int i = 0; i < LINES; i++) {
+                size_t room;
+                char *buf = echo_session_space(&s, &room);
+                if (!buf || room < 64)
+                    break;
+                memset(buf, 'a', 63);
+                buf[63] = '\n';
+                echo_session_commit(&s, 64);
+                while (echo_session_next(&s, "calibrate", &reply))
+                    ;
+            }
+            per_line[b] = (now_ns() - t0 - clock_ns) / LINES;
         }
-        handles[r] = (now_ns() - t0) / N;
+        handles[r] = dist_of(per_line, BATCHES);
     }
     echo_session_free(&s);
     return settle(f, "handle_ns", handles, &f->p->handle_ns);
 }
 
-/* A TCP round trip between two threads on two cores, less what the
- * simulator charges separately: what is left is the network's share. */
-static double tcp_round_trip_ns(void)
+/* ---- switches, wakeups and the network: an echo between two threads -------- */
+
+/* A client thread and a server thread passing a 64-byte message back and
+ * forth over TCP loopback, each polling before it reads, as the blocking
+ * models' threads do: every pass blocks one thread and wakes the other. */
+struct pingpong {
+    int client_fd, server_fd;
+    int client_cpu, server_cpu;       /* where each is pinned; -1: the scheduler's choice */
+};
+
+enum { PASSES = 2000, MSG = 64 };
+
+static void pin(int cpu)
 {
+    if (cpu < 0)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* poll() until fd is readable, then read a whole message. */
+static bool poll_read(int fd, char *buf)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    return poll(&p, 1, -1) == 1 && read_all(fd, buf, MSG);
+}
+
+static void *server_main(void *arg)
+{
+    struct pingpong *pp = arg;
+    pin(pp->server_cpu);
+    char buf[MSG];
+    for (int i = 0; i < PASSES; i++)
+        if (!poll_read(pp->server_fd, buf) || write(pp->server_fd, buf, MSG) != MSG)
+            break;
+    return NULL;
+}
+
+/* One pass, half a round trip, timed round trip by round trip: a write,
+ * the other thread's wakeup (and switch), its poll and read. */
+static struct dist passes(int client_cpu, int server_cpu)
+{
+    static double half[PASSES];
     int fds[2];
     if (tcp_pair(fds, NULL) < 0)
-        return 0;
-    struct pingpong pp = { .cpu = 1, .rounds = 4000 };
-    pp.to_peer[0] = fds[1];
-    pp.from_peer[1] = fds[1];
+        return dist_const(0);
+    struct pingpong pp = { fds[0], fds[1], client_cpu, server_cpu };
     pthread_t t;
-    pthread_create(&t, NULL, peer_main, &pp);
-    char b = 'x';
-    double t0 = now_ns();
-    for (int i = 0; i < pp.rounds; i++)
-        if (write(fds[0], &b, 1) != 1 || read(fds[0], &b, 1) != 1)
+    if (pthread_create(&t, NULL, server_main, &pp) != 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return dist_const(0);
+    }
+    cpu_set_t old;
+    pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
+    pin(client_cpu);
+    char buf[MSG];
+    memset(buf, 'x', sizeof(buf));
+    int done = 0;
+    for (; done < PASSES; done++) {
+        double t0 = now_ns();
+        if (write(fds[0], buf, MSG) != MSG || !poll_read(fds[0], buf))
             break;
-    double rtt = (now_ns() - t0) / pp.rounds;
+        half[done] = (now_ns() - t0) / 2;
+    }
+    shutdown(fds[0], SHUT_RDWR);          /* the server, if it is still waiting, returns */
     pthread_join(t, NULL);
+    pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
     close(fds[0]);
     close(fds[1]);
-    return rtt;
+    return done > 0 ? dist_of(half, done) : dist_const(0);
 }
 
-/* A pipe's write + read, no waiting: subtracted from the passes. */
-static double pipe_rw_ns(void)
-{
-    int fd[2];
-    if (pipe(fd) < 0)
-        return 0;
-    char b = 'x';
-    double a = now_ns();
-    for (int i = 0; i < 4000; i++)
-        if (write(fd[1], &b, 1) != 1 || read(fd[0], &b, 1) != 1)
-            break;
-    double ns = (now_ns() - a) / 4000;
-    close(fd[0]);
-    close(fd[1]);
-    return ns;
-}
-
-/* context_switch_ns and wakeup_ns: a pass on one core, and across two,
- * less the pipe's own cost, round by round. */
+/* context_switch_ns, cross_core_ns, wakeup_ns and wakeup_sigma, each
+ * round measured together so that one state of the machine gives all.
+ * The syscalls of a pass (write, poll, read) are measured already; what
+ * a pass costs beyond them is the switch, and the wakeup's extra:
+ * - both threads pinned to one core: every pass a switch;
+ * - pinned to two cores: that and a wakeup from another core;
+ * - where the scheduler puts them (as a server's are): that and whatever
+ *   waking an idle core adds, charged by the simulator as latency.
+ * net_one_way_ns: on loopback the kernel delivers inside write(); the
+ * network's share left beyond these is 0. */
 static bool measure_switches(struct figures *f, long ncpu)
 {
-    double same[ROUNDS], woken[ROUNDS], sigmas[ROUNDS], unused;
+    struct profile *p = f->p;
+    double calls = p->write_ns + p->poll_ns + p->read_ns;
+    struct dist same[ROUNDS], switch_wake[ROUNDS];
+    double one_core[ROUNDS], across[ROUNDS], cross[ROUNDS], wake[ROUNDS], free_pass[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
-        double pipe_rw = pipe_rw_ns();
-        double one_core = pass_ns(0, 0, &unused);
-        double two_cores = ncpu > 1 ? pass_ns(0, 1, &sigmas[r]) : one_core;
-        same[r] = one_core - pipe_rw;
-        woken[r] = two_cores - pipe_rw;
-        if (ncpu < 2)
-            sigmas[r] = 0;
+        one_core[r] = dist_mean(passes(0, 0));
+        same[r] = dist_const(one_core[r] - calls);
+        across[r] = ncpu > 1 ? dist_mean(passes(0, 1)) : one_core[r];
+        cross[r] = across[r] - one_core[r];
+        struct dist anywhere = passes(-1, -1);
+        switch_wake[r] = dist_less(anywhere, calls);
+        free_pass[r] = dist_mean(anywhere);
+        wake[r] = free_pass[r] - one_core[r];
     }
-    bool ok = settle(f, "context_switch_ns", same, &f->p->context_switch_ns);
-    ok = settle(f, "wakeup_sigma", sigmas, &f->p->wakeup_sigma) && ok;
-    return settle(f, "wakeup_ns", woken, &f->p->wakeup_ns) && ok;
+    p->net_one_way_ns = 0;
+    profile_note_spread(p, "net_one_way_ns 0: on loopback the kernel delivers inside "
+                        "write(), and write_ns has it");
+    bool ok = settle(f, "context_switch_ns", same, &p->context_switch_ns);
+    ok = settle_part(f, "cross_core_ns", cross, across, &p->cross_core_ns) && ok;
+    ok = settle_part(f, "wakeup_ns", wake, free_pass, &p->wakeup_ns) && ok;
+    return settle_shape(f, "wakeup_sigma", switch_wake, &p->wakeup_sigma) && ok;
 }
 
-/* net_one_way_ns: what is left of half a TCP round trip once read, write
- * and the wakeup are taken off. A small difference of large noisy
- * figures: the one most likely to be refused on a busy machine. */
-static bool measure_network(struct figures *f, long ncpu)
-{
-    if (ncpu < 2)
-        return true;
-    double one_way[ROUNDS];
-    const struct profile *p = f->p;
-    for (int r = 0; r < ROUNDS; r++)
-        one_way[r] = tcp_round_trip_ns() / 2 - p->write_ns - p->read_ns - p->wakeup_ns;
-    return settle(f, "net_one_way_ns", one_way, &f->p->net_one_way_ns);
-}
+/* ---- all of it ---------------------------------------------------------------------- */
 
 /* Up to ATTEMPTS tries for a group of figures measured together, then
  * take what the last try found. */
@@ -552,17 +754,19 @@ int calibrate_measure(struct profile *p, FILE *progress)
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     struct figures f = { .progress = progress, .p = p };
 
-    fprintf(progress, "calibrate: each figure is the median of %d rounds; a spread "
-            "(max - min) / median over %.0f%% is measured again, up to %d times, then "
-            "refused\n", ROUNDS, 100 * SPREAD_MAX, ATTEMPTS);
+    fprintf(progress, "calibrate: each figure is timed call by call in %d rounds; a "
+            "round's figure is the mean of the log-normal through its calls' p50 and "
+            "p90; rounds that disagree by more than %.0f%% (a shape: by %.2f) are "
+            "measured again, up to %d times, then refused\n", ROUNDS, 100 * SPREAD_MAX,
+            SHAPE_SPREAD_MAX, ATTEMPTS);
     MEASURE(&f, measure_read_write(&f, clock_ns));
     MEASURE(&f, measure_accept_close(&f, clock_ns));
-    MEASURE(&f, measure_epoll_eventfd(&f));
-    MEASURE(&f, measure_threads(&f));
+    MEASURE(&f, measure_epoll_eventfd(&f, clock_ns));
+    MEASURE(&f, measure_poll_read_empty(&f, clock_ns));
+    MEASURE(&f, measure_threads(&f, clock_ns));
     MEASURE(&f, measure_memory(&f));
+    MEASURE(&f, measure_handle(&f, clock_ns));
     MEASURE(&f, measure_switches(&f, ncpu));
-    MEASURE(&f, measure_handle(&f));
-    MEASURE(&f, measure_network(&f, ncpu));
     if (f.refused)
         fprintf(progress, "calibrate: %d figure(s) refused (the machine is too busy to "
                 "trust them): they keep the built-in values\n", f.refused);

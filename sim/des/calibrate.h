@@ -3,6 +3,7 @@
 #ifndef THREADLAB_CALIBRATE_H
 #define THREADLAB_CALIBRATE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "profile.h"
@@ -13,5 +14,40 @@
  * keep the default's values. Progress goes to `progress`. Returns how many
  * figures were refused for a spread too wide to trust (0: all measured). */
 int calibrate_measure(struct profile *p, FILE *progress);
+
+/* ---- the rule a figure is trusted by (pure: measures nothing) -------------- */
+
+#define CALIBRATE_ROUNDS 5          /* rounds per figure */
+#define CALIBRATE_ROUNDS_MAX 64     /* the most the judges below take */
+#define CALIBRATE_SPREAD_MAX 0.30   /* (max - min) / median of the rounds */
+#define CALIBRATE_SHAPE_SPREAD_MAX 0.15 /* a sigma's rounds: max - min */
+
+/* What calibrate makes of a figure's rounds. */
+struct calibrate_verdict {
+    double value;                /* the figure: the rounds' median (a part:
+                                    0 if that is below 0) */
+    double spread;               /* how far the rounds disagree */
+    bool below_zero;             /* a part below 0 by more than the noise */
+    bool trusted;                /* false: refused, the built-in value stays */
+};
+
+/* A round's figure from its calls' costs: the mean of the log-normal
+ * through their p50 and p90, so that a few calls stretched by other
+ * processes do not move it. Sorts calls. Any thread. */
+double calibrate_round_figure(double *calls, int n);
+
+/* n rounds' figures of a cost (shape: of a sigma, judged in absolute
+ * terms): the median, trusted when the rounds agree within
+ * CALIBRATE_SPREAD_MAX of it (a shape: within CALIBRATE_SHAPE_SPREAD_MAX)
+ * and, for a cost, above 0. Any thread. */
+struct calibrate_verdict calibrate_judge(const double *rounds, int n, bool shape);
+
+/* A part of a measured whole (a wakeup: a pass less its switch), round by
+ * round with the whole it came from: the noise is judged against the
+ * whole. A part a little below 0 is lost in that noise and is 0; below
+ * by more than CALIBRATE_SPREAD_MAX of the whole, the parts do not add up
+ * and it is refused. Any thread. */
+struct calibrate_verdict calibrate_judge_part(const double *parts, const double *wholes,
+                                              int n);
 
 #endif

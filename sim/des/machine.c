@@ -60,7 +60,8 @@ uint32_t machine_spawn(struct machine *m, uint32_t owner)
         }
         t = m->nthreads++;
     }
-    m->threads[t] = (struct vthread){ .state = VT_BLOCKED, .core = -1, .owner = owner };
+    m->threads[t] = (struct vthread){ .state = VT_BLOCKED, .core = -1, .last_core = -1,
+                                      .owner = owner };
     if (++m->live > m->peak_live)
         m->peak_live = m->live;
     return t;
@@ -121,8 +122,22 @@ static void dispatch_after(struct machine *m, int c, uint32_t t, vtime_t delay)
 {
     struct vcore *core = &m->cores[c];
     struct vthread *th = &m->threads[t];
+    /* One draw for the switch and the wakeup before it: calibrate
+     * measures them together (a pass between two threads), and this is
+     * their shape (wakeup_sigma; 0: constant, and nothing is drawn). */
+    double spread = m->costs ? rng_lognormal_factor(m->costs, m->prof->wakeup_sigma) : 1;
     double cs = m->prof->context_switch_ns +
                 m->prof->context_switch_log2_ns * log2(1.0 + m->rq_len);
+    /* A thread that ran on another core last: on Linux, mostly a thread
+     * woken by one on another core (an inter-processor interrupt, dear in
+     * a VM). The machine does not know who woke whom; a thread that stays
+     * put (one connection: Linux's wake-affine keeps client and server
+     * on one core, as find_idle_core does here) pays nothing more. */
+    if (th->last_core >= 0 && th->last_core != c)
+        cs += m->prof->cross_core_ns;
+    cs *= spread;
+    th->last_core = c;
+    delay = (vtime_t)((double)delay * spread);
     core->thread = t;
     th->state = VT_RUNNING;
     th->core = c;
@@ -187,9 +202,7 @@ void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont)
     th->state = VT_RUNNABLE;
     int c = m->idle_cores > 0 ? find_idle_core(m) : -1;
     if (c >= 0)
-        dispatch_after(m, c, t, (vtime_t)(m->prof->wakeup_ns *
-                                          (m->costs ? rng_lognormal_factor(m->costs,
-                                                          m->prof->wakeup_sigma) : 1)));
+        dispatch_after(m, c, t, (vtime_t)m->prof->wakeup_ns);
     else
         rq_push(m, t);
 }

@@ -5,8 +5,9 @@
  * run queue; a thread that has used its time slice while others wait goes
  * to the tail (preemption). Every switch onto a core costs
  * context_switch_ns, plus context_switch_log2_ns per doubling of the run
- * queue (a longer queue means colder caches); a woken thread that finds an
- * idle core starts after wakeup_ns (the core waking up). When a burst is done the
+ * queue (a longer queue means colder caches), plus cross_core_ns when the
+ * thread last ran on another core; a woken thread that finds an idle core
+ * starts after wakeup_ns (the core waking up). When a burst is done the
  * machine calls the owner back, who runs another burst, blocks the thread
  * (waiting for I/O, sleeping) or ends it.
  */
@@ -26,13 +27,14 @@ enum vthread_state { VT_FREE, VT_BLOCKED, VT_RUNNABLE, VT_RUNNING };
 
 struct vthread {
     uint8_t state;
+    bool burst_started;          /* burst_start is set for this burst */
     int32_t core;                /* while running */
+    int32_t last_core;           /* where it ran last (-1: never ran) */
     uint32_t cont;               /* the owner's next step after the burst */
     uint32_t owner;              /* whom it works for (a connection, a loop) */
     vtime_t burst_left;          /* CPU still owed in this burst */
     vtime_t burst_start;         /* when this burst first got a core (its
                                     wait for CPU ended) */
-    bool burst_started;          /* burst_start is set for this burst */
 };
 
 struct vcore {
@@ -72,8 +74,9 @@ struct machine {
     void (*on_core)(void *ctx, uint32_t t, bool running);
 
     uint64_t context_switches, preemptions;
-    struct rng *costs;           /* draws each wakeup (wakeup_sigma); NULL:
-                                    every wakeup costs wakeup_ns */
+    struct rng *costs;           /* draws each switch and the wakeup before
+                                    it (wakeup_sigma); NULL: every one costs
+                                    the profile's figure */
 };
 
 int machine_init(struct machine *m, struct des_engine *eng, const struct profile *prof,

@@ -2,10 +2,13 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* The keys of a profile file, with where each lives in the struct. */
 static const struct {
@@ -13,9 +16,9 @@ static const struct {
     size_t offset;
 } keys[] = {
 #define KEY(name) { #name, offsetof(struct profile, name) }
-    KEY(read_ns), KEY(write_ns), KEY(accept_ns), KEY(close_ns), KEY(epoll_wait_ns),
+    KEY(read_ns), KEY(write_ns), KEY(accept_ns), KEY(close_ns), KEY(epoll_wait_ns), KEY(poll_ns), KEY(read_empty_ns),
     KEY(eventfd_ns), KEY(wakeup_ns), KEY(context_switch_ns),
-    KEY(context_switch_log2_ns), KEY(thread_create_ns), KEY(handle_ns),
+    KEY(context_switch_log2_ns), KEY(cross_core_ns), KEY(thread_create_ns), KEY(handle_ns),
     KEY(net_one_way_ns), KEY(time_slice_ns), KEY(syscall_sigma), KEY(wakeup_sigma),
     KEY(stack_kb), KEY(stack_touched_kb),
     KEY(kernel_stack_kb), KEY(conn_kb),
@@ -63,76 +66,126 @@ static const char *value_refused(const char *key, double value)
     return NULL;
 }
 
-int profile_load(struct profile *p, const char *path, char *err, size_t err_len)
+/* The file to read: a regular file, not too big. NULL with a message.
+ * Opened without blocking and looked at before it is read: fopen() of a
+ * FIFO would wait for a writer forever, and /dev/zero never ends. */
+static FILE *open_profile(const char *path, char *err, size_t err_len)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    char line[512];
-    int lineno = 0, nkeys = 0;
-    while (fgets(line, sizeof(line), f)) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash) {
-            if (strncmp(line, "# measured:", 11) == 0) {
-                char *m = line + 11;
-                while (*m == ' ')
-                    m++;
-                m[strcspn(m, "\n")] = '\0';
-                snprintf(p->measured, sizeof(p->measured), "%.159s", m);
-            }
-            *hash = '\0';
-        }
-        char key[64], extra;
-        double value;
-        if (sscanf(line, " %63s", key) != 1)
-            continue;                               /* blank or comment */
-        if (sscanf(line, " %63[a-z0-9_] = %lf %c", key, &value, &extra) != 2) {
-            snprintf(err, err_len, "%s: line %d: not 'key = number'", path, lineno);
-            fclose(f);
-            return -1;
-        }
-        size_t i;
-        for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-            if (strcmp(keys[i].key, key) == 0)
-                break;
-        if (i == sizeof(keys) / sizeof(keys[0])) {
-            snprintf(err, err_len, "%s: line %d: unknown key '%s'", path, lineno, key);
-            fclose(f);
-            return -1;
-        }
-        const char *why = value_refused(key, value);
-        if (why) {
-            snprintf(err, err_len, "%s: line %d: %s = %g %s", path, lineno, key, value,
-                     why);
-            fclose(f);
-            return -1;
-        }
-        *(double *)((char *)p + keys[i].offset) = value;
-        nkeys++;
-    }
-    /* A directory opens, and its first read fails (EISDIR). */
-    int read_errno = ferror(f) ? errno : 0;
-    fclose(f);
-    if (read_errno) {
-        snprintf(err, err_len, "%s: %s", path, strerror(read_errno));
-        return -1;
-    }
-    if (nkeys == 0) {
-        snprintf(err, err_len, "%s: no 'key = number' line: not a profile", path);
-        return -1;
-    }
-    return 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    const char *why = NULL;
+    if (fd < 0 || fstat(fd, &st) < 0)
+        why = strerror(errno);
+    else if (S_ISDIR(st.st_mode))
+        why = strerror(EISDIR);
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file";
+    else if (st.st_size > PROFILE_FILE_MAX_BYTES)
+        why = "too big to be a profile (over 64 KiB)";
+    FILE *f = why ? NULL : fdopen(fd, "r");
+    if (f)
+        return f;
+    snprintf(err, err_len, "%s: %s", path, why ? why : strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return NULL;
 }
 
-void profile_note_spread(struct profile *p, const char *key, double spread)
+/* "version = N": why N cannot be read, or NULL. */
+static const char *version_refused(double v)
+{
+    if (v != (double)(int)v || v < 1)
+        return "is not a version (1, 2, ...)";
+    if (v > PROFILE_VERSION)
+        return "is newer than this threadlab reads (up to " PROFILE_VERSION_TEXT ")";
+    return NULL;
+}
+
+/* "# measured: ..." is the one comment read back. */
+static void read_measured(struct profile *p, char *line)
+{
+    char *m = line + 11;
+    while (*m == ' ')
+        m++;
+    m[strcspn(m, "\n")] = '\0';
+    snprintf(p->measured, sizeof(p->measured), "%.159s", m);
+}
+
+/* One line, comment cut off: 1 if it set a key, 0 if blank, -1 with a
+ * message if it is not a line of a profile. */
+static int load_line(struct profile *p, char *line, char *err, size_t err_len)
+{
+    char key[64], extra;
+    double value;
+    if (sscanf(line, " %63s", key) != 1)
+        return 0;                                   /* blank or comment */
+    if (sscanf(line, " %63[a-z0-9_] = %lf %c", key, &value, &extra) != 2) {
+        snprintf(err, err_len, "not 'key = number'");
+        return -1;
+    }
+    if (strcmp(key, "version") == 0) {
+        const char *why = isfinite(value) ? version_refused(value) : "is not a version";
+        if (why)
+            snprintf(err, err_len, "version = %g %s", value, why);
+        return why ? -1 : 0;
+    }
+    size_t i;
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (strcmp(keys[i].key, key) == 0)
+            break;
+    if (i == sizeof(keys) / sizeof(keys[0])) {
+        snprintf(err, err_len, "unknown key '%s'", key);
+        return -1;
+    }
+    const char *why = value_refused(key, value);
+    if (why) {
+        snprintf(err, err_len, "%s = %g %s", key, value, why);
+        return -1;
+    }
+    *(double *)((char *)p + keys[i].offset) = value;
+    return 1;
+}
+
+int profile_load(struct profile *p, const char *path, char *err, size_t err_len)
+{
+    FILE *f = open_profile(path, err, err_len);
+    if (!f)
+        return -1;
+    char line[512], why[200];
+    int lineno = 0, nkeys = 0, rc = 0;
+    while (rc >= 0 && fgets(line, sizeof(line), f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(why, sizeof(why), "longer than %zu characters", sizeof(line) - 2);
+            rc = -1;
+            break;
+        }
+        char *hash = strchr(line, '#');
+        if (hash) {
+            if (strncmp(line, "# measured:", 11) == 0)
+                read_measured(p, line);
+            *hash = '\0';
+        }
+        rc = load_line(p, line, why, sizeof(why));
+        nkeys += rc > 0;
+    }
+    /* A read error (an I/O error, a file that shrank) is said as such. */
+    int read_errno = ferror(f) ? errno : 0;
+    fclose(f);
+    if (rc < 0)
+        snprintf(err, err_len, "%s: line %d: %s", path, lineno, why);
+    else if (read_errno)
+        snprintf(err, err_len, "%s: %s", path, strerror(read_errno));
+    else if (nkeys == 0)
+        snprintf(err, err_len, "%s: no 'key = number' line: not a profile", path);
+    return rc < 0 || read_errno || nkeys == 0 ? -1 : 0;
+}
+
+void profile_note_spread(struct profile *p, const char *note)
 {
     size_t used = strlen(p->spreads);
     if (used < sizeof(p->spreads))
-        snprintf(p->spreads + used, sizeof(p->spreads) - used, "%s%s %.1f%%",
-                 used ? ", " : "", key, 100 * spread);
+        snprintf(p->spreads + used, sizeof(p->spreads) - used, "%s\n", note);
 }
 
 int profile_save(const struct profile *p, const char *path)
@@ -142,8 +195,13 @@ int profile_save(const struct profile *p, const char *path)
         return -errno;
     fprintf(f, "# threadlab simulator profile: nanoseconds unless the key says kb\n");
     fprintf(f, "# measured: %s\n", p->measured);
-    if (p->spreads[0])           /* (max - min) / median of each figure's rounds */
-        fprintf(f, "# spread: %s\n", p->spreads);
+    /* Each figure's calls and rounds, as calibrate measured them. */
+    for (const char *s = p->spreads; *s;) {
+        size_t n = strcspn(s, "\n");
+        fprintf(f, "# spread %.*s\n", (int)n, s);
+        s += n + (s[n] == '\n');
+    }
+    fprintf(f, "version = %d\n", PROFILE_VERSION);
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         double v = *(const double *)((const char *)p + keys[i].offset);
         fprintf(f, v == (double)(long long)v ? "%s = %.0f\n" : "%s = %.3f\n",

@@ -12,21 +12,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The file format's version, written as "version = 2". Version 1 (no
+ * version line: files before calibrate measured call by call) has the
+ * same keys with the same meaning, and loads; a newer one is refused. */
+#define PROFILE_VERSION 2
+#define PROFILE_VERSION_TEXT "2"
+#define PROFILE_FILE_MAX_BYTES 65536   /* a profile is ~2 KiB: more is not one */
+
 struct profile {
     char measured[160];          /* when and where it was measured */
-    char spreads[768];           /* calibrate: each figure's spread over its
-                                    rounds, "read_ns 3.1%, ..." (a comment
-                                    in the file; not read back) */
+    char spreads[2048];          /* calibrate: a line per figure, its calls'
+                                    p10/p50/p90 and how far its rounds
+                                    agree (comments in the file; not read
+                                    back) */
     double read_ns;              /* read() of one small message */
     double write_ns;             /* write() of one small reply */
     double accept_ns;            /* accept() of one connection */
     double close_ns;             /* close() of a connection */
     double epoll_wait_ns;        /* one epoll_wait that returns events */
+    double poll_ns;              /* poll() of a socket and the stop eventfd:
+                                    what a blocking model's thread does
+                                    before each read (models/blocking) */
+    double read_empty_ns;        /* a read that finds nothing (EAGAIN): a
+                                    loop reads a ready channel until then */
     double eventfd_ns;           /* a write to an eventfd (a loop's wakeup) */
     double wakeup_ns;            /* a blocked thread woken until it runs */
     double context_switch_ns;    /* one switch between threads on a core */
     double context_switch_log2_ns; /* more per doubling of runnable threads
                                       (caches and run queues get colder) */
+    double cross_core_ns;        /* more when the thread last ran on another
+                                    core (a wakeup from another core: an
+                                    inter-processor interrupt) */
     double thread_create_ns;     /* pthread_create, paid by the creator */
     double handle_ns;            /* decode a line and make its reply */
     double net_one_way_ns;       /* loopback, client to server */
@@ -50,11 +66,14 @@ void profile_default(struct profile *p);
 void profile_zero(struct profile *p);
 
 /* Read a profile file over p (keys not in the file keep their value).
- * Returns 0, or -1 with a message ("line 3: unknown key 'x'"). */
+ * Returns 0, or -1 with a message ("line 3: unknown key 'x'"); only a
+ * regular file of at most PROFILE_FILE_MAX_BYTES is read (a FIFO or
+ * /dev/zero would never end). */
 int profile_load(struct profile *p, const char *path, char *err, size_t err_len);
 
-/* Note key's spread (a fraction) in p->spreads. */
-void profile_note_spread(struct profile *p, const char *key, double spread);
+/* Add a line to p->spreads ("read_ns 3100: calls p10 ... ; rounds within
+ * 4.1%"); profile_save writes each as a "# spread" comment. */
+void profile_note_spread(struct profile *p, const char *note);
 
 /* Write p as a profile file. Returns 0 or -errno. */
 int profile_save(const struct profile *p, const char *path);

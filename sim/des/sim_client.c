@@ -64,11 +64,14 @@ static void on_reply(struct sim *s, uint32_t c)
     }
 }
 
-/* The client thread's CPU per reply: read it, check it, write the next. */
-static vtime_t client_line_ns(struct sim *s)
+/* The client thread's CPU per reply: read it, check it, write the next;
+ * woken from a block, first the epoll_wait it was blocked in (as
+ * `threadlab load`'s one epoll loop). */
+static vtime_t client_line_ns(struct sim *s, bool woken)
 {
     const struct profile *p = &s->o->prof;
-    return sim__syscall_ns(s, p->read_ns + p->write_ns) + (vtime_t)p->handle_ns;
+    double ns = p->read_ns + p->write_ns + (woken ? p->epoll_wait_ns : 0);
+    return sim__syscall_ns(s, ns) + (vtime_t)p->handle_ns;
 }
 
 void sim__reply_reaches_client(struct sim *s, uint32_t c)
@@ -92,7 +95,7 @@ void sim__reply_reaches_client(struct sim *s, uint32_t c)
     s->client_q[(s->cq_head + s->cq_len++) % s->cq_cap] = c;
     if (s->client_blocked) {
         s->client_blocked = false;
-        sim__run(s, s->client, client_line_ns(s), C_CLIENT);
+        sim__run(s, s->client, client_line_ns(s, true), C_CLIENT);
     }
 }
 
@@ -103,7 +106,7 @@ void sim__client_burst_done(struct sim *s)
     s->cq_len--;
     on_reply(s, c);
     if (s->cq_len > 0) {
-        sim__run(s, s->client, client_line_ns(s), C_CLIENT);
+        sim__run(s, s->client, client_line_ns(s, false), C_CLIENT);
     } else {
         s->client_blocked = true;
         sim__block(s, s->client, VIZ_WAITING);

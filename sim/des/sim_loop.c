@@ -275,7 +275,9 @@ static void read_ready(struct sim *s, int l)
     }
     lp->cur = c;
     lp->cur_lines = 0;
-    loop_run(s, lp, sim__syscall_ns(s, p->read_ns), false);
+    /* A channel is read until the socket is empty: the read with data,
+     * then the one that finds nothing (EAGAIN), as models/loop does. */
+    loop_run(s, lp, sim__syscall_ns(s, p->read_ns + p->read_empty_ns), false);
 }
 
 /* The loop's work, one step per burst: finish the channel it is serving,
