@@ -242,7 +242,7 @@ static enum echo_end end_of_failed_write(int wrc)
  * collected: no reply waits behind another line's sleep, and the sleep
  * blocks only this thread. Returns true when the connection ends (*end
  * says why): a failed write, !quit, or a line too long (its error reply
- * written first). */
+ * written first). rb->bytes: the bytes of the replies this call wrote. */
 static bool answer_lines(const struct conn_server *srv, struct conn *c,
                          struct echo_session *session, const char *thread_name,
                          struct board_thread_ref *me, uint64_t read_ns,
@@ -253,6 +253,7 @@ static bool answer_lines(const struct conn_server *srv, struct conn *c,
     struct echo_reply reply;
     bool ends = false;
     int wrc = 0;
+    rb->bytes = 0;                     /* this call's replies: publish_read's bytes out */
     while (!ends && echo_session_next(session, thread_name, &reply)) {
         if (reply.work != ECHO_WORK_NONE) {
             if ((wrc = flush_replies(board, c->fd, rb, read_ns)) < 0)
@@ -392,7 +393,6 @@ static bool answer_read(const struct conn_server *srv, struct conn *c,
     sv->last_read_ns = read_ns;
 
     uint64_t batch_lines = 0;
-    sv->replies.bytes = 0;
     bool closing = answer_lines(srv, c, &sv->session, thread_name, me, read_ns,
                                 &sv->replies, &batch_lines, end);
     *lines += batch_lines;
