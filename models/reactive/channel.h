@@ -7,7 +7,10 @@
  * right here, on the loop thread, unless a business pool is given: then
  * the line goes to the pool, the channel's later lines wait behind it (so
  * replies stay in order), and the pool posts the reply back with
- * loop_execute.
+ * loop_execute. A !task line is queued on the channel's own loop
+ * (loop_execute, Netty's channel.eventLoop().execute()): the loop runs it
+ * in its task phase, under the ioRatio budget, and the later lines wait
+ * behind it just as they do behind an offloaded one.
  *
  * Backpressure: above high water (unsent output) the channel stops reading
  * until the output drains below low water, so a client that sends and never
@@ -56,11 +59,13 @@
 enum channel_state {
     CHANNEL_OPEN,        /* reading, answering lines, writing */
     CHANNEL_PAUSED,      /* output above high water: no reads until below low water */
-    CHANNEL_OFFLOADED,   /* a line is on the business pool: reads and later lines wait */
+    CHANNEL_OFFLOADED,   /* a line is on the business pool, or a !task on the loop's
+                          * task queue: reads and later lines wait */
     CHANNEL_INPUT_ENDED, /* EOF, or the stop's bytes all read: answer, flush, close */
     CHANNEL_CLOSING,     /* the last reply is queued (!quit, too long, busy): flush, linger */
     CHANNEL_LINGERING,   /* write side shut: dropping input until EOF or the linger ends */
-    CHANNEL_CLOSED,      /* fd closed with a line still offloaded: freed when it returns */
+    CHANNEL_CLOSED,      /* fd closed with a line still offloaded or queued:
+                          * freed when it returns */
 };
 
 struct channel;

@@ -1797,6 +1797,60 @@ START_TEST(a_reply_is_not_held_behind_a_pipelined_sleep)
 }
 END_TEST
 
+/* ---- !task: work queued on the connection's loop ------------------------------ */
+
+/* !task lines are echoed after their work, in order with the lines around
+ * them, with or without a business pool (a loop queues a task on itself,
+ * never on the pool); a bad argument is refused as !cpu's is. */
+START_TEST(task_lines_echo_in_order)
+{
+    static const char *const want[] = { "a\n", "!task 2000\n", "b\n",
+                                        ECHO_ERR_BAD_ARGUMENT, "!task 0\n", "c\n" };
+    char line[64];
+    for (int offload = 0; offload <= 2; offload += 2) {
+        struct test_server t;
+        struct server_opts o;
+        ts_opts(&o);
+        o.offload_threads = offload;
+        ts_start(&t, model_under_test, &o);
+        int fd = tn_connect(t.port);
+        tn_send_str(fd, "a\n!task 2000\nb\n!task 10000001\n!task 0\nc\n");
+        for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+            ssize_t n = tn_read_line(fd, line, sizeof(line));
+            ck_assert_msg(n == (ssize_t)strlen(want[i]) && memcmp(line, want[i], (size_t)n) == 0,
+                          "offload %d: reply %zu is not %s", offload, i, want[i]);
+        }
+        close(fd);
+        ts_stop(&t);
+    }
+}
+END_TEST
+
+/* Two clients on one loop queue a long !task each; the second resets while
+ * the first one's task runs, so its own task still waits in the queue (or
+ * its line is still unread). The loop frees it when the task comes round,
+ * and goes on serving: the sanitizer builds catch a use after free. */
+START_TEST(a_reset_while_a_task_waits)
+{
+    struct test_server t;
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.workers = 1;
+    ts_start(&t, model_under_test, &o);
+    int first = tn_connect(t.port), second = tn_connect(t.port);
+    tn_send_str(first, "!task 200000\n");
+    tn_send_str(second, "!task 200000\n");
+    usleep(50000);
+    tn_close_reset(second);
+    ck_assert_int_eq(tn_read_line(first, line, sizeof(line)), 13);
+    tn_send_str(first, "still here\n");
+    ck_assert_int_eq(tn_read_line(first, line, sizeof(line)), 11);
+    close(first);
+    ts_stop_checked(&t, "a reset while a task waits");
+}
+END_TEST
+
 Suite *model_suite(const char *model_name)
 {
     model_under_test = model_name;
@@ -1866,6 +1920,12 @@ Suite *model_suite(const char *model_name)
     tcase_add_test(limits, slow_lines_are_closed);
     tcase_add_test(limits, clients_that_never_read_are_closed);
     suite_add_tcase(s, limits);
+
+    TCase *task = tcase_create("task");
+    tcase_set_timeout(task, 60);
+    tcase_add_test(task, task_lines_echo_in_order);
+    tcase_add_test(task, a_reset_while_a_task_waits);
+    suite_add_tcase(s, task);
 
     TCase *load = tcase_create("load");
     tcase_set_timeout(load, 120);
