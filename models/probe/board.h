@@ -41,7 +41,8 @@
 #include "histogram.h"
 
 #define BOARD_MAGIC 0x3144524f424c5454ull /* "TTLBORD1" */
-#define BOARD_VERSION 2          /* 2: the event head left the header */
+#define BOARD_VERSION 3          /* 2: the event head left the header;
+                                    3: loops carry backpressure and starvation */
 #define BOARD_THREAD_SLOTS 4096   /* threads shown by name; more are counted */
 #define BOARD_LOOP_SLOTS 64
 #define BOARD_QUEUE_SLOTS 8
@@ -144,6 +145,10 @@ struct board_loop {
     _Atomic uint64_t iterations;
     _Atomic uint64_t longest_task_ns;
     _Atomic uint64_t blocked_since_ns; /* 0, or when a handler got stuck */
+    _Atomic uint64_t out_pending_bytes;/* replies its channels have not yet written */
+    _Atomic uint64_t channels_paused;  /* channels not reading: output above high water */
+    _Atomic uint64_t tasks_starving_io;/* iterations whose tasks ran past the time
+                                        * their I/O had waited (ioRatio 100) */
 };
 
 struct board_queue {
