@@ -84,6 +84,8 @@ struct loop {
     _Atomic uint64_t task_overrun_ns; /* written by the loop thread only: how far
                                    * tasks ran past their budgets, repaid by the
                                    * next ones */
+    _Atomic uint64_t task_idle_ns; /* part of task_ns run after I/O phases
+                                   * that found nothing to do */
     _Atomic uint64_t tasks_starving_io; /* ioRatio 100: task phases past
                                    * LOOP_STARVING_IO_MS (I/O waited that long) */
 };
@@ -515,21 +517,19 @@ static int wait_timeout_ms(struct loop *l)
  * ioRatio 80), a loop that ran "at least one" each time would give tasks
  * most of its time whatever the ratio. So the overrun is owed, and paid
  * from the next budgets: over many iterations tasks get their share, for
- * long tasks and short alike. An iteration that found no I/O to do owes
- * nothing (its tasks took no time from I/O) and runs a batch of tasks,
- * Netty's runAllTasks(0): nothing else wants the thread. */
-static uint64_t carried_task_budget_ns(struct loop *l, uint64_t io_ns, bool io_idle,
-                                       size_t *at_least)
+ * long tasks and short alike. An iteration that found no I/O to do runs
+ * tasks for LOOP_IDLE_TASK_BUDGET_US, one at least (Netty's
+ * runAllTasks(0)): short, because I/O that arrives meanwhile waits for
+ * it. Those tasks took nothing from I/O: they neither add to the debt nor
+ * pay it (forgiving it there let every long task overrun for free). */
+static uint64_t carried_task_budget_ns(struct loop *l, uint64_t io_ns, bool io_idle)
 {
     uint64_t share = loop_task_budget_ns(io_ns, l->io_ratio_pct);
     uint64_t owed = atomic_load_explicit(&l->task_overrun_ns, memory_order_relaxed);
-    *at_least = 0;
     if (share == UINT64_MAX)
         return share;                     /* ioRatio 100: every task, now */
     if (io_idle) {
-        owed = 0;
-        *at_least = LOOP_TASK_BATCH;
-        share = 0;
+        share = LOOP_IDLE_TASK_BUDGET_US * 1000ull;   /* and the debt stays */
     } else if (share <= owed) {
         owed -= share;                    /* still owing: no tasks this time */
         share = 0;
@@ -561,14 +561,16 @@ static void report_starving_io(struct loop *l, uint64_t took_ns)
             l->name, (double)took_ns / 1e6, (unsigned long long)n);
 }
 
-/* Run due timers, then queued tasks while the budget lasts, and at least
- * `at_least` of them. The deadline is checked before every task: the
+/* Run due timers, then queued tasks while the budget lasts. After an I/O
+ * phase that found nothing to do (io_idle), at least one task runs, its
+ * time is counted apart (task_idle_ns: I/O did not want the thread, so
+ * ioRatio had nothing to share) and its overrun is not owed. The deadline is checked before every task: the
  * clock is read around each task anyway, for the blocked checker, so the
  * check is free, and a phase overruns by one task at most, not by a batch
- * of LOOP_TASK_BATCH (Netty reads the clock every 64 tasks only: with
+ * of 64 (Netty reads the clock every 64 tasks only: with
  * 200 us tasks that is 12.8 ms past a budget of 20 us). What it overran
  * is owed (carried_task_budget_ns). */
-static void run_tasks(struct loop *l, uint64_t budget_ns, size_t at_least)
+static void run_tasks(struct loop *l, uint64_t budget_ns, bool io_idle)
 {
     struct task t;
     uint64_t start = loop_now_ns();
@@ -577,15 +579,17 @@ static void run_tasks(struct loop *l, uint64_t budget_ns, size_t at_least)
     size_t ran = 0;
 
     run_due_timers(l, start);
-    while ((ran < at_least || now < deadline) && ring_take(l, &t, 1) == 1) {
+    while ((now < deadline || (io_idle && ran == 0)) && ring_take(l, &t, 1) == 1) {
         now = run_timed(l, t.fn, t.arg);
         ran++;
     }
     bump(&l->tasks_run, ran);
     uint64_t end = loop_now_ns();
     bump(&l->task_ns, end - start);
-    if (at_least == 0 && deadline != UINT64_MAX && end > deadline)
-        bump(&l->task_overrun_ns, end - deadline);   /* owed (a budgeted phase only) */
+    if (io_idle)
+        bump(&l->task_idle_ns, end - start);
+    else if (deadline != UINT64_MAX && end > deadline)
+        bump(&l->task_overrun_ns, end - deadline);   /* owed */
     if (budget_ns == UINT64_MAX && end - start >= LOOP_STARVING_IO_MS * 1000000ull &&
         !atomic_load_explicit(&l->stopping, memory_order_relaxed))
         report_starving_io(l, end - start);
@@ -653,9 +657,7 @@ static void loop_iteration(struct loop *l)
 
     /* 3. Timers and tasks, for as long as ioRatio allows. */
     set_phase(l, LOOP_PHASE_TASKS);
-    size_t at_least;
-    uint64_t budget_ns = carried_task_budget_ns(l, io_ns, io_idle, &at_least);
-    run_tasks(l, budget_ns, at_least);
+    run_tasks(l, carried_task_budget_ns(l, io_ns, io_idle), io_idle);
     bump(&l->iterations, 1);
     atomic_store_explicit(&l->timers_now, l->timers.len, memory_order_relaxed);
 
@@ -666,6 +668,8 @@ static void loop_iteration(struct loop *l)
         atomic_store_explicit(&s->timers, l->timers.len, memory_order_relaxed);
         atomic_store_explicit(&s->io_ns, atomic_load(&l->io_ns), memory_order_relaxed);
         atomic_store_explicit(&s->task_ns, atomic_load(&l->task_ns), memory_order_relaxed);
+        atomic_store_explicit(&s->task_idle_ns, atomic_load(&l->task_idle_ns),
+                              memory_order_relaxed);
         atomic_store_explicit(&s->iterations, atomic_load(&l->iterations), memory_order_relaxed);
         atomic_store_explicit(&s->longest_task_ns, atomic_load(&l->longest_task_ns),
                               memory_order_relaxed);
@@ -686,7 +690,7 @@ static void *loop_main(void *arg)
     atomic_store(&l->ended, true);
     pthread_mutex_unlock(&l->lock);
     while (atomic_load(&l->queued) > 0)
-        run_tasks(l, UINT64_MAX, 0);
+        run_tasks(l, UINT64_MAX, false);
     struct heap_node *n;
     while ((n = heap_pop(&l->timers))) {
         struct loop_timer *t = from_node(n);
@@ -847,4 +851,5 @@ void loop_stats(struct loop *l, struct loop_stats *out)
     out->resumes = atomic_load(&l->resumes_run);
     out->tasks_starving_io = atomic_load(&l->tasks_starving_io);
     out->task_owed_ns = atomic_load(&l->task_overrun_ns);
+    out->task_idle_ns = atomic_load(&l->task_idle_ns);
 }

@@ -24,7 +24,7 @@
 
 #define LOOP_IO_RATIO_DEFAULT 50     /* Netty 4.1's default: half I/O, half tasks */
 #define LOOP_MAX_EVENTS 256          /* ready fds handled per iteration at most */
-#define LOOP_TASK_BATCH 64           /* tasks an iteration without I/O runs at least */
+#define LOOP_IDLE_TASK_BUDGET_US 50  /* tasks' time in an iteration without I/O */
 /* ioRatio 100 gives tasks no limit: a task phase this long kept the
  * loop's I/O waiting as long, and is reported (a steady task flood). */
 #define LOOP_STARVING_IO_MS 500
@@ -94,6 +94,7 @@ struct loop_stats {
     uint64_t wait_errors;         /* epoll_wait failed (not EINTR) */
     uint64_t resumes;             /* callbacks called again by loop_watch_resume */
     uint64_t tasks_starving_io;   /* ioRatio 100 task phases of LOOP_STARVING_IO_MS+ */
+    uint64_t task_idle_ns;        /* part of task_ns run when I/O had nothing to do */
     uint64_t task_owed_ns;        /* tasks overran their budgets by this much, to be
                                    * repaid from the next budgets */
 };

@@ -142,6 +142,8 @@ struct board_loop {
     _Atomic uint64_t task_queue_depth;
     _Atomic uint64_t timers;
     _Atomic uint64_t io_ns, task_ns; /* the ioRatio split */
+    _Atomic uint64_t task_idle_ns;   /* part of task_ns run when I/O had nothing
+                                      * to do (ioRatio shares only contended time) */
     _Atomic uint64_t iterations;
     _Atomic uint64_t longest_task_ns;
     _Atomic uint64_t blocked_since_ns; /* 0, or when a handler got stuck */

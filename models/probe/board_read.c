@@ -214,6 +214,9 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
         l->iterations = u64_at(b, o + F(struct board_loop, iterations));
         l->longest_task_ns = u64_at(b, o + F(struct board_loop, longest_task_ns));
         l->blocked_since_ns = u64_at(b, o + F(struct board_loop, blocked_since_ns));
+        l->task_idle_ns = u64_at(b, o + F(struct board_loop, task_idle_ns));
+        if (l->task_idle_ns > l->task_ns)
+            FAIL("loop slot %u: idle task time past all task time", i);
         l->out_pending_bytes = u64_at(b, o + F(struct board_loop, out_pending_bytes));
         l->channels_paused = u64_at(b, o + F(struct board_loop, channels_paused));
         l->tasks_starving_io = u64_at(b, o + F(struct board_loop, tasks_starving_io));
@@ -480,7 +483,9 @@ static void json_safe(char *dst, size_t dst_len, const char *src)
 }
 
 /* Every loop: its ioRatio split (since it started, from the loop's own
- * time accounting), what it is doing, and its backpressure. */
+ * time accounting), what it is doing, and its backpressure. io_pct and
+ * task_pct share all of its busy time; shared_task_pct leaves out the
+ * tasks run when I/O had nothing to do: the share ioRatio sets. */
 static void json_loops(const struct board_snapshot *s, FILE *out)
 {
     static const char *const phases[] = { "starting", "waiting", "io", "tasks", "stopped" };
@@ -494,11 +499,15 @@ static void json_loops(const struct board_snapshot *s, FILE *out)
         double total = (double)l->io_ns + (double)l->task_ns;
         double io_pct = total > 0 ? 100.0 * (double)l->io_ns / total : 0;
         double task_pct = total > 0 ? 100.0 - io_pct : 0;
+        double shared = total - (double)l->task_idle_ns;
+        double shared_task_pct = shared > 0
+                               ? 100.0 * ((double)l->task_ns - (double)l->task_idle_ns) / shared : 0;
         double blocked_ms = l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns
                           ? (double)(s->taken_mono_ns - l->blocked_since_ns) / 1e6 : 0;
         fprintf(out, "%s{\"name\":\"%s\",\"phase\":\"%s\",\"channels\":%llu,"
                 "\"queue\":%llu,\"timers\":%llu,\"io_ns\":%llu,\"task_ns\":%llu,"
-                "\"io_pct\":%.1f,\"task_pct\":%.1f,\"iterations\":%llu,"
+                "\"io_pct\":%.1f,\"task_pct\":%.1f,\"task_idle_ns\":%llu,"
+                "\"shared_task_pct\":%.1f,\"iterations\":%llu,"
                 "\"longest_task_us\":%.1f,\"blocked_ms\":%.1f,"
                 "\"out_pending_bytes\":%llu,\"channels_paused\":%llu,"
                 "\"tasks_starving_io\":%llu}",
@@ -506,6 +515,7 @@ static void json_loops(const struct board_snapshot *s, FILE *out)
                 (unsigned long long)l->channels, (unsigned long long)l->task_queue_depth,
                 (unsigned long long)l->timers, (unsigned long long)l->io_ns,
                 (unsigned long long)l->task_ns, io_pct, task_pct,
+                (unsigned long long)l->task_idle_ns, shared_task_pct,
                 (unsigned long long)l->iterations, (double)l->longest_task_ns / 1e3,
                 blocked_ms, (unsigned long long)l->out_pending_bytes,
                 (unsigned long long)l->channels_paused,
