@@ -142,6 +142,30 @@ static void channel_free(struct channel *ch)
     free(ch);
 }
 
+/* Bring this channel's share of the loop's backlog (output not yet
+ * written, paused or not) up to date, and publish the totals on the
+ * loop's board slot: after every write decision (update) and at the end,
+ * so the board shows backpressure as it builds, per loop. */
+static void count_backlog(struct channel *ch, size_t pending, bool paused)
+{
+    struct channel_backlog *bl = ch->host->backlog;
+    if (!bl)
+        return;
+    bl->pending_bytes += pending;
+    bl->pending_bytes -= ch->pending_counted;
+    ch->pending_counted = pending;
+    if (paused != ch->paused_counted) {
+        bl->paused += paused ? 1 : (uint64_t)-1;
+        ch->paused_counted = paused;
+    }
+    struct board_loop *slot = loop_board_slot(ch->loop);
+    if (slot) {
+        atomic_store_explicit(&slot->out_pending_bytes, bl->pending_bytes,
+                              memory_order_relaxed);
+        atomic_store_explicit(&slot->channels_paused, bl->paused, memory_order_relaxed);
+    }
+}
+
 /* Close the fd and tell the model. The channel is freed here, or, if a
  * line of it is still on the business pool, when that line comes back. */
 static void channel_end(struct channel *ch, enum echo_end end)
@@ -161,6 +185,7 @@ static void channel_end(struct channel *ch, enum echo_end end)
     close(ch->watch.fd);
     ch->watch.fd = -1;
     loop_channels_add(ch->loop, -1);
+    count_backlog(ch, 0, false);
     board_conn_ended(h->board, ch->id, end, h->stopping && h->stopping(h->host_arg),
                      ch->lines);
     h->on_closed(ch, h->host_arg);
@@ -407,6 +432,7 @@ static bool update(struct channel *ch, bool lines_left)
     case CHANNEL_CLOSED:
         break;
     }
+    count_backlog(ch, pending, ch->state == CHANNEL_PAUSED);
     uint32_t events = 0;
     if (ch->state == CHANNEL_OPEN || ch->state == CHANNEL_LINGERING)
         events |= EPOLLIN;

@@ -70,6 +70,14 @@ enum channel_state {
 
 struct channel;
 
+/* Backpressure on one loop, summed over its channels, for the board.
+ * Loop thread only (the channels update it and publish it to the loop's
+ * board slot; nothing reads it back from the board). */
+struct channel_backlog {
+    uint64_t pending_bytes;      /* replies the channels have not yet written */
+    uint64_t paused;             /* channels in CHANNEL_PAUSED */
+};
+
 /* What the model lends its channels. */
 struct channel_host {
     const char *model;           /* for !who */
@@ -77,6 +85,7 @@ struct channel_host {
     int linger_ms;               /* a closing error reply drains this long */
     struct board *board;         /* may be NULL */
     struct pool *business;       /* --offload: where !cpu/!sleep run; or NULL */
+    struct channel_backlog *backlog; /* this loop's totals, or NULL */
     size_t high_water, low_water;
     int idle_timeout_ms;         /* 0: none; see server_opts */
     int line_timeout_ms;
@@ -110,6 +119,8 @@ struct channel {
     uint64_t last_drain_ns;      /* output last shrank, or was empty */
     uint64_t lines;
     uint64_t last_read_ns;       /* when bytes last came in */
+    size_t pending_counted;      /* its share of host->backlog->pending_bytes */
+    bool paused_counted;         /* counted in host->backlog->paused */
     struct channel *prev, *next; /* the model's list of channels */
 };
 
