@@ -298,6 +298,51 @@ START_TEST(random_corruption_never_crashes)
 }
 END_TEST
 
+/* A loop slot another process scribbled on: more idle task time than task
+ * time is refused with a message; counters at their maximum are read, and
+ * top --json prints them with finite percentages (no wrap, no division by
+ * zero), every loop field present. */
+START_TEST(scribbled_loop_counters_are_refused_or_printed_whole)
+{
+    struct board *b = board_create("reactor", "opts");
+    struct board_loop *l = board_loop_claim(b, "worker-1");
+    struct board_snapshot *s = snap();
+    char err[256];
+    ck_assert_ptr_nonnull(l);
+    atomic_store(&l->task_ns, 10);
+    atomic_store(&l->task_idle_ns, 20);
+    ck_assert_int_eq(board_read(board_path(b), s, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "idle task time"));
+
+    atomic_store(&l->io_ns, UINT64_MAX);
+    atomic_store(&l->task_ns, UINT64_MAX);
+    atomic_store(&l->task_idle_ns, UINT64_MAX);
+    atomic_store(&l->out_pending_bytes, UINT64_MAX);
+    atomic_store(&l->channels_paused, 3);
+    ck_assert_int_eq(board_read(board_path(b), s, err, sizeof(err)), 0);
+    char *json = NULL;
+    size_t json_len = 0;
+    FILE *out = open_memstream(&json, &json_len);
+    board_snapshot_json(s, out);
+    fclose(out);
+    ck_assert_ptr_nonnull(strstr(json, "\"loops\":[{\"name\":\"worker-1\""));
+    ck_assert_ptr_nonnull(strstr(json, "\"io_pct\":50.0,\"task_pct\":50.0"));
+    ck_assert_ptr_nonnull(strstr(json, "\"channels_paused\":3"));
+    ck_assert_ptr_null(strstr(json, "nan"));
+    ck_assert_ptr_null(strstr(json, "inf"));
+    const char *fields[] = { "phase", "channels", "queue", "blocked_ms", "shared_task_pct",
+                             "out_pending_bytes", "tasks_starving_io" };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        char key[40];
+        snprintf(key, sizeof(key), "\"%s\":", fields[i]);
+        ck_assert_msg(strstr(json, key), "no %s in %s", fields[i], json);
+    }
+    free(json);
+    free(s);
+    board_close(b);
+}
+END_TEST
+
 START_TEST(foreign_version_and_bad_files)
 {
     size_t len;
@@ -846,6 +891,7 @@ int main(void)
     tcase_add_test(tc, truncated_boards_are_refused);
     tcase_add_test(tc, random_corruption_never_crashes);
     tcase_add_test(tc, foreign_version_and_bad_files);
+    tcase_add_test(tc, scribbled_loop_counters_are_refused_or_printed_whole);
     tcase_add_test(tc, stale_boards_are_cleaned_by_readers);
     tcase_add_test(tc, two_boards_in_one_process);
     tcase_add_test(tc, a_planted_entry_is_left_alone);

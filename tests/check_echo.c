@@ -185,12 +185,32 @@ START_TEST(cpu_and_sleep_directives)
 }
 END_TEST
 
+/* !task is decoded as !cpu is, bounded by the same maximum, and echoed. */
+START_TEST(task_directive)
+{
+    struct echo_reply r = decide("!task 200\n");
+    ck_assert_int_eq(r.work, ECHO_WORK_TASK);
+    ck_assert_uint_eq(r.work_amount, 200);
+    ck_assert_uint_eq(r.len, 10);
+    ck_assert(memcmp(r.data, "!task 200\n", 10) == 0);
+
+    r = decide("!task 10000000\r\n");
+    ck_assert_int_eq(r.work, ECHO_WORK_TASK);
+    ck_assert_uint_eq(r.work_amount, ECHO_CPU_MAX_US);
+
+    r = decide("!taskx 5\n");              /* another word: echoed */
+    ck_assert_int_eq(r.work, ECHO_WORK_NONE);
+    ck_assert_int_eq(r.error, ECHO_ERROR_NONE);
+}
+END_TEST
+
 START_TEST(bad_arguments)
 {
     const char *cases[] = { "!cpu\n", "!cpu \n", "!cpu -1\n", "!cpu 1x\n",
                             "!cpu 10000001\n", "!cpu 99999999999999999999\n",
                             "!sleep 60001\n", "!sleep\n", "!sleep 1 2\n",
-                            "!sleep  5\n", "!who me\n", "!quit now\n" };
+                            "!sleep  5\n", "!who me\n", "!quit now\n",
+                            "!task\n", "!task 10000001\n", "!task -5\n", "!task 5 5\n" };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct echo_reply r = decide(cases[i]);
         ck_assert_msg(r.error == ECHO_ERROR_BAD_ARGUMENT, "'%s' accepted", cases[i]);
@@ -265,6 +285,11 @@ START_TEST(do_work_runs_cpu_and_sleep_work)
     echo_do_work(&r);
     double slept_ms = (double)(now_ns() - t0_ns) / 1e6;
     ck_assert_msg(slept_ms >= 200.0, "!sleep 200 slept %.1f ms", slept_ms);
+    r = decide("!task 20000\n");          /* a thread without a loop burns it */
+    before = thread_cpu_ns();
+    echo_do_work(&r);
+    used = thread_cpu_ns() - before;
+    ck_assert_msg(used >= 20000000u, "!task 20000 burned only %llu ns", (unsigned long long)used);
 }
 END_TEST
 
@@ -282,6 +307,7 @@ int main(void)
     tcase_add_test(cmd, cpu_and_sleep_directives);
     tcase_add_test(cmd, bad_arguments);
     tcase_add_test(cmd, session_who_quit_and_too_long);
+    tcase_add_test(cmd, task_directive);
     tcase_add_test(cmd, cpu_burn_uses_cpu_time);
     tcase_add_test(cmd, do_work_runs_cpu_and_sleep_work);
     suite_add_tcase(s, cmd);

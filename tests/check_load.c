@@ -102,17 +102,22 @@ START_TEST(mix_makes_commands_in_proportion)
 {
     struct load_opts o;
     char buf[64];
-    int cpu = 0, sleep_ = 0;
+    int cpu = 0, sleep_ = 0, task = 0;
     load_opts_init(&o);
     o.cpu_pct = 10;
     o.cpu_us = 200;
     o.sleep_pct = 1;
     o.sleep_ms = 50;
+    o.task_pct = 50;
+    o.task_us = 300;
     for (uint64_t seq = 0; seq < 100000; seq++) {
         size_t n = load_make_line(&o, 3, seq, buf);
         cpu += n == 9 && memcmp(buf, "!cpu 200\n", 9) == 0;
         sleep_ += n == 10 && memcmp(buf, "!sleep 50\n", 10) == 0;
+        task += n == 10 && memcmp(buf, "!task 300\n", 10) == 0;
     }
+    ck_assert_int_ge(task, 49000);
+    ck_assert_int_le(task, 51000);
     ck_assert_int_ge(cpu, 9500);
     ck_assert_int_le(cpu, 10500);
     ck_assert_int_ge(sleep_, 850);

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -542,48 +543,35 @@ END_TEST
 /* ---- ioRatio ------------------------------------------------------------------- */
 
 /* What the loop promises: after I/O that took io_ns, tasks run until
- * loop_task_budget_ns(io_ns) has passed, then the loop goes back to I/O.
- * The test keeps both sides busy without needing the scheduler's help: an
- * always-ready fd whose callback burns 5 ms of CPU, and a task queue that
- * never runs dry because every task queues its successor (a producer
- * thread could fall behind on a busy machine, and a drained queue ends
- * the task phase early: the old test's 0.59 for an expected 0.80). The
- * counters are read at iteration boundaries, from the I/O callback, where
- * both are settled; the window is a count of iterations, not of seconds.
+ * loop_task_budget_ns(io_ns) has passed, less what earlier tasks overran
+ * (a task cannot be stopped halfway: the loop owes it, and pays it back
+ * from the next budgets). The test keeps both sides busy without needing
+ * the scheduler's help: an always-ready fd whose callback burns CPU, and
+ * a task queue that never runs dry because every task queues its
+ * successor. The counters are read at iteration boundaries, from the I/O
+ * callback, where both are settled; the window is a count of iterations,
+ * not of seconds.
  *
- * The bounds are the loop's own: a task phase never ends before its
- * deadline, so the task time is at least the budget; past the deadline it
- * finishes one batch of LOOP_TASK_BATCH, plus whatever time the thread
- * then spent waiting for a core, which the kernel tells us
- * (/proc/thread-self/schedstat), so the upper bound does not depend on
- * how busy the machine is. */
+ * Two bounds, both the loop's own, in its own time accounting (so a
+ * loaded machine, which stretches I/O and tasks alike, changes neither):
+ * the task time is exactly the budget plus what was owed at the window's
+ * end less what was owed at its start (a nanosecond of rounding per
+ * iteration), where what is owed never grows past the longest task; so
+ * the share is 100 - ratio give or take one task, with short tasks (2 us against 5 ms of I/O) and long ones (3 ms against
+ * 1 ms: longer than a whole budget at ioRatio 50 and 80, where a loop that
+ * always ran one task, or a batch of 64 between clock reads, gave tasks
+ * 75% or 99%). */
 enum {
-    RATIO_IO_US = 5000,                 /* CPU burnt per I/O callback */
-    RATIO_TASK_US = 2,                  /* CPU burnt per task */
     RATIO_QUEUE = 256,                  /* tasks always waiting (> one batch) */
     RATIO_WARMUP = 3,                   /* I/O rounds before the window opens */
-    RATIO_ROUNDS = 20,                  /* I/O rounds measured */
-    RATIO_BATCH_SLACK_NS = 500000,      /* one batch's overrun: 64 x 2 us, and room */
+    RATIO_CLOCK_SLACK_NS = 100000,      /* clock reads between a task and the deadline */
 };
-
-/* Nanoseconds this thread has waited on a run queue, or UINT64_MAX when
- * the kernel does not say (no schedstats). */
-static uint64_t runqueue_wait_ns(void)
-{
-    unsigned long long run_ns, wait_ns;
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    if (!f)
-        return UINT64_MAX;
-    int got = fscanf(f, "%llu %llu", &run_ns, &wait_ns);
-    fclose(f);
-    return got == 2 ? (uint64_t)wait_ns : UINT64_MAX;
-}
 
 struct ratio_probe {
     struct loop *l;
-    int rounds;                         /* I/O callbacks so far (loop thread) */
+    uint32_t io_us, task_us;            /* CPU burnt per I/O callback, per task */
+    int rounds, window;                 /* I/O callbacks so far; how many measured */
     struct loop_stats first, last;      /* at the window's two ends */
-    uint64_t first_wait_ns, last_wait_ns;
     atomic_bool done;                   /* the window is closed */
     atomic_bool stop;                   /* tasks stop queueing successors */
 };
@@ -595,19 +583,17 @@ static void io_burn_cb(void *arg, uint32_t events)
     p->rounds++;
     if (p->rounds == RATIO_WARMUP) {
         loop_stats(p->l, &p->first);
-        p->first_wait_ns = runqueue_wait_ns();
-    } else if (p->rounds == RATIO_WARMUP + RATIO_ROUNDS) {
+    } else if (p->rounds == RATIO_WARMUP + p->window) {
         loop_stats(p->l, &p->last);
-        p->last_wait_ns = runqueue_wait_ns();
         atomic_store(&p->done, true);
     }
-    echo_burn_cpu_us(RATIO_IO_US);
+    echo_burn_cpu_us(p->io_us);
 }
 
 static void endless_task(void *arg)
 {
     struct ratio_probe *p = arg;
-    echo_burn_cpu_us(RATIO_TASK_US);
+    echo_burn_cpu_us(p->task_us);
     if (!atomic_load(&p->stop))
         loop_execute(p->l, endless_task, p);
 }
@@ -618,56 +604,68 @@ static void add_watch_task(void *arg)
     ck_assert_int_eq(loop_watch_add(((struct ratio_probe *)w->arg)->l, w), 0);
 }
 
-/* Run RATIO_ROUNDS iterations at this ratio; the task share of the loop's
- * busy time, after checking it against the loop's bounds. */
-static double check_task_share(int ratio)
+/* Run `window` I/O rounds at this ratio and check the task share of the
+ * loop's busy time against the loop's bounds. */
+static void check_task_share(int ratio, uint32_t io_us, uint32_t task_us, int window)
 {
-    struct ratio_probe p = { .l = start_loop(ratio) };
+    struct ratio_probe p = { .l = start_loop(ratio), .io_us = io_us, .task_us = task_us,
+                             .window = window };
     int efd = eventfd(1, EFD_NONBLOCK);         /* readable, never read */
     struct loop_watch w = { .fd = efd, .events = EPOLLIN, .cb = io_burn_cb, .arg = &p };
     ck_assert_int_eq(loop_execute(p.l, add_watch_task, &w), 0);
     for (int i = 0; i < RATIO_QUEUE; i++)
         ck_assert_int_eq(loop_execute(p.l, endless_task, &p), 0);
-    uint64_t deadline = now_ms() + 10000;
+    uint64_t deadline = now_ms() + 30000;
     while (!atomic_load(&p.done) && now_ms() < deadline)
         usleep(10000);
     bool done = atomic_load(&p.done);
     atomic_store(&p.stop, true);                /* the queue drains, the loop can stop */
-    ck_assert_msg(done, "ioRatio %d: fewer than %d I/O rounds in 10 s: a task "
-                  "phase that never ends?", ratio, RATIO_WARMUP + RATIO_ROUNDS);
+    ck_assert_msg(done, "ioRatio %d: fewer than %d I/O rounds in 30 s: a task "
+                  "phase that never ends?", ratio, RATIO_WARMUP + window);
     stop_loop(p.l);
     close(efd);
 
     uint64_t io = p.last.io_ns - p.first.io_ns, task = p.last.task_ns - p.first.task_ns;
     uint64_t rounds = p.last.iterations - p.first.iterations;
     uint64_t budget = io * (uint64_t)(100 - ratio) / (uint64_t)ratio;
+    int64_t owed = (int64_t)p.last.task_owed_ns - (int64_t)p.first.task_owed_ns;
+    int64_t expect = (int64_t)budget + owed;
     double share = (double)task / (double)(io + task);
-    printf("ioRatio %d: tasks took %.0f%% of the loop's busy time (expected %d%%)\n",
-           ratio, share * 100, 100 - ratio);
-    /* Each iteration's budget is rounded down: a nanosecond each at most. */
-    ck_assert_msg(task + rounds >= budget, "ioRatio %d: tasks ran %llu ns, less than "
-                  "their budget of %llu ns over %llu iterations", ratio,
-                  (unsigned long long)task, (unsigned long long)budget,
+    printf("ioRatio %d, %u us tasks: tasks took %.1f%% of the loop's busy time "
+           "(expected %d%%)\n", ratio, task_us, share * 100, 100 - ratio);
+    ck_assert_msg(llabs((int64_t)task - expect) <= (int64_t)rounds + 1,
+                  "ioRatio %d, %u us tasks: tasks ran %llu ns, not their budget of %llu ns "
+                  "%+lld ns owed over %llu iterations", ratio, task_us,
+                  (unsigned long long)task, (unsigned long long)budget, (long long)owed,
                   (unsigned long long)rounds);
-    if (p.first_wait_ns == UINT64_MAX || p.last_wait_ns == UINT64_MAX) {
-        printf("ioRatio %d: no /proc/thread-self/schedstat, upper bound not checked\n", ratio);
-        return share;
-    }
-    uint64_t waited = p.last_wait_ns - p.first_wait_ns;
-    uint64_t most = budget + rounds * RATIO_BATCH_SLACK_NS + waited;
-    ck_assert_msg(task <= most, "ioRatio %d: tasks ran %llu ns, more than their "
-                  "budget of %llu ns plus a batch per iteration (%llu) plus %llu ns "
-                  "waiting for a core", ratio, (unsigned long long)task,
-                  (unsigned long long)budget, (unsigned long long)rounds,
-                  (unsigned long long)waited);
-    return share;
+    /* What is owed grows past one task's overrun never: a phase runs
+     * tasks only once the debt is paid, and stops at the first task that
+     * ends past its deadline. (What was owed at the window's start may be
+     * more: a phase the scheduler stretched before the window, being
+     * repaid.) A loop that always ran a task, or a batch of them between
+     * clock reads, owes more and more. With the equality above, this puts
+     * the share within one task of 100 - ratio. */
+    uint64_t most = p.last.longest_task_ns > p.first.task_owed_ns ? p.last.longest_task_ns
+                                                                   : p.first.task_owed_ns;
+    ck_assert_msg(p.last.task_owed_ns <= most + RATIO_CLOCK_SLACK_NS,
+                  "ioRatio %d, %u us tasks: %llu ns owed, more than the longest task "
+                  "(%llu ns) or what was owed before (%llu ns)", ratio, task_us,
+                  (unsigned long long)p.last.task_owed_ns,
+                  (unsigned long long)p.last.longest_task_ns,
+                  (unsigned long long)p.first.task_owed_ns);
 }
 
 START_TEST(io_ratio_sets_the_task_share)
 {
-    check_task_share(20);
-    check_task_share(50);
-    check_task_share(80);
+    for (int ratio = 20; ratio <= 80; ratio += 30)
+        check_task_share(ratio, 5000, 2, 20);
+}
+END_TEST
+
+START_TEST(io_ratio_holds_for_tasks_longer_than_the_budget)
+{
+    for (int ratio = 20; ratio <= 80; ratio += 30)
+        check_task_share(ratio, 1000, 3000, 100);
 }
 END_TEST
 
@@ -1184,6 +1182,7 @@ int main(void)
     tcase_add_test(run, await_on_the_loop_is_refused);
     tcase_add_test(run, io_ratio_sets_the_task_share);
     tcase_add_test(run, a_handler_is_timed_for_the_checker);
+    tcase_add_test(run, io_ratio_holds_for_tasks_longer_than_the_budget);
     tcase_add_test(run, checker_flags_long_handlers_only);
     tcase_add_test(run, checker_warns_on_time_repeats_and_measures_exactly);
     tcase_add_test(run, a_group_is_its_loops_parent);

@@ -161,6 +161,46 @@ START_TEST(rates_come_from_two_snapshots)
 }
 END_TEST
 
+/* The loop row's IO/TASK is the split since the snapshot before (live),
+ * not since the start; its OUTPUT and PAUSED show backpressure (PAUSED in
+ * the warning colour when a channel stopped reading); a loop whose tasks
+ * starved its I/O says so. A counter that went back (another process
+ * scribbling) falls back to the totals instead of wrapping. */
+START_TEST(loop_rows_show_the_split_now_and_backpressure)
+{
+    struct board_snapshot *before = make_snapshot("reactor", 9, 5);
+    struct board_snapshot *s = make_snapshot("reactor", 9, 5);
+    before->nloops = s->nloops = 1;
+    snprintf(before->loops[0].name, BOARD_NAME_BYTES, "loop-1");
+    snprintf(s->loops[0].name, BOARD_NAME_BYTES, "loop-1");
+    before->loops[0].io_ns = 9000;          /* 90/10 since the start... */
+    before->loops[0].task_ns = 1000;
+    s->loops[0].io_ns = 9000 + 200;         /* ...but 20/80 since the last look */
+    s->loops[0].task_ns = 1000 + 800;
+    s->loops[0].phase = 3;
+    s->loops[0].out_pending_bytes = 2500000;
+    s->loops[0].channels_paused = 2;
+    s->loops[0].tasks_starving_io = 3;
+    struct view v;
+    struct screen scr;
+    one_pane(&v, s, before);
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "   2.50MB      2  20/80  tasks TASKS STARVE I/O x3"), 0);
+    ck_assert_int_ge(count_cells(&scr, 'M', ST_WARN), 1);    /* paused channels warn */
+    screen_free(&scr);
+
+    before->loops[0].task_ns = UINT64_MAX;                    /* went back */
+    one_pane(&v, s, before);
+    screen_init(&scr, 120, 40);
+    view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "  84/16  tasks"), 0);     /* the totals */
+    screen_free(&scr);
+    free(s);
+    free(before);
+}
+END_TEST
+
 START_TEST(loops_and_queues_show_bars)
 {
     struct board_snapshot *s = make_snapshot("reactor", 9, 5);
@@ -183,7 +223,7 @@ START_TEST(loops_and_queues_show_bars)
     one_pane(&v, s, NULL);
     screen_init(&scr, 120, 40);
     view_render(&v, &scr);
-    ck_assert_int_ge(screen_find(&scr, "loop-1                12 [#####.....]   32      0   70/30  io    BLOCKED 2.0s"), 0);
+    ck_assert_int_ge(screen_find(&scr, "loop-1                12 [#####.....]   32       0B      0  70/30  io    BLOCKED 2.0s"), 0);
     ck_assert_int_ge(screen_find(&scr, "tasks           [##############]  10/10"), 0);
     ck_assert_int_gt(count_cells(&scr, '#', ST_WARN), 13);   /* a full queue warns */
     ck_assert_int_eq(count_cells(&scr, 'B', ST_WARN), 1);    /* BLOCKED is red */
@@ -1018,6 +1058,7 @@ int main(void)
     tcase_add_test(tc, many_threads_are_a_grid_of_state_cells);
     tcase_add_test(tc, rates_come_from_two_snapshots);
     tcase_add_test(tc, loops_and_queues_show_bars);
+    tcase_add_test(tc, loop_rows_show_the_split_now_and_backpressure);
     tcase_add_test(tc, two_panes_side_by_side_or_stacked);
     tcase_add_test(tc, keys_and_empty_view);
     tcase_add_test(tc, hostile_text_is_made_printable);

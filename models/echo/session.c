@@ -115,6 +115,10 @@ void echo_decide(const char *line, size_t len, struct echo_reply *r)
         if (!parse_bounded(args, end, ECHO_SLEEP_MAX_MS, &r->work_amount))
             goto bad_argument;
         r->work = ECHO_WORK_SLEEP;
+    } else if (match_command(line, end, "!task", &args)) {
+        if (!parse_bounded(args, end, ECHO_CPU_MAX_US, &r->work_amount))
+            goto bad_argument;
+        r->work = ECHO_WORK_TASK;
     } else if (match_command(line, end, "!quit", &args)) {
         if (args != end)
             goto bad_argument;
@@ -220,7 +224,7 @@ void echo_sleep_ms(uint32_t ms)
 
 void echo__do_work(const struct echo_reply *r)
 {
-    if (r->work == ECHO_WORK_CPU)
+    if (r->work == ECHO_WORK_CPU || r->work == ECHO_WORK_TASK)
         echo_burn_cpu_us(r->work_amount);
     else if (r->work == ECHO_WORK_SLEEP)
         echo_sleep_ms(r->work_amount);

@@ -13,11 +13,14 @@
  *
  *   read() --> echo_session_space/commit --> echo_session_next --> reply
  *                                                    |
- *                                          work: none | cpu N us | sleep N ms
+ *                                  work: none | cpu N us | sleep N ms | task N us
  *
  * Commands (any other line, '!' or not, is echoed as it came):
  *   !cpu N     burn N microseconds of CPU (0..10 000 000), then echo
  *   !sleep N   block N milliseconds (0..60 000), then echo
+ *   !task N    N microseconds of CPU (0..10 000 000, as !cpu) queued as a
+ *              task on the connection's own loop, then echo; the blocking
+ *              models, having no loop, burn it on their thread
  *   !who       reply "!who model=M thread=T conn=C\n"
  *   !quit      echo, then close
  * A bad argument gets "!err bad-argument\n" and the connection stays open. A
@@ -45,6 +48,8 @@ enum echo_work {
     ECHO_WORK_NONE,  /* reply at once */
     ECHO_WORK_CPU,   /* burn work_amount microseconds of CPU first */
     ECHO_WORK_SLEEP, /* block work_amount milliseconds first */
+    ECHO_WORK_TASK,  /* burn work_amount microseconds as a task on the
+                      * connection's loop (on the thread, without a loop) */
 };
 
 /* Why a reply is an error, for the board's counters. */
@@ -74,7 +79,7 @@ struct echo_reply {
     const char *data;        /* bytes to send; valid until the next _space */
     size_t len;              /* how many */
     enum echo_work work;     /* what to do before sending */
-    uint32_t work_amount;    /* microseconds (cpu) or milliseconds (sleep) */
+    uint32_t work_amount;    /* microseconds (cpu, task) or milliseconds (sleep) */
     bool close_after;        /* !quit or a fatal error: flush, then close */
     enum echo_error error;   /* non-NONE for "!err" replies */
     size_t request_len;      /* bytes of the request line, '\n' included */
@@ -129,10 +134,11 @@ void echo_burn_cpu_us(uint32_t us);
 /* Block this thread for `ms` milliseconds, resuming after signals. */
 void echo_sleep_ms(uint32_t ms);
 
-/* Internal: the work of a reply that has some (cpu or sleep). */
+/* Internal: the work of a reply that has some (cpu, sleep or task). */
 void echo__do_work(const struct echo_reply *r);
 
-/* Run r->work on the calling thread: the blocking models' way. Inline
+/* Run r->work on the calling thread: the blocking models' way (a task is
+ * burnt like !cpu: a thread of its own has no loop to queue it on). Inline
  * because every line passes here and almost none has work: the test is a
  * compare, where a call cost 6 instructions per line (docs/performance.md). */
 static inline void echo_do_work(const struct echo_reply *r)

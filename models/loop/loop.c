@@ -82,6 +82,13 @@ struct loop {
     _Atomic uint64_t iterations, io_ns, task_ns, tasks_run, timers_fired,
                      wakeups_written, longest_task_ns, wait_errors, resumes_run;
     _Atomic uint64_t timers_now;  /* the heap's size, as of the last iteration */
+    _Atomic uint64_t task_overrun_ns; /* written by the loop thread only: how far
+                                   * tasks ran past their budgets, repaid by the
+                                   * next ones */
+    _Atomic uint64_t task_idle_ns; /* part of task_ns run after I/O phases
+                                   * that found nothing to do */
+    _Atomic uint64_t tasks_starving_io; /* ioRatio 100: task phases past
+                                   * LOOP_STARVING_IO_MS (I/O waited that long) */
 };
 
 static _Thread_local struct loop *current_loop;   /* set on a loop's thread */
@@ -219,14 +226,17 @@ static uint64_t busy_end(struct loop *l, uint64_t began_ns)
 }
 
 /* Run one task or timer callback, timed for the blocked checker. */
-static void run_timed(struct loop *l, loop_task_cb fn, void *arg)
+/* Run one task or timer callback, timed for the blocked checker. Returns
+ * the time it ended (the task budget's clock). */
+static uint64_t run_timed(struct loop *l, loop_task_cb fn, void *arg)
 {
     uint64_t start = now_ns();
     busy_begin(l, start);
     fn(arg);
-    uint64_t took = busy_end(l, start) - start;
-    if (took > atomic_load_explicit(&l->longest_task_ns, memory_order_relaxed))
-        atomic_store_explicit(&l->longest_task_ns, took, memory_order_relaxed);
+    uint64_t end = busy_end(l, start);
+    if (end - start > atomic_load_explicit(&l->longest_task_ns, memory_order_relaxed))
+        atomic_store_explicit(&l->longest_task_ns, end - start, memory_order_relaxed);
+    return end;
 }
 
 /* ---- timers ------------------------------------------------------------- */
@@ -513,25 +523,88 @@ static int wait_timeout_ms(struct loop *l)
     return ms > 60000 ? 60000 : (int)ms;
 }
 
-/* Step 3: run queued tasks until the budget is spent, reading the clock
- * once per batch of LOOP_TASK_BATCH (Netty does the same: the clock is not
- * free). The budget counts from began_ns, when the timers' turn began, so
- * timers and tasks share it, and task_ns counts both. At least one batch
- * runs, so tasks never starve. */
-static void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns)
+/* The budget of this iteration's tasks, carried over. A task cannot be
+ * stopped halfway, so a phase overruns its budget by up to one task: with
+ * tasks longer than the budget (200 us of !task against 20 us of I/O at
+ * ioRatio 80), a loop that ran "at least one" each time would give tasks
+ * most of its time whatever the ratio. So the overrun is owed, and paid
+ * from the next budgets: over many iterations tasks get their share, for
+ * long tasks and short alike. An iteration that found no I/O to do runs
+ * tasks for LOOP_IDLE_TASK_BUDGET_US, one at least (Netty's
+ * runAllTasks(0)): short, because I/O that arrives meanwhile waits for
+ * it. Those tasks took nothing from I/O: they neither add to the debt nor
+ * pay it (forgiving it there let every long task overrun for free). */
+static uint64_t carried_task_budget_ns(struct loop *l, uint64_t io_ns, bool io_idle)
 {
-    struct task batch[LOOP_TASK_BATCH];
-    uint64_t deadline = budget_ns == UINT64_MAX ? UINT64_MAX : began_ns + budget_ns;
-
-    for (;;) {
-        size_t n = ring_take(l, batch, LOOP_TASK_BATCH);
-        for (size_t i = 0; i < n; i++)
-            run_timed(l, batch[i].fn, batch[i].arg);
-        bump(&l->tasks_run, n);
-        if (n < LOOP_TASK_BATCH || now_ns() >= deadline)
-            break;
+    uint64_t share = loop_task_budget_ns(io_ns, l->io_ratio_pct);
+    uint64_t owed = atomic_load_explicit(&l->task_overrun_ns, memory_order_relaxed);
+    if (share == UINT64_MAX)
+        return share;                     /* ioRatio 100: every task, now */
+    if (io_idle) {
+        share = LOOP_IDLE_TASK_BUDGET_US * 1000ull;   /* and the debt stays */
+    } else if (share <= owed) {
+        owed -= share;                    /* still owing: no tasks this time */
+        share = 0;
+    } else {
+        share -= owed;
+        owed = 0;
     }
-    bump(&l->task_ns, now_ns() - began_ns);
+    atomic_store_explicit(&l->task_overrun_ns, owed, memory_order_relaxed);
+    return share;
+}
+
+/* A task phase without limit (ioRatio 100) that ran LOOP_STARVING_IO_MS
+ * or longer kept every fd of the loop waiting that long: a steady flood of
+ * tasks starves I/O. Counted on the board; said on stderr and in the event
+ * log the first time and each time the count doubles. */
+static void report_starving_io(struct loop *l, uint64_t took_ns)
+{
+    uint64_t n = atomic_load_explicit(&l->tasks_starving_io, memory_order_relaxed) + 1;
+    bump(&l->tasks_starving_io, 1);
+    if (l->slot)
+        atomic_store_explicit(&l->slot->tasks_starving_io, n, memory_order_relaxed);
+    if ((n & (n - 1)) != 0)
+        return;
+    board_event(l->board, EV_BLOCKED, "%s: tasks ran %.0f ms while I/O waited "
+                "(ioRatio 100: no limit), %llu times", l->name, (double)took_ns / 1e6,
+                (unsigned long long)n);
+    fprintf(stderr, "threadlab: %s: tasks ran %.0f ms while I/O waited (ioRatio 100 "
+            "gives tasks no limit: a steady flood starves I/O), %llu times\n",
+            l->name, (double)took_ns / 1e6, (unsigned long long)n);
+}
+
+/* Step 3: run queued tasks while the budget lasts. The budget counts from
+ * began_ns, when the timers' turn began, so timers and tasks share it,
+ * and task_ns counts both. The deadline is checked before every task: the
+ * clock is read around each task anyway, for the blocked checker, so the
+ * check is free, and a phase overruns by one task at most, not by a batch
+ * of 64 (Netty reads the clock every 64 tasks only: with 200 us tasks that
+ * is 12.8 ms past a budget of 20 us). What it overran is owed
+ * (carried_task_budget_ns). After an I/O step that found nothing to do
+ * (io_idle), at least one task runs, and its time is counted apart
+ * (task_idle_ns: I/O did not want the thread, so ioRatio had nothing to
+ * share) and not owed. */
+static void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns, bool io_idle)
+{
+    struct task t;
+    uint64_t deadline = budget_ns >= UINT64_MAX - began_ns ? UINT64_MAX : began_ns + budget_ns;
+    uint64_t now = now_ns();
+    size_t ran = 0;
+
+    while ((now < deadline || (io_idle && ran == 0)) && ring_take(l, &t, 1) == 1) {
+        now = run_timed(l, t.fn, t.arg);
+        ran++;
+    }
+    bump(&l->tasks_run, ran);
+    uint64_t end = now_ns();
+    bump(&l->task_ns, end - began_ns);
+    if (io_idle)
+        bump(&l->task_idle_ns, end - began_ns);
+    else if (deadline != UINT64_MAX && end > deadline)
+        bump(&l->task_overrun_ns, end - deadline);   /* owed */
+    if (budget_ns == UINT64_MAX && end - began_ns >= LOOP_STARVING_IO_MS * 1000000ull &&
+        !atomic_load_explicit(&l->stopping, memory_order_relaxed))
+        report_starving_io(l, end - began_ns);
 }
 
 /* epoll_wait failed. EINTR is a signal: go round. Anything else means the
@@ -573,11 +646,14 @@ static int poll_io(struct loop *l, struct epoll_event *ready)
 
 /* Step 1b: call the ready fds' handlers, then the watches resumed before
  * this iteration, each timed for the blocked checker. Returns the time it
- * all took: the io_ns that ioRatio weighs the tasks' budget against. */
-static uint64_t run_io(struct loop *l, const struct epoll_event *ready, int n)
+ * all took: the io_ns that ioRatio weighs the tasks' budget against;
+ * *io_idle: there was nothing to do (no fd ready, no resume). */
+static uint64_t run_io(struct loop *l, const struct epoll_event *ready, int n,
+                       bool *io_idle)
 {
     struct loop_watch due;                /* resumes asked for before now */
     take_resumes(l, &due);
+    *io_idle = n == 0 && due.resume_next == &due;     /* nothing wanted I/O */
     uint64_t io_start = now_ns();
     board_thread_state_at(l->board, &l->on_board, STATE_RUNNING, io_start);
     set_phase(l, LOOP_PHASE_IO);
@@ -614,6 +690,7 @@ static void publish_iteration(struct loop *l)
     atomic_store_explicit(&s->timers, l->timers.len, memory_order_relaxed);
     atomic_store_explicit(&s->io_ns, atomic_load(&l->io_ns), memory_order_relaxed);
     atomic_store_explicit(&s->task_ns, atomic_load(&l->task_ns), memory_order_relaxed);
+    atomic_store_explicit(&s->task_idle_ns, atomic_load(&l->task_idle_ns), memory_order_relaxed);
     atomic_store_explicit(&s->iterations, atomic_load(&l->iterations), memory_order_relaxed);
     atomic_store_explicit(&s->longest_task_ns, atomic_load(&l->longest_task_ns),
                           memory_order_relaxed);
@@ -625,13 +702,14 @@ static void loop_iteration(struct loop *l)
     struct epoll_event ready[LOOP_MAX_EVENTS];
 
     int n = poll_io(l, ready);                        /* 1. wait for I/O, */
-    uint64_t io_ns = run_io(l, ready, n);             /*    handle it, timed */
+    bool io_idle;
+    uint64_t io_ns = run_io(l, ready, n, &io_idle);   /*    handle it, timed */
 
     set_phase(l, LOOP_PHASE_TASKS);                   /* 2-3 share ioRatio's budget */
     uint64_t tasks_began = now_ns();
     run_due_timers(l, tasks_began);                   /* 2. fire due timers */
     run_tasks(l, tasks_began,                         /* 3. run queued tasks */
-              loop_task_budget_ns(io_ns, l->io_ratio_pct));
+              carried_task_budget_ns(l, io_ns, io_idle), io_idle);
 
     publish_iteration(l);                             /* 4. show it on the board */
 }
@@ -652,7 +730,7 @@ static void *loop_main(void *arg)
     while (atomic_load(&l->queued) > 0) {
         uint64_t now = now_ns();
         run_due_timers(l, now);
-        run_tasks(l, now, UINT64_MAX);
+        run_tasks(l, now, UINT64_MAX, false);
     }
     struct heap_node *n;
     while ((n = heap_pop(&l->timers))) {
@@ -793,7 +871,7 @@ struct loop_group *loop_parent(const struct loop *l)
     return l->parent;
 }
 
-struct board_loop *loop__board_slot(struct loop *l)
+struct board_loop *loop_board_slot(struct loop *l)
 {
     return l->slot;
 }
@@ -812,4 +890,7 @@ void loop_stats(struct loop *l, struct loop_stats *out)
     out->tasks_rejected = atomic_load(&l->tasks_rejected);
     out->wait_errors = atomic_load(&l->wait_errors);
     out->resumes = atomic_load(&l->resumes_run);
+    out->tasks_starving_io = atomic_load(&l->tasks_starving_io);
+    out->task_owed_ns = atomic_load(&l->task_overrun_ns);
+    out->task_idle_ns = atomic_load(&l->task_idle_ns);
 }

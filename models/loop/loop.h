@@ -30,7 +30,10 @@
 
 #define LOOP_IO_RATIO_DEFAULT 50     /* Netty 4.1's default: half I/O, half tasks */
 #define LOOP_MAX_EVENTS 256          /* ready fds handled per iteration at most */
-#define LOOP_TASK_BATCH 64           /* tasks between clock reads (as Netty) */
+#define LOOP_IDLE_TASK_BUDGET_US 50  /* tasks' time in an iteration without I/O */
+/* ioRatio 100 gives tasks no limit: a task phase this long kept the
+ * loop's I/O waiting as long, and is reported (a steady task flood). */
+#define LOOP_STARVING_IO_MS 500
 /* Tasks a loop holds at most (Netty's maxPendingTasks): past this,
  * loop_execute refuses with -EAGAIN and counts it, so a producer faster
  * than the loop cannot eat the machine's memory 16 bytes at a time. */
@@ -96,6 +99,10 @@ struct loop_stats {
     uint64_t tasks_rejected;      /* loop_execute refused: the queue was full */
     uint64_t wait_errors;         /* epoll_wait failed (not EINTR) */
     uint64_t resumes;             /* callbacks called again by loop_watch_resume */
+    uint64_t tasks_starving_io;   /* ioRatio 100 task phases of LOOP_STARVING_IO_MS+ */
+    uint64_t task_idle_ns;        /* part of task_ns run when I/O had nothing to do */
+    uint64_t task_owed_ns;        /* tasks overran their budgets by this much, to be
+                                   * repaid from the next budgets */
 };
 
 /* ---- lifetime ---- */
@@ -198,6 +205,12 @@ void loop_stats(struct loop *l, struct loop_stats *out);
  * UINT64_MAX for ratio 100. Pure, any thread; exposed for tests. */
 uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct);
 
+/* The loop's board slot, or NULL: the checker marks a blocked loop on it,
+ * the channels their backlog. Any thread (the slot is fixed from
+ * loop_create to loop_join_free); its fields are written by the loop's
+ * thread, and by the checker for the blocked mark only. */
+struct board_loop *loop_board_slot(struct loop *l);
+
 /* ---- hooks for the blocked checker (checker.c) only ----
  * The double underscore says it, as libuv's uv__ does: the loop library's
  * own floor calls these; a model or sim/ never does. */
@@ -218,9 +231,5 @@ void loop__remember_handlers_over(struct loop *l, int ms);
 /* Send signal sig to the loop's thread (pthread_kill), for the checker's
  * stack trace. Returns false if the thread is not running. Any thread. */
 bool loop__signal(struct loop *l, int sig);
-
-/* The loop's board slot, or NULL: the checker marks a blocked loop on it.
- * Any thread (the slot is fixed from loop_create to loop_join_free). */
-struct board_loop *loop__board_slot(struct loop *l);
 
 #endif

@@ -489,7 +489,10 @@ struct board_loop *board_loop_claim(struct board *b, const char *name)
     atomic_store_explicit(&l->phase, 0, memory_order_relaxed);
     _Atomic uint64_t *fields[] = { &l->channels, &l->task_queue_depth, &l->timers,
                                    &l->io_ns, &l->task_ns, &l->iterations,
-                                   &l->longest_task_ns, &l->blocked_since_ns };
+                                   &l->longest_task_ns, &l->blocked_since_ns,
+                                   &l->out_pending_bytes, &l->channels_paused,
+                                   &l->task_idle_ns,
+                                   &l->tasks_starving_io };
     for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
         atomic_store_explicit(fields[f], 0, memory_order_relaxed);
     atomic_store_explicit(&l->in_use, 1, memory_order_release);

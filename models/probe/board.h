@@ -41,8 +41,9 @@
 #include "histogram.h"
 
 #define BOARD_MAGIC 0x3144524f424c5454ull /* "TTLBORD1" */
-#define BOARD_VERSION 4          /* 3: runnable threads; a simulator's clock;
-                                     4: a thread's tid and bytes in/out */
+#define BOARD_VERSION 5          /* 3: runnable threads; a simulator's clock;
+                                     4: a thread's tid and bytes in/out;
+                                     5: loops carry backpressure and starvation */
 #define BOARD_THREAD_SLOTS 4096   /* threads shown by name; more are counted */
 #define BOARD_LOOP_SLOTS 64
 #define BOARD_QUEUE_SLOTS 8
@@ -154,9 +155,15 @@ struct board_loop {
     _Atomic uint64_t task_queue_depth;
     _Atomic uint64_t timers;
     _Atomic uint64_t io_ns, task_ns; /* the ioRatio split */
+    _Atomic uint64_t task_idle_ns;   /* part of task_ns run when I/O had nothing
+                                      * to do (ioRatio shares only contended time) */
     _Atomic uint64_t iterations;
     _Atomic uint64_t longest_task_ns;
     _Atomic uint64_t blocked_since_ns; /* 0, or when a handler got stuck */
+    _Atomic uint64_t out_pending_bytes;/* replies its channels have not yet written */
+    _Atomic uint64_t channels_paused;  /* channels not reading: output above high water */
+    _Atomic uint64_t tasks_starving_io;/* iterations whose tasks ran past the time
+                                        * their I/O had waited (ioRatio 100) */
 };
 
 struct board_queue {

@@ -221,6 +221,12 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
         l->iterations = u64_at(b, o + F(struct board_loop, iterations));
         l->longest_task_ns = u64_at(b, o + F(struct board_loop, longest_task_ns));
         l->blocked_since_ns = u64_at(b, o + F(struct board_loop, blocked_since_ns));
+        l->task_idle_ns = u64_at(b, o + F(struct board_loop, task_idle_ns));
+        if (l->task_idle_ns > l->task_ns)
+            FAIL("loop slot %u: idle task time past all task time", i);
+        l->out_pending_bytes = u64_at(b, o + F(struct board_loop, out_pending_bytes));
+        l->channels_paused = u64_at(b, o + F(struct board_loop, channels_paused));
+        l->tasks_starving_io = u64_at(b, o + F(struct board_loop, tasks_starving_io));
     }
     for (uint32_t i = 0; i < nqueue; i++) {
         size_t o = qoff + i * sizeof(struct board_queue);
@@ -467,6 +473,59 @@ int board_list(struct board_entry *out, int max, bool clean_stale)
 
 /* ---- JSON ------------------------------------------------------------------ */
 
+/* Copy src for a JSON string: a board's text is printable already (the
+ * reader made it so); quotes and backslashes become '?', so the JSON stays
+ * whole whatever the writer put there. */
+static void json_safe(char *dst, size_t dst_len, const char *src)
+{
+    snprintf(dst, dst_len, "%s", src);
+    for (char *c = dst; *c; c++)
+        if (*c == '"' || *c == '\\')
+            *c = '?';
+}
+
+/* Every loop: its ioRatio split (since it started, from the loop's own
+ * time accounting), what it is doing, and its backpressure. io_pct and
+ * task_pct share all of its busy time; shared_task_pct leaves out the
+ * tasks run when I/O had nothing to do: the share ioRatio sets. */
+static void json_loops(const struct board_snapshot *s, FILE *out)
+{
+    static const char *const phases[] = { "starting", "waiting", "io", "tasks", "stopped" };
+    fprintf(out, ",\"loops\":[");
+    for (int i = 0; i < s->nloops; i++) {
+        const struct board_loop_snap *l = &s->loops[i];
+        char name[BOARD_NAME_BYTES];
+        json_safe(name, sizeof(name), l->name);
+        /* Sums of two counters another process may have written: in
+         * doubles, so that no value overflows or divides by zero. */
+        double total = (double)l->io_ns + (double)l->task_ns;
+        double io_pct = total > 0 ? 100.0 * (double)l->io_ns / total : 0;
+        double task_pct = total > 0 ? 100.0 - io_pct : 0;
+        double shared = total - (double)l->task_idle_ns;
+        double shared_task_pct = shared > 0
+                               ? 100.0 * ((double)l->task_ns - (double)l->task_idle_ns) / shared : 0;
+        double blocked_ms = l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns
+                          ? (double)(s->taken_mono_ns - l->blocked_since_ns) / 1e6 : 0;
+        fprintf(out, "%s{\"name\":\"%s\",\"phase\":\"%s\",\"channels\":%llu,"
+                "\"queue\":%llu,\"timers\":%llu,\"io_ns\":%llu,\"task_ns\":%llu,"
+                "\"io_pct\":%.1f,\"task_pct\":%.1f,\"task_idle_ns\":%llu,"
+                "\"shared_task_pct\":%.1f,\"iterations\":%llu,"
+                "\"longest_task_us\":%.1f,\"blocked_ms\":%.1f,"
+                "\"out_pending_bytes\":%llu,\"channels_paused\":%llu,"
+                "\"tasks_starving_io\":%llu}",
+                i ? "," : "", name, phases[l->phase < 5 ? l->phase : 0],
+                (unsigned long long)l->channels, (unsigned long long)l->task_queue_depth,
+                (unsigned long long)l->timers, (unsigned long long)l->io_ns,
+                (unsigned long long)l->task_ns, io_pct, task_pct,
+                (unsigned long long)l->task_idle_ns, shared_task_pct,
+                (unsigned long long)l->iterations, (double)l->longest_task_ns / 1e3,
+                blocked_ms, (unsigned long long)l->out_pending_bytes,
+                (unsigned long long)l->channels_paused,
+                (unsigned long long)l->tasks_starving_io);
+    }
+    fprintf(out, "]");
+}
+
 void board_snapshot_json(const struct board_snapshot *s, FILE *out)
 {
     char model[BOARD_MODEL_BYTES];
@@ -483,7 +542,9 @@ void board_snapshot_json(const struct board_snapshot *s, FILE *out)
     for (int st = 0; st < STATE_TERMINATED; st++)
         fprintf(out, "%s\"%s\":%llu", st ? "," : "", board_state_name(st),
                 (unsigned long long)s->threads_by_state[st]);
-    fprintf(out, "},\"handle_p50_us\":%.1f,\"handle_p99_us\":%.1f,\"handle_max_us\":%.1f}\n",
+    fprintf(out, "}");
+    json_loops(s, out);
+    fprintf(out, ",\"handle_p50_us\":%.1f,\"handle_p99_us\":%.1f,\"handle_max_us\":%.1f}\n",
             hist_counts_percentile(s->hist, 0, 50) / 1e3,
             hist_counts_percentile(s->hist, 0, 99) / 1e3, s->hist_max / 1e3);
 }

@@ -35,6 +35,10 @@ struct board_loop_snap {
     uint32_t phase;               /* 0 starting, 1 waiting, 2 io, 3 tasks, 4 stopped */
     uint64_t channels, task_queue_depth, timers, io_ns, task_ns, iterations,
              longest_task_ns, blocked_since_ns;
+    uint64_t task_idle_ns;        /* part of task_ns when I/O had nothing to do */
+    uint64_t out_pending_bytes;   /* backpressure: replies not yet written */
+    uint64_t channels_paused;     /* channels not reading (above high water) */
+    uint64_t tasks_starving_io;   /* see struct board_loop */
 };
 
 struct board_queue_snap {

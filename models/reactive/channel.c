@@ -26,8 +26,8 @@
  *       | +->| OFFLOADED |-----------> | CLOSED |   | INPUT_ENDED |
  *       |    +-----------+  (EPOLLERR, +--------+   +-------------+
  *       |     !cpu/!sleep    EPOLLHUP)  freed when    ^   |    |
- *       |     with --offload            the line      |   |    | flushed,
- *       |                               is back       |   |    | after EOF
+ *       |     with --offload,           the line      |   |    | flushed,
+ *       |     or !task                  is back       |   |    | after EOF
  *       +---- EOF, or the stop's bytes all read ------+   |    v
  *       |                                                 |  (closed)
  *       |                     flushed, after a stop       |
@@ -41,7 +41,8 @@
  *
  *   OPEN         reads, answers lines, writes
  *   PAUSED       answers what is buffered, writes; reads nothing
- *   OFFLOADED    waits for the business pool: reads nothing, answers
+ *   OFFLOADED    waits for the business pool, or for its !task to run in
+ *                the loop's task phase: reads nothing, answers
  *                nothing (later lines keep their order); back to OPEN, or
  *                to INPUT_ENDED if a stop's bytes are all read already
  *   INPUT_ENDED  answers what is buffered (a !cpu/!sleep line there goes to
@@ -142,6 +143,30 @@ static void channel_free(struct channel *ch)
     free(ch);
 }
 
+/* Bring this channel's share of the loop's backlog (output not yet
+ * written, paused or not) up to date, and publish the totals on the
+ * loop's board slot: after every write decision (update) and at the end,
+ * so the board shows backpressure as it builds, per loop. */
+static void count_backlog(struct channel *ch, size_t pending, bool paused)
+{
+    struct channel_backlog *bl = ch->host->backlog;
+    if (!bl)
+        return;
+    bl->pending_bytes += pending;
+    bl->pending_bytes -= ch->pending_counted;
+    ch->pending_counted = pending;
+    if (paused != ch->paused_counted) {
+        bl->paused += paused ? 1 : (uint64_t)-1;
+        ch->paused_counted = paused;
+    }
+    struct board_loop *slot = loop_board_slot(ch->loop);
+    if (slot) {
+        atomic_store_explicit(&slot->out_pending_bytes, bl->pending_bytes,
+                              memory_order_relaxed);
+        atomic_store_explicit(&slot->channels_paused, bl->paused, memory_order_relaxed);
+    }
+}
+
 /* Close the fd and tell the model. The channel is freed here, or, if a
  * line of it is still on the business pool, when that line comes back. */
 static void channel_end(struct channel *ch, enum echo_end end)
@@ -161,6 +186,7 @@ static void channel_end(struct channel *ch, enum echo_end end)
     close(ch->watch.fd);
     ch->watch.fd = -1;
     loop_channels_add(ch->loop, -1);
+    count_backlog(ch, 0, false);
     board_conn_ended(h->board, ch->id, end, h->stopping && h->stopping(h->host_arg),
                      ch->lines);
     h->on_closed(ch, h->host_arg);
@@ -474,6 +500,7 @@ static bool update(struct channel *ch, bool lines_left)
     case CHANNEL_CLOSED:
         break;
     }
+    count_backlog(ch, pending, ch->state == CHANNEL_PAUSED);
     uint32_t events = 0;
     if (ch->state == CHANNEL_OPEN || ch->state == CHANNEL_LINGERING)
         events |= EPOLLIN;
@@ -608,6 +635,73 @@ out_free:
     return false;
 }
 
+/* ---- !task: work queued on the channel's own loop --------------------------- *
+ * Netty's channel.eventLoop().execute(): the handler does not do the work
+ * now, it queues it on its own loop, which runs it in the task phase, as
+ * long as ioRatio allows. The channel waits in OFFLOADED meanwhile (its
+ * later lines keep their order), and the task, once it ran, hands the
+ * reply to the next I/O phase (loop_watch_resume), where the lines behind
+ * it are answered and the output written: so the loop's task time is the
+ * work itself, and its I/O time is the echo. */
+
+struct queued_task {
+    struct channel *ch;
+    uint64_t read_ns;            /* when the line was read */
+    uint32_t cpu_us;             /* what to burn */
+    size_t len;
+    char line[];                 /* the reply (the echoed line), copied */
+};
+
+/* On the loop, in its task phase: the work, then the reply. */
+static void queued_task_run(void *arg)
+{
+    struct queued_task *t = arg;
+    struct channel *ch = t->ch;
+    echo_burn_cpu_us(t->cpu_us);
+    if (ch->state == CHANNEL_CLOSED) {  /* the client left meanwhile */
+        channel_free(ch);
+        free(t);
+        return;
+    }
+    ch->state = input_state(ch);
+    bool queued = append_out(ch, t->line, t->len);
+    uint64_t read_ns = t->read_ns;
+    free(t);
+    if (!queued) {
+        channel_end(ch, ECHO_END_NO_MEMORY);
+        return;
+    }
+    ch->lines++;
+    /* Counted here, from its read to its reply, as settle counts the
+     * others: the write follows in the next I/O phase. */
+    struct board *board = ch->host->board;
+    if (board) {
+        board_record_latency_n(board, now_ns() - read_ns, 1);
+        board_add(board, CTR_LINES, 1);
+        board_thread_lines(board, loop_board_ref(ch->loop), 1);
+    }
+    loop_watch_resume(ch->loop, &ch->watch);
+}
+
+/* Queue a !task line on the channel's loop. Returns false if the loop's
+ * task queue refused it (full: the loop counts it) or memory ran out; the
+ * line then gets "!err busy". */
+static bool queue_task(struct channel *ch, const struct echo_reply *r, uint64_t read_ns)
+{
+    struct queued_task *t = malloc(sizeof(*t) + r->len);
+    if (!t)
+        return false;
+    *t = (struct queued_task){ .ch = ch, .read_ns = read_ns, .cpu_us = r->work_amount,
+                               .len = r->len };
+    memcpy(t->line, r->data, r->len);
+    if (loop_execute(ch->loop, queued_task_run, t) < 0) {
+        free(t);
+        return false;
+    }
+    ch->state = CHANNEL_OFFLOADED;
+    return true;
+}
+
 /* ---- input ------------------------------------------------------------------ */
 
 static void count_error(struct board *board, enum echo_error error)
@@ -631,7 +725,16 @@ static bool process_lines(struct channel *ch, struct batch *b)
     while (answers_lines(ch) && !b->spent &&
            echo_session_next(&ch->session, thread_name, &reply)) {
         bool did_work = reply.work != ECHO_WORK_NONE;
-        if (h->business && (did_work || is_who(ch, &reply))) {
+        if (reply.work == ECHO_WORK_TASK) {
+            /* The replies before it go out first, as before any work. */
+            if (!flush(ch))
+                return false;
+            if (queue_task(ch, &reply, b->read_ns))
+                return true;          /* later lines wait for this one */
+            reply.data = ECHO_ERR_BUSY;
+            reply.len = sizeof(ECHO_ERR_BUSY) - 1;
+            reply.work = ECHO_WORK_NONE;
+        } else if (h->business && (did_work || is_who(ch, &reply))) {
             if (offload(ch, &reply, b->read_ns))
                 return true;          /* later lines wait for this one */
             reply.data = ECHO_ERR_BUSY;

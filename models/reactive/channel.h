@@ -7,7 +7,10 @@
  * right here, on the loop thread, unless a business pool is given: then
  * the line goes to the pool, the channel's later lines wait behind it (so
  * replies stay in order), and the pool posts the reply back with
- * loop_execute.
+ * loop_execute. A !task line is queued on the channel's own loop
+ * (loop_execute, Netty's channel.eventLoop().execute()): the loop runs it
+ * in its task phase, under the ioRatio budget, and the later lines wait
+ * behind it just as they do behind an offloaded one.
  *
  * Backpressure: above high water (unsent output) the channel stops reading
  * until the output drains below low water, so a client that sends and never
@@ -56,14 +59,24 @@
 enum channel_state {
     CHANNEL_OPEN,        /* reading, answering lines, writing */
     CHANNEL_PAUSED,      /* output above high water: no reads until below low water */
-    CHANNEL_OFFLOADED,   /* a line is on the business pool: reads and later lines wait */
+    CHANNEL_OFFLOADED,   /* a line is on the business pool, or a !task on the loop's
+                          * task queue: reads and later lines wait */
     CHANNEL_INPUT_ENDED, /* EOF, or the stop's bytes all read: answer, flush, close */
     CHANNEL_CLOSING,     /* the last reply is queued (!quit, too long, busy): flush, linger */
     CHANNEL_LINGERING,   /* write side shut: dropping input until EOF or the linger ends */
-    CHANNEL_CLOSED,      /* fd closed with a line still offloaded: freed when it returns */
+    CHANNEL_CLOSED,      /* fd closed with a line still offloaded or queued:
+                          * freed when it returns */
 };
 
 struct channel;
+
+/* Backpressure on one loop, summed over its channels, for the board.
+ * Loop thread only (the channels update it and publish it to the loop's
+ * board slot; nothing reads it back from the board). */
+struct channel_backlog {
+    uint64_t pending_bytes;      /* replies the channels have not yet written */
+    uint64_t paused;             /* channels in CHANNEL_PAUSED */
+};
 
 /* What the model lends its channels. */
 struct channel_host {
@@ -72,6 +85,7 @@ struct channel_host {
     int linger_ms;               /* a closing error reply drains this long */
     struct board *board;         /* may be NULL */
     struct pool *business;       /* --offload: where !cpu/!sleep run; or NULL */
+    struct channel_backlog *backlog; /* this loop's totals, or NULL */
     size_t high_water, low_water;
     int idle_timeout_ms;         /* 0: none; see server_opts */
     int line_timeout_ms;
@@ -107,6 +121,8 @@ struct channel {
     uint64_t last_drain_ns;      /* output last shrank, or was empty */
     uint64_t lines;
     uint64_t last_read_ns;       /* when bytes last came in */
+    size_t pending_counted;      /* its share of host->backlog->pending_bytes */
+    bool paused_counted;         /* counted in host->backlog->paused */
     struct channel *prev, *next; /* the model's list of channels */
 };
 

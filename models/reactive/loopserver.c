@@ -37,6 +37,7 @@ struct worker {
     struct loop_server *server;
     struct loop *loop;
     struct channel_host host;           /* host_arg is this worker */
+    struct channel_backlog backlog;     /* its channels' output and pauses */
     struct channel *channels;           /* this loop's thread only */
 };
 
@@ -347,7 +348,8 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
         w->host = (struct channel_host){
             .model = o->model, .max_line = s->opts.max_line,
             .linger_ms = s->opts.linger_ms, .board = s->board,
-            .business = s->business, .high_water = CHANNEL_HIGH_WATER_BYTES,
+            .business = s->business, .backlog = &w->backlog,
+            .high_water = CHANNEL_HIGH_WATER_BYTES,
             .low_water = CHANNEL_LOW_WATER_BYTES, .on_closed = on_channel_closed,
             .host_arg = w, .stopping = is_stopping, .stop_deadline_ns = stop_deadline,
             .idle_timeout_ms = s->opts.idle_timeout_ms,

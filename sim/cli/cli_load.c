@@ -32,7 +32,9 @@ static void load_usage(FILE *out)
             "  -r, --rate R       open loop: R lines/s over all connections; latency\n"
             "                     counts from when each line was due, so stalls show\n"
             "      --mix SPEC     share of command lines, e.g. cpu=200:10,sleep=50:1 is\n"
-            "                     \"!cpu 200\" on 10%% of lines and \"!sleep 50\" on 1%%\n"
+            "                     \"!cpu 200\" on 10%% of lines and \"!sleep 50\" on 1%%;\n"
+            "                     task=200:50 is \"!task 200\" on half: 200 us of CPU\n"
+            "                     queued on the connection's loop (the ioRatio lesson)\n"
             "      --ramp S       spread the connects over S seconds (default 0)\n"
             "      --waves N      connects come in N waves spread over --duration\n"
             "                     (connection count climbs in steps)\n"
@@ -63,7 +65,7 @@ static bool parse_mix(const char *cmd, const char *arg, void *load_opts)
 {
     struct load_opts *o = load_opts;
     return cli_parse_mix(cmd, arg, &o->cpu_pct, &o->cpu_us, &o->sleep_pct, &o->sleep_ms,
-                         NULL, NULL);
+                         &o->task_pct, &o->task_us);
 }
 
 int cli_load(int argc, char **argv)

@@ -89,6 +89,8 @@ size_t load_make_line(const struct load_opts *o, uint32_t conn, uint64_t seq,
         return (size_t)sprintf(buf, "!cpu %u\n", o->cpu_us);
     if (pick < o->cpu_pct + o->sleep_pct)
         return (size_t)sprintf(buf, "!sleep %u\n", o->sleep_ms);
+    if (pick < o->cpu_pct + o->sleep_pct + o->task_pct)
+        return (size_t)sprintf(buf, "!task %u\n", o->task_us);
 
     /* Any byte but '\n', so that binary data is tested too; never '!'
      * first, or a line could turn into a command by chance. */
@@ -514,7 +516,8 @@ int load_opts_check(const struct load_opts *o, char *err, size_t err_len)
         why = "give --duration or --lines";
     else if (o->rate < 0)
         why = "--rate must not be negative";
-    else if (o->cpu_pct < 0 || o->sleep_pct < 0 || o->cpu_pct + o->sleep_pct > 100)
+    else if (!(o->cpu_pct >= 0 && o->sleep_pct >= 0 && o->task_pct >= 0 &&
+               o->cpu_pct + o->sleep_pct + o->task_pct <= 100))   /* NaN fails too */
         why = "--mix shares must add up to at most 100%";
     else if (o->threads < 1 || o->threads > 64)
         why = "--threads must be from 1 to 64";

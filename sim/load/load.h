@@ -54,6 +54,8 @@ struct load_opts {
     uint32_t cpu_us;
     double sleep_pct;             /* --mix sleep=MS:PCT: share of !sleep lines */
     uint32_t sleep_ms;
+    double task_pct;              /* --mix task=US:PCT: share of !task lines */
+    uint32_t task_us;
     double ramp_s;                /* --ramp: spread connects over this long */
     int waves;                    /* --waves: connects come in this many
                                      waves spread over the duration (0: off) */

@@ -43,13 +43,14 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_GRID_MORE] = { "; more counted above", "；其余只计入上方总数" },
 
     /* Headers are aligned by display width over the rows view.c draws. */
-    [M_LOOPS_WIDE] = { "LOOP            CHANNELS TASK QUEUE        TIMERS  IO/TASK PHASE",
-                       "事件循环            通道 任务队列          定时器  IO/任务 阶段" },
+    [M_LOOPS_WIDE] = { "LOOP            CHANNELS TASK QUEUE       OUTPUT PAUSED IO/TASK PHASE",
+                       "事件循环            通道 任务队列           待写 已暂停 IO/任务 阶段" },
     [M_LOOPS_NARROW] = { "LOOP       CHANS TASK QUEUE    IO/TASK PHASE",
                          "事件循环    通道 任务队列      IO/任务 阶段" },
     [M_QUEUES] = { "QUEUE           DEPTH                       HIGH  REJECTED",
                    "队列            深度                      高水位      拒绝" },
     [M_BLOCKED] = { " BLOCKED %s", " 阻塞 %s" },
+    [M_TASKS_STARVE] = { " TASKS STARVE I/O x%llu", " 任务饿死 I/O x%llu" },
     [M_EVENTS] = { "EVENTS (newest last)", "事件（最新的在最后）" },
     [M_PHASE_START] = { "start", "启动" },
     [M_PHASE_WAIT] = { "wait", "等待" },

@@ -342,11 +342,33 @@ static void draw_bar(struct screen *scr, int x, int y, int w, uint64_t value,
     screen_put(scr, x + 1 + w, y, 1, ST_DIM, "]");
 }
 
+/* The loop's I/O and task time since the snapshot before (the split as it
+ * is now), or since it started when there is no earlier one, or the loop
+ * is new there (another name in that slot) or its counters went back. */
+static void loop_split_ns(const struct board_loop_snap *l, const struct board_snapshot *before,
+                          int index, uint64_t *io_ns, uint64_t *task_ns)
+{
+    *io_ns = l->io_ns;
+    *task_ns = l->task_ns;
+    if (!before || index >= before->nloops)
+        return;
+    const struct board_loop_snap *b = &before->loops[index];
+    if (strcmp(b->name, l->name) != 0 || b->io_ns > l->io_ns || b->task_ns > l->task_ns)
+        return;
+    if (l->io_ns - b->io_ns + (l->task_ns - b->task_ns) == 0)
+        return;                       /* idle meanwhile: keep the longer view */
+    *io_ns = l->io_ns - b->io_ns;
+    *task_ns = l->task_ns - b->task_ns;
+}
+
 /* One row per loop. A pane under 70 columns (a 2x2 grid at 120) gets the
- * short form: shorter name and bar, no timers, so that the PHASE and the
- * BLOCKED warning (the slow-handler lesson) stay on screen. */
-static int draw_loops(const struct board_snapshot *s, struct screen *scr,
-                      struct rect r)
+ * short form: shorter name and bar, no backpressure columns, so that the
+ * PHASE and the BLOCKED warning (the slow-handler lesson) stay on screen.
+ * IO/TASK is the split since the last refresh: it moves with --io-ratio as
+ * it happens. OUTPUT is what the loop's channels have not yet written, and
+ * PAUSED how many stopped reading at high water (backpressure). */
+static int draw_loops(const struct board_snapshot *s, const struct board_snapshot *before,
+                      struct screen *scr, struct rect r)
 {
     if (s->nloops == 0 || r.h < 2)
         return 0;
@@ -363,15 +385,23 @@ static int draw_loops(const struct board_snapshot *s, struct screen *scr,
         draw_bar(scr, x, y, bar_w, l->task_queue_depth, 64,
                  l->task_queue_depth > 32 ? ST_WARN : ST_BAR);
         x += bar_w + 2;
-        uint64_t total = l->io_ns + l->task_ns;
-        int io_pct = total ? (int)(l->io_ns * 100 / total) : 0;
+        uint64_t io_ns, task_ns;
+        loop_split_ns(l, before, n, &io_ns, &task_ns);
+        /* In doubles: the counters come from another process's memory,
+         * and a sum of two of them could wrap. */
+        double total = (double)io_ns + (double)task_ns;
+        int io_pct = total > 0 ? (int)((double)io_ns * 100 / total + 0.5) : 0;
         x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%5llu ",
                            (unsigned long long)l->task_queue_depth);
-        if (wide)
-            x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%6llu ",
-                               (unsigned long long)l->timers);
-        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%s%3d/%-3d ",
-                           wide ? " " : "", io_pct, total ? 100 - io_pct : 0);
+        if (wide) {
+            char out[16];
+            fmt_count(out, sizeof(out), (double)l->out_pending_bytes);
+            x += screen_printf(scr, x, y, r.x + r.w - x,
+                               l->channels_paused ? ST_WARN : ST_NORMAL, "%7sB %6llu ",
+                               out, (unsigned long long)l->channels_paused);
+        }
+        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%3d/%-3d ",
+                           io_pct, total > 0 ? 100 - io_pct : 0);
         if (x < r.x + r.w)
             x += screen_put_col(scr, x, y, 5 < r.x + r.w - x ? 5 : r.x + r.w - x,
                                 ST_NORMAL, view__phase_name(l->phase), false);
@@ -379,6 +409,9 @@ static int draw_loops(const struct board_snapshot *s, struct screen *scr,
             char age[32];
             view__fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
             screen_printf(scr, x, y, r.x + r.w - x, ST_WARN, msg(M_BLOCKED), age);
+        } else if (l->tasks_starving_io) {
+            screen_printf(scr, x, y, r.x + r.w - x, ST_WARN, msg(M_TASKS_STARVE),
+                          (unsigned long long)l->tasks_starving_io);
         }
     }
     return n + 1;
@@ -480,7 +513,7 @@ static void draw_pane(const struct view *v, int index, struct screen *scr,
     else
         draw_thread_grid(v, s, order, n, scr, tr);
     int y = tr.y + threads_h;
-    y += draw_loops(s, scr, (struct rect){ r.x, y, r.w, loops_h });
+    y += draw_loops(s, p->before, scr, (struct rect){ r.x, y, r.w, loops_h });
     y += draw_queues(s, scr, (struct rect){ r.x, y, r.w, queues_h });
     if (v->show_log)
         draw_events(s, scr, (struct rect){ r.x, y + 1, r.w, r.y + r.h - y - 1 });

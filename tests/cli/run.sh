@@ -61,6 +61,8 @@ expect 2 "'-3' is out of range\|-3 is out of range" -- "$BIN" load 127.0.0.1:1 -
 expect 2 "needs a value" -- "$BIN" load 127.0.0.1:1 --conns
 expect 2 "is not like cpu=US:PCT" -- "$BIN" load 127.0.0.1:1 --mix cpu=5
 expect 2 "is not like cpu=US:PCT" -- "$BIN" load 127.0.0.1:1 --mix sleep=70000:1
+expect 2 "add up to at most 100%" -- "$BIN" load 127.0.0.1:1 --mix cpu=60:60,task=50:50
+expect 2 "is not like cpu=US:PCT" -- "$BIN" load 127.0.0.1:1 --mix task=10000001:5
 
 expect 0 "usage: threadlab top" -- "$BIN" top --help
 expect 2 "'sometimes' is not abort, caller-runs, discard-oldest or block" -- "$BIN" serve pool --reject sometimes
@@ -119,7 +121,7 @@ if [ -z "$port" ]; then
 fi
 expect 0 "listening on 127.0.0.1:$port" -- cat "$tmp/serve.log"
 expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$port" --conns 200 --duration 2 --threads 2
-expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 8 --lines 1000 --mix cpu=100:5,sleep=5:1 --json
+expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 8 --lines 1000 --mix cpu=100:5,sleep=5:1,task=100:20 --json
 expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 4 --rate 2000 --duration 1 --json
 expect 1 '"line-too-long":4' -- "$BIN" load "127.0.0.1:$port" --conns 4 --size 70000 --lines 4 --json
 

@@ -5,8 +5,8 @@ uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct)
      * The loop just spent io_ns on I/O; io_ratio_pct percent of its busy
      * time should be I/O, the rest tasks. Return how long tasks may run
      * now, in nanoseconds. At 100, without limit (UINT64_MAX), as in
-     * Netty 4.1. (The stub gives tasks no time: the loop runs one batch
-     * of them per iteration, its minimum.)
+     * Netty 4.1. (The stub gives tasks no time: while I/O is busy they
+     * never run; only iterations without I/O run a few.)
      */
     (void)io_ns;
     (void)io_ratio_pct;
