@@ -7,7 +7,7 @@ static void loop_iteration(struct loop *l)
      * I/O and handle what is ready (poll_io, run_io: yours too), fire the
      * due timers (run_due_timers), run queued tasks (run_tasks), publish
      * (publish_iteration). Given: run_due_timers, run_tasks,
-     * publish_iteration, loop_task_budget_ns, set_phase.
+     * publish_iteration, carried_task_budget_ns, set_phase.
      *
      * What must hold:
      *   - The loop never sleeps while it has work: not while a task is
@@ -16,10 +16,12 @@ static void loop_iteration(struct loop *l)
      *     sleeps wakes it; the eventfd is written only for a loop that may
      *     be asleep (the wakeup rule: see the top of this file, and
      *     loop_execute, which you also write).
-     *   - ioRatio: timers and tasks together get at most
+     *   - ioRatio: timers and tasks together get about
      *     io_ns * (100 - ratio) / ratio after I/O took io_ns (ratio 100:
-     *     all of them), and at least one batch of tasks runs, so tasks
-     *     never starve.
+     *     all of them); what a phase overran is owed and paid from the next
+     *     budgets (carried_task_budget_ns keeps that account). After an I/O
+     *     step with nothing to do, tasks still run (one at least), so a
+     *     task queued to an idle loop never waits for I/O.
      *   - Every handler and task is timed for the blocked-thread checker
      *     (busy_since_ns marks it while it runs).
      *
@@ -33,7 +35,8 @@ static void loop_iteration(struct loop *l)
     (void)run_due_timers;
     (void)run_tasks;
     (void)publish_iteration;
-    (void)loop_task_budget_ns(0, l->io_ratio_pct);
+    (void)l;
+    (void)carried_task_budget_ns;
     (void)set_phase;
     struct timespec nap = { 0, 1000000 };
     nanosleep(&nap, NULL);

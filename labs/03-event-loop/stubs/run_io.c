@@ -1,4 +1,5 @@
-static uint64_t run_io(struct loop *l, const struct epoll_event *ready, int n)
+static uint64_t run_io(struct loop *l, const struct epoll_event *ready, int n,
+                       bool *io_idle)
 {
     /* TODO(lab 03): handle what is ready. Loop thread.
      *
@@ -8,13 +9,15 @@ static uint64_t run_io(struct loop *l, const struct epoll_event *ready, int n)
      * called once, with LOOP_EV_RESUME added to its events. Each
      * callback is timed for the blocked-thread checker (busy_begin,
      * busy_end). Return how long all of it took, also added to io_ns: it
-     * is what ioRatio weighs the tasks' budget against.
+     * is what ioRatio weighs the tasks' budget against. *io_idle says
+     * whether there was nothing at all to do (no watch ready or resumed).
      *
      * Board: the loop's phase is io, its thread running.
      */
     (void)l;
     (void)ready;
     (void)n;
+    *io_idle = true;
     (void)take_resumes;
     (void)run_resumes;
     (void)resume_pending;
