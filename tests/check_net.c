@@ -138,6 +138,45 @@ START_TEST(eai_system_is_an_error_even_without_errno)
 }
 END_TEST
 
+/* ---- the one clock (net/clock.h) ------------------------------------------ */
+
+START_TEST(timespec_at_ns_splits_seconds_and_nanoseconds)
+{
+    struct timespec ts = timespec_at_ns(3 * NS_PER_S + 999999999u);
+    ck_assert_int_eq(ts.tv_sec, 3);
+    ck_assert_int_eq(ts.tv_nsec, 999999999);
+    ts = timespec_at_ns(0);
+    ck_assert_int_eq(ts.tv_sec, 0);
+    ck_assert_int_eq(ts.tv_nsec, 0);
+    uint64_t before = now_ns(), deadline = deadline_in_ms(250);
+    ck_assert_uint_ge(deadline, before + 250 * NS_PER_MS);
+    ck_assert_uint_ge(now_ms(), before / NS_PER_MS);
+}
+END_TEST
+
+/* A timed wait on a clock_cond_init condvar ends at the deadline on
+ * now_ns's clock: not before it (a condvar left on CLOCK_REALTIME reads
+ * the monotonic deadline as a date decades ago and returns at once). Only
+ * the lower bound is checked: a busy machine may wake it late. */
+START_TEST(a_clock_cond_waits_until_the_monotonic_deadline)
+{
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cond;
+    ck_assert_int_eq(clock_cond_init(&cond), 0);
+    uint64_t deadline = deadline_in_ms(50);
+    struct timespec until = timespec_at_ns(deadline);
+    pthread_mutex_lock(&lock);
+    int rc;
+    do
+        rc = pthread_cond_timedwait(&cond, &lock, &until);
+    while (rc == 0);                 /* a spurious wakeup: wait on */
+    pthread_mutex_unlock(&lock);
+    ck_assert_int_eq(rc, ETIMEDOUT);
+    ck_assert_uint_ge(now_ns(), deadline);
+    pthread_cond_destroy(&cond);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("net");
@@ -149,5 +188,9 @@ int main(void)
     TCase *lookup = tcase_create("lookup");
     tcase_add_test(lookup, eai_system_is_an_error_even_without_errno);
     suite_add_tcase(s, lookup);
+    TCase *clock = tcase_create("clock");
+    tcase_add_test(clock, timespec_at_ns_splits_seconds_and_nanoseconds);
+    tcase_add_test(clock, a_clock_cond_waits_until_the_monotonic_deadline);
+    suite_add_tcase(s, clock);
     return ts_run(s);
 }

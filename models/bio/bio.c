@@ -37,8 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blocking/acceptor.h"
-#include "blocking/conn.h"
+#include "blocking/blocking.h"
 
 struct bio_conn {
     struct conn conn;               /* fd, id, place in the registry */
@@ -50,16 +49,15 @@ struct bio_conn {
 };
 
 struct bio_server {
-    struct server_opts opts;
-    struct conn_server serving;     /* what conn_serve needs */
-    struct acceptor acceptor;
-    struct conn_registry conns;     /* connections whose thread runs */
-    struct board *board;            /* live state; NULL with --no-board */
+    struct blocking_server base;    /* first: options, acceptor, registry (the
+                                       connections whose thread runs), board */
     pthread_mutex_t ended_lock;     /* guards ended and unjoined */
     pthread_cond_t thread_ended;    /* a thread put itself on ended */
     struct bio_conn *ended;         /* threads that finished, to be joined */
     uint64_t unjoined;              /* threads created and not yet joined */
 };
+
+_Static_assert(offsetof(struct bio_server, base) == 0, "blocking_new makes a bio_server");
 
 /* ---- the connection thread ------------------------------------------------ */
 
@@ -69,12 +67,12 @@ static void *conn_thread_main(void *arg)
     struct bio_server *s = c->server;
     uint64_t lines;
 
-    board_thread_begin(s->board, &c->on_board, ROLE_CONN, c->name, c->conn.id);
-    enum echo_end end = conn_serve(&s->serving, &c->conn, c->name, &c->on_board,
+    board_thread_begin(s->base.board, &c->on_board, ROLE_CONN, c->name, c->conn.id);
+    enum echo_end end = conn_serve(&s->base.serving, &c->conn, c->name, &c->on_board,
                                    &lines);
-    conn_finish(&s->serving, &s->conns, &c->conn, end, lines,
-                acceptor_stopping(&s->acceptor));
-    board_thread_end(s->board, &c->on_board);
+    conn_finish(&s->base.serving, &s->base.conns, &c->conn, end, lines,
+                acceptor_stopping(&s->base.acceptor));
+    board_thread_end(s->base.board, &c->on_board);
 
     /* A thread cannot join itself: it queues itself for the acceptor.
      * Nothing of the server may be touched after this. */
@@ -103,8 +101,8 @@ static void join_ended(void *owner)
         pthread_mutex_lock(&s->ended_lock);
         s->unjoined--;
         pthread_mutex_unlock(&s->ended_lock);
-        board_add(s->board, CTR_THREADS_EXITED, 1);
-        board_event(s->board, EV_EXIT, "%s: thread ended, joined by the acceptor",
+        board_add(s->base.board, CTR_THREADS_EXITED, 1);
+        board_event(s->base.board, EV_EXIT, "%s: thread ended, joined by the acceptor",
                     c->name);
         free(c);
         c = next;
@@ -114,20 +112,16 @@ static void join_ended(void *owner)
 static void on_accept(void *owner, int fd, uint64_t id)
 {
     struct bio_server *s = owner;
-    char why[64];
-
-    if (conn_refuse_over_limit(&s->opts, &s->conns, &s->acceptor, fd, id))
-        return;
-    if (s->opts.max_threads > 0 &&
-        conn_registry_count(&s->conns) >= (uint64_t)s->opts.max_threads) {
+    struct bio_conn *c = blocking_admit(&s->base, fd, id, sizeof(*c));
+    if (!c)
+        return;                      /* refused: --max-conns, or no memory */
+    if (s->base.opts.max_threads > 0 &&
+        conn_registry_count(&s->base.conns) >= (uint64_t)s->base.opts.max_threads) {
+        char why[64];
         snprintf(why, sizeof(why), "all %d threads busy (--max-threads)",
-                 s->opts.max_threads);
-        acceptor_refuse(&s->acceptor, fd, id, why);
-        return;
-    }
-    struct bio_conn *c = calloc(1, sizeof(*c));
-    if (!c) {
-        acceptor_refuse(&s->acceptor, fd, id, "out of memory");
+                 s->base.opts.max_threads);
+        acceptor_refuse(&s->base.acceptor, fd, id, why);
+        free(c);
         return;
     }
     c->server = s;
@@ -137,12 +131,12 @@ static void on_accept(void *owner, int fd, uint64_t id)
 
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    if (s->opts.stack_kb > 0)
-        pthread_attr_setstacksize(&attr, (size_t)s->opts.stack_kb * 1024);
+    if (s->base.opts.stack_kb > 0)
+        pthread_attr_setstacksize(&attr, (size_t)s->base.opts.stack_kb * 1024);
     /* Register first: the thread may end (and unregister) before
      * pthread_create even returns. */
-    conn_registry_add(&s->conns);
-    board_add(s->board, CTR_ACTIVE, 1);
+    conn_registry_add(&s->base.conns);
+    board_add(s->base.board, CTR_ACTIVE, 1);
     pthread_mutex_lock(&s->ended_lock);
     s->unjoined++;
     pthread_mutex_unlock(&s->ended_lock);
@@ -152,76 +146,48 @@ static void on_accept(void *owner, int fd, uint64_t id)
         pthread_mutex_lock(&s->ended_lock);
         s->unjoined--;
         pthread_mutex_unlock(&s->ended_lock);
-        conn_registry_remove(&s->conns);
-        board_sub(s->board, CTR_ACTIVE, 1);
+        conn_registry_remove(&s->base.conns);
+        board_sub(s->base.board, CTR_ACTIVE, 1);
         free(c);
-        acceptor_refuse(&s->acceptor, fd, id, "pthread_create failed: no thread to spare");
+        acceptor_refuse(&s->base.acceptor, fd, id, "pthread_create failed: no thread to spare");
         return;
     }
     pthread_setname_np(c->thread, c->name);
-    board_add(s->board, CTR_THREADS_SPAWNED, 1);
-    board_event(s->board, EV_SPAWN, "%s: a thread for conn %llu, %llu live",
+    board_add(s->base.board, CTR_THREADS_SPAWNED, 1);
+    board_event(s->base.board, EV_SPAWN, "%s: a thread for conn %llu, %llu live",
                 c->name, (unsigned long long)id,
-                (unsigned long long)conn_registry_count(&s->conns));
+                (unsigned long long)conn_registry_count(&s->base.conns));
 }
 
 /* ---- lifetime ------------------------------------------------------------- */
 
 struct bio_server *bio_start(const struct server_opts *opts)
 {
-    struct bio_server *s = calloc(1, sizeof(*s));
+    struct bio_server *s = blocking_new(sizeof(*s), "bio", opts);
     if (!s)
         return NULL;
-    s->opts = *opts;
-    int rc = conn_server_open("bio", &s->opts, &s->conns, &s->acceptor, &s->serving);
-    if (rc < 0) {
-        free(s);
-        errno = -rc;
-        return NULL;
-    }
-    s->board = s->serving.board;
     pthread_mutex_init(&s->ended_lock, NULL);
     pthread_cond_init(&s->thread_ended, NULL);
-    rc = acceptor_start(&s->acceptor, s->board, on_accept, join_ended, s);
-    if (rc < 0) {
-        conn_server_undo(&s->conns, &s->acceptor, &s->serving);
+    int rc = acceptor_start(&s->base.acceptor, s->base.board, on_accept, join_ended, s);
+    if (rc < 0) {                    /* no thread to accept with */
         pthread_cond_destroy(&s->thread_ended);
         pthread_mutex_destroy(&s->ended_lock);
-        free(s);
+        blocking_free(&s->base);
         errno = -rc;
         return NULL;
     }
     return s;
 }
 
-uint16_t bio_port(const struct bio_server *s)
-{
-    return acceptor_port(&s->acceptor);
-}
-
-void bio_stats(struct bio_server *s, struct bio_stats *out)
-{
-    out->accepted = board_counter(s->board, CTR_ACCEPTED);
-    out->rejected = board_counter(s->board, CTR_REJECTED);
-    out->shed = atomic_load(&s->acceptor.net.shed);
-    out->threads_spawned = board_counter(s->board, CTR_THREADS_SPAWNED);
-    out->threads_reaped = board_counter(s->board, CTR_THREADS_EXITED);
-    out->lines = board_counter(s->board, CTR_LINES);
-    out->bytes_in = board_counter(s->board, CTR_BYTES_IN);
-    out->bytes_out = board_counter(s->board, CTR_BYTES_OUT);
-    out->live_threads = conn_registry_count(&s->conns);
-}
-
 void bio_stop(struct bio_server *s)
 {
-    /* 1. Stop accepting. */
-    board_mark_closing(s->board);
-    acceptor_stop(&s->acceptor);
+    /* 1. Stop accepting, and tell every connection thread: each answers
+     *    the complete lines it has, and those the kernel holds for it,
+     *    then lingers and leaves. */
+    blocking_stop_accepting(&s->base);
 
-    /* 2. Tell every connection thread: each answers the complete lines it
-     *    has, and those the kernel holds for it, then lingers and leaves. */
-    conn_registry_stop_input(&s->conns);
-    conn_registry_wait_empty(&s->conns);
+    /* 2. Wait for them. */
+    conn_registry_wait_empty(&s->base.conns);
 
     /* 3. Join every thread. A thread leaves the registry a little before
      *    it ends, so wait for each to queue itself, not for the registry. */
@@ -238,9 +204,25 @@ void bio_stop(struct bio_server *s)
     pthread_mutex_unlock(&s->ended_lock);
 
     /* 4. Free. */
-    board_close(s->board);
     pthread_cond_destroy(&s->thread_ended);
     pthread_mutex_destroy(&s->ended_lock);
-    conn_registry_destroy(&s->conns);
-    free(s);
+    blocking_free(&s->base);
+}
+
+uint16_t bio_port(const struct bio_server *s)
+{
+    return acceptor_port(&s->base.acceptor);
+}
+
+void bio_stats(struct bio_server *s, struct bio_stats *out)
+{
+    out->accepted = board_counter(s->base.board, CTR_ACCEPTED);
+    out->rejected = board_counter(s->base.board, CTR_REJECTED);
+    out->shed = atomic_load(&s->base.acceptor.net.shed);
+    out->threads_spawned = board_counter(s->base.board, CTR_THREADS_SPAWNED);
+    out->threads_reaped = board_counter(s->base.board, CTR_THREADS_EXITED);
+    out->lines = board_counter(s->base.board, CTR_LINES);
+    out->bytes_in = board_counter(s->base.board, CTR_BYTES_IN);
+    out->bytes_out = board_counter(s->base.board, CTR_BYTES_OUT);
+    out->live_threads = conn_registry_count(&s->base.conns);
 }

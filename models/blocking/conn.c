@@ -76,34 +76,6 @@ void conn_registry_wait_empty(struct conn_registry *r)
     pthread_mutex_unlock(&r->lock);
 }
 
-/* ---- opening (both models) -------------------------------------------------- */
-
-int conn_server_open(const char *model, const struct server_opts *opts,
-                     struct conn_registry *conns, struct acceptor *acceptor,
-                     struct conn_server *serving)
-{
-    int rc = conn_registry_init(conns);
-    if (rc < 0)
-        return rc;
-    net_ignore_sigpipe();
-    rc = acceptor_open(acceptor, &opts->listen);
-    if (rc < 0) {
-        conn_registry_destroy(conns);
-        return rc;
-    }
-    struct board *board = server_board_create(model, opts);
-    *serving = (struct conn_server){ model, opts, board, conns->stop_fd };
-    return 0;
-}
-
-void conn_server_undo(struct conn_registry *conns, struct acceptor *acceptor,
-                      struct conn_server *serving)
-{
-    acceptor_stop(acceptor);
-    board_close(serving->board);
-    conn_registry_destroy(conns);
-}
-
 /* ---- serving (the heart of both blocking models) -------------------------- */
 
 /* What a serving thread waits for before each read. */

@@ -59,22 +59,6 @@ struct conn_server {
                                           each socket */
 };
 
-/* ---- what both blocking models open first (the starting thread) ---- */
-
-/* The start bio and pool share: the registry of open connections, SIGPIPE
- * ignored, the listening socket (not yet accepting), the board, and
- * *serving filled in for the serving threads. opts is the model's own
- * copy, which must outlive the server. Returns 0, or -errno with nothing
- * left open. */
-int conn_server_open(const char *model, const struct server_opts *opts,
-                     struct conn_registry *conns, struct acceptor *acceptor,
-                     struct conn_server *serving);
-
-/* Undo conn_server_open after a later step of a start failed: stop the
- * acceptor, close the board, destroy the registry. */
-void conn_server_undo(struct conn_registry *conns, struct acceptor *acceptor,
-                      struct conn_server *serving);
-
 /* ---- the registry (any thread) ---- */
 
 /* Returns 0 or -errno (no eventfd to spare). Init and destroy: once,

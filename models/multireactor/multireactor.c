@@ -32,14 +32,17 @@
  */
 #include "multireactor.h"
 
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "reactive/loopserver.h"
 
-struct multireactor_server {
-    struct loop_server *server;
-};
+/* A multi-reactor is a loop server with boss and worker groups: the
+ * handle is that server (struct multireactor_server is never defined; the
+ * type keeps the handles of the models apart). */
+static struct loop_server *server(const struct multireactor_server *m)
+{
+    return (struct loop_server *)m;
+}
 
 int multireactor_default_workers(void)
 {
@@ -55,29 +58,20 @@ struct multireactor_server *multireactor_start(const struct server_opts *opts)
         .workers = opts->workers > 0 ? opts->workers : multireactor_default_workers(),
         .opts = opts,
     };
-    struct multireactor_server *m = malloc(sizeof(*m));
-    if (!m)
-        return NULL;
-    m->server = loop_server_start(&o);
-    if (!m->server) {
-        free(m);
-        return NULL;
-    }
-    return m;
+    return (struct multireactor_server *)loop_server_start(&o);
 }
 
 uint16_t multireactor_port(const struct multireactor_server *m)
 {
-    return loop_server_port(m->server);
+    return loop_server_port(server(m));
 }
 
 uint64_t multireactor_worker_channels(struct multireactor_server *m, int i)
 {
-    return loop_server_worker_channels(m->server, i);
+    return loop_server_worker_channels(server(m), i);
 }
 
 void multireactor_stop(struct multireactor_server *m)
 {
-    loop_server_stop(m->server);
-    free(m);
+    loop_server_stop(server(m));
 }

@@ -30,17 +30,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "blocking/acceptor.h"
-#include "blocking/conn.h"
+#include "blocking/blocking.h"
 
 struct pool_server {
-    struct server_opts opts;
-    struct conn_server serving;    /* what conn_serve needs */
-    struct acceptor acceptor;
-    struct conn_registry conns;    /* accepted: queued or being served */
-    struct board *board;           /* NULL with --no-board */
-    struct pool *pool;
+    struct blocking_server base;   /* first: options, acceptor, registry (accepted:
+                                      queued or being served), board */
+    struct pool *pool;             /* the watchdog pool: one task a connection */
 };
+
+_Static_assert(offsetof(struct pool_server, base) == 0, "blocking_new makes a pool_server");
 
 /* One connection, as one task: serve it until it ends. On a task thread,
  * or on the acceptor under caller-runs (self is NULL). */
@@ -51,11 +49,11 @@ static void serve_task(void *arg, struct pool_thread *self)
     uint64_t lines;
     const char *name = self ? pool_thread_name(self) : "acceptor";
     struct board_thread_ref *me = self ? pool_thread_board(self)
-                                       : &s->acceptor.on_board;
+                                       : &s->base.acceptor.on_board;
 
-    enum echo_end end = conn_serve(&s->serving, c, name, me, &lines);
-    conn_finish(&s->serving, &s->conns, c, end, lines,
-                acceptor_stopping(&s->acceptor));
+    enum echo_end end = conn_serve(&s->base.serving, c, name, me, &lines);
+    conn_finish(&s->base.serving, &s->base.conns, c, end, lines,
+                acceptor_stopping(&s->base.acceptor));
     free(c);
 }
 
@@ -67,9 +65,9 @@ static void drop_task(void *arg)
 {
     struct conn *c = arg;
     struct pool_server *s = c->owner;
-    conn_registry_remove(&s->conns);
-    board_sub(s->board, CTR_ACTIVE, 1);
-    acceptor_refuse(&s->acceptor, c->fd, c->id, "dropped from a full queue "
+    conn_registry_remove(&s->base.conns);
+    board_sub(s->base.board, CTR_ACTIVE, 1);
+    acceptor_refuse(&s->base.acceptor, c->fd, c->id, "dropped from a full queue "
                     "(discard-oldest)");
     free(c);
 }
@@ -77,73 +75,61 @@ static void drop_task(void *arg)
 static void on_accept(void *owner, int fd, uint64_t id)
 {
     struct pool_server *s = owner;
-    if (conn_refuse_over_limit(&s->opts, &s->conns, &s->acceptor, fd, id))
-        return;
-    struct conn *c = calloc(1, sizeof(*c));
-    if (!c) {
-        acceptor_refuse(&s->acceptor, fd, id, "out of memory");
-        return;
-    }
+    struct conn *c = blocking_admit(&s->base, fd, id, sizeof(*c));
+    if (!c)
+        return;                      /* refused: --max-conns, or no memory */
     c->fd = fd;
     c->id = id;
     c->owner = s;
-    conn_registry_add(&s->conns);
-    board_add(s->board, CTR_ACTIVE, 1);
+    conn_registry_add(&s->base.conns);
+    board_add(s->base.board, CTR_ACTIVE, 1);
     int rc = pool_submit(s->pool, serve_task, c, id);
     if (rc < 0) {
         char why[80];
         snprintf(why, sizeof(why), "queue full (%d), reject policy abort",
-                 s->opts.pool.queue_capacity);
-        conn_registry_remove(&s->conns);
-        board_sub(s->board, CTR_ACTIVE, 1);
-        acceptor_refuse(&s->acceptor, fd, id, rc == -EAGAIN ? why : "stopping");
+                 s->base.opts.pool.queue_capacity);
+        conn_registry_remove(&s->base.conns);
+        board_sub(s->base.board, CTR_ACTIVE, 1);
+        acceptor_refuse(&s->base.acceptor, fd, id, rc == -EAGAIN ? why : "stopping");
         free(c);
     }
 }
 
 struct pool_server *pool_server_start(const struct server_opts *opts)
 {
-    struct pool_server *s = calloc(1, sizeof(*s));
+    struct pool_server *s = blocking_new(sizeof(*s), "pool", opts);
+    int rc;
     if (!s)
         return NULL;
-    s->opts = *opts;
-    int rc = conn_server_open("pool", &s->opts, &s->conns, &s->acceptor, &s->serving);
-    if (rc < 0) {
-        free(s);
-        errno = -rc;
-        return NULL;
-    }
-    s->board = s->serving.board;
 
     struct pool_opts po = opts->pool;
     po.thread_prefix = "task";
     po.queue_name = "connections";
-    po.board = s->board;
+    po.board = s->base.board;
     po.role = ROLE_POOL_WORKER;
     po.on_drop = drop_task;
     po.log_tasks = true;          /* a task is a connection: worth an event */
     s->pool = pool_create(&po);
     if (!s->pool) {
         rc = -errno;
-        goto out_undo;
+        goto out_close;
     }
-    rc = acceptor_start(&s->acceptor, s->board, on_accept, NULL, s);
+    rc = acceptor_start(&s->base.acceptor, s->base.board, on_accept, NULL, s);
     if (rc < 0)
         goto out_pool;
     return s;
 
 out_pool:
     pool_shutdown(s->pool, false);
-out_undo:
-    conn_server_undo(&s->conns, &s->acceptor, &s->serving);
-    free(s);
+out_close:
+    blocking_free(&s->base);
     errno = -rc;
     return NULL;
 }
 
 uint16_t pool_server_port(const struct pool_server *s)
 {
-    return acceptor_port(&s->acceptor);
+    return acceptor_port(&s->base.acceptor);
 }
 
 void pool_server_stats(struct pool_server *s, struct pool_stats *out)
@@ -153,18 +139,13 @@ void pool_server_stats(struct pool_server *s, struct pool_stats *out)
 
 void pool_server_stop(struct pool_server *s)
 {
-    /* 1. Stop accepting. */
-    board_mark_closing(s->board);
-    acceptor_stop(&s->acceptor);
+    /* 1. Stop accepting, and tell every connection, served or still
+     *    queued: each will answer the lines the kernel holds for it, then
+     *    linger and close. */
+    blocking_stop_accepting(&s->base);
 
-    /* 2. Tell every connection, served or still queued: each will answer
-     *    the lines the kernel holds for it, then linger and close. */
-    conn_registry_stop_input(&s->conns);
-
-    /* 3. Drain the pool: queued connections are served (briefly) too. */
+    /* 2. Drain the pool: queued connections are served (briefly) too. */
     pool_shutdown(s->pool, true);
-    conn_registry_wait_empty(&s->conns);
-    board_close(s->board);
-    conn_registry_destroy(&s->conns);
-    free(s);
+    conn_registry_wait_empty(&s->base.conns);
+    blocking_free(&s->base);
 }

@@ -31,13 +31,17 @@
  */
 #include "reactor.h"
 
-#include <stdlib.h>
 
 #include "reactive/loopserver.h"
 
-struct reactor_server {
-    struct loop_server *server;   /* one loop: boss and worker at once */
-};
+/* A reactor is a loop server with one loop, boss and worker at once: the
+ * handle is that server. struct reactor_server is never defined; the type
+ * only keeps a reactor's handle from being passed where another model's
+ * is expected. */
+static struct loop_server *server(const struct reactor_server *r)
+{
+    return (struct loop_server *)r;
+}
 
 struct reactor_server *reactor_start(const struct server_opts *opts)
 {
@@ -47,29 +51,20 @@ struct reactor_server *reactor_start(const struct server_opts *opts)
         .workers = 1,                  /* one loop, one thread: the reactor */
         .opts = opts,
     };
-    struct reactor_server *r = malloc(sizeof(*r));
-    if (!r)
-        return NULL;
-    r->server = loop_server_start(&o);
-    if (!r->server) {
-        free(r);
-        return NULL;
-    }
-    return r;
+    return (struct reactor_server *)loop_server_start(&o);
 }
 
 uint16_t reactor_port(const struct reactor_server *r)
 {
-    return loop_server_port(r->server);
+    return loop_server_port(server(r));
 }
 
 uint64_t reactor_blocked_warnings(struct reactor_server *r)
 {
-    return loop_server_blocked_warnings(r->server);
+    return loop_server_blocked_warnings(server(r));
 }
 
 void reactor_stop(struct reactor_server *r)
 {
-    loop_server_stop(r->server);
-    free(r);
+    loop_server_stop(server(r));
 }

@@ -96,9 +96,24 @@ static const struct cli_opt *find(const struct cli_opt *table, const char *name,
     return NULL;
 }
 
-/* Every row is in the help, and every option the help lists (a line that
- * starts, indented, "--name" or "-c, --name") is a row or --help. Prints
- * each difference; returns how many. */
+/* The long option a help line lists, indented, as "--port N" or
+ * "-c, --conns N": its name and length; NULL for any other line. */
+static const char *listed_option(const char *line, size_t *len)
+{
+    size_t indent = strspn(line, " ");
+    const char *p = line + indent;
+    if (indent == 0 || indent > 8 || p[0] != '-')
+        return NULL;                   /* a description, a heading, an example */
+    if (p[1] != '-' && strncmp(p + 2, ", --", 4) == 0)
+        p += 4;                        /* "-c, --conns": the long name */
+    if (strncmp(p, "--", 2) != 0)
+        return NULL;
+    *len = strcspn(p + 2, " =\n");
+    return p + 2;
+}
+
+/* Every row is in the help, and every option the help lists is a row (or
+ * --help itself). Prints each difference; returns how many. */
 static int check_help(const char *cmd, const char *text, const struct cli_opt *table)
 {
     int wrong = 0;
@@ -107,22 +122,17 @@ static int check_help(const char *cmd, const char *text, const struct cli_opt *t
             fprintf(stderr, "threadlab %s: --help does not list --%s\n", cmd, o->name);
             wrong++;
         }
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
-        size_t indent = strspn(line, " ");
-        const char *p = line + indent;
-        if (indent == 0 || indent > 8 || p[0] != '-')
-            continue;                      /* not an option's line */
-        if (p[1] != '-' && strncmp(p + 2, ", --", 4) == 0)
-            p += 4;                        /* "-c, --conns": the long name */
-        if (strncmp(p, "--", 2) != 0)
-            continue;
-        const char *name = p + 2;
-        size_t len = strcspn(name, " =\n");
-        if (!find(table, name, len) && !(len == 4 && strncmp(name, "help", 4) == 0)) {
+    for (const char *line = text; *line; ) {
+        size_t len = 0;
+        const char *name = listed_option(line, &len);
+        bool is_help = len == 4 && strncmp(name, "help", 4) == 0;
+        if (name && !is_help && !find(table, name, len)) {
             fprintf(stderr, "threadlab %s: --help lists --%.*s, which is not an option\n",
                     cmd, (int)len, name);
             wrong++;
         }
+        const char *end = strchr(line, '\n');
+        line = end ? end + 1 : line + strlen(line);
     }
     return wrong;
 }

@@ -1,0 +1,58 @@
+/* blocking.c -- what bio and pool share: open, stop accepting, close.
+ * See blocking.h. */
+#include "blocking.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "net/net.h"
+
+void *blocking_new(size_t size, const char *model, const struct server_opts *opts)
+{
+    struct blocking_server *b = calloc(1, size);
+    if (!b)
+        return NULL;
+    b->opts = *opts;
+    int rc = conn_registry_init(&b->conns);
+    if (rc < 0)
+        goto out_free;
+    net_ignore_sigpipe();
+    rc = acceptor_open(&b->acceptor, &b->opts.listen);
+    if (rc < 0)
+        goto out_destroy_registry;
+    b->board = server_board_create(model, &b->opts);
+    b->serving = (struct conn_server){ model, &b->opts, b->board, b->conns.stop_fd };
+    return b;
+
+out_destroy_registry:
+    conn_registry_destroy(&b->conns);
+out_free:
+    free(b);
+    errno = -rc;
+    return NULL;
+}
+
+void *blocking_admit(struct blocking_server *b, int fd, uint64_t id, size_t size)
+{
+    if (conn_refuse_over_limit(&b->opts, &b->conns, &b->acceptor, fd, id))
+        return NULL;
+    void *record = calloc(1, size);
+    if (!record)
+        acceptor_refuse(&b->acceptor, fd, id, "out of memory");
+    return record;
+}
+
+void blocking_stop_accepting(struct blocking_server *b)
+{
+    board_mark_closing(b->board);
+    acceptor_stop(&b->acceptor);
+    conn_registry_stop_input(&b->conns);
+}
+
+void blocking_free(struct blocking_server *b)
+{
+    acceptor_stop(&b->acceptor);         /* a second call finds it stopped */
+    board_close(b->board);
+    conn_registry_destroy(&b->conns);
+    free(b);                             /* the model's whole server */
+}
