@@ -10,11 +10,20 @@ set -eu
 lab=${1:?usage: handout.sh LAB DEST}
 dest=${2:?usage: handout.sh LAB DEST}
 labdir=$(lab_dir "$lab")
+# A handout's regions are stubs already: a handout made from one would have
+# nothing to cut. Say where the student is instead.
+if [ -f HANDOUT ]; then
+  echo "handout: this tree is already a handout ($(head -1 HANDOUT)): work in it," >&2
+  echo "  from its top folder: make lab-check LAB=$lab" >&2
+  exit 2
+fi
 [ -e "$dest" ] && [ -n "$(ls -A "$dest" 2>/dev/null)" ] && {
   echo "handout: $dest exists and is not empty" >&2; exit 2; }
 mkdir -p "$dest"
 copy_tree "$dest" '^labs/[^/]+/(ANSWERS[^/]*\.md|mutants/)'
 put_stubs "$lab" "$labdir" "$dest" || { echo "handout: lab $lab's stubs do not fit the code (see above)" >&2; exit 3; }
+printf 'lab %s handout: write the TODO(lab %s) regions, then make lab-check LAB=%s\n' \
+  "$lab" "$lab" "$lab" >"$dest/HANDOUT"
 n=$(lab_regions "$labdir" | wc -l)
 echo "handout: lab $lab in $dest ($n region(s) to write, each marked TODO(lab $lab));"
 echo "  read $labdir/README.md (English) or $labdir/README.zh.md (中文), and its HINTS.md (HINTS.zh.md) when you want help"
