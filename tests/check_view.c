@@ -832,8 +832,7 @@ START_TEST(every_message_has_both_languages_with_the_same_conversions)
         ck_assert_msg(e && z, "message %d is missing a language", id);
         ck_assert_msg(*e == '\0' || strcmp(e, z) || id == M_COL_CPU || id == M_PHASE_IO,
                       "message %d ('%s') is not translated", id, e);
-        bool text = (id >= M_HELP_1 && id <= M_HELP_18) || id == M_COL_CPU;
-        if (text)
+        if (msg_is_text((enum msg_id)id))
             continue;          /* drawn as text, never a format: '%' is itself */
         conversions(e, en, sizeof(en));
         conversions(z, zh, sizeof(zh));
