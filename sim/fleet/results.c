@@ -118,7 +118,7 @@ void results_print_wide_table(FILE *out, const struct result *r, int n)
     print_headings(out, headings, sizeof(headings) / sizeof(headings[0]));
     for (int i = 0; i < n; i++) {
         char p50[16] = "-", p99[16] = "-", p999[16] = "-", rss[16];
-        char lps[16] = "-", mbps[16] = "-", errors[16] = "-";
+        char lps[16] = "-", mbps[16] = "-", errors[16] = "";
         snprintf(rss, sizeof(rss), "%.1fM", r[i].peak_rss_kb / 1024.0);
         if (r[i].have_load) {
             fmt_us(p50, sizeof(p50), r[i].p50_us);
@@ -151,7 +151,7 @@ void results_print_table(FILE *out, const struct result *r, int n)
     print_headings(out, headings, sizeof(headings) / sizeof(headings[0]));
     for (int i = 0; i < n; i++) {
         char p50[16] = "-", p99[16] = "-", rss[16];
-        char lps[16] = "-", errors[16] = "-";
+        char lps[16] = "-", errors[16] = "";
         snprintf(rss, sizeof(rss), "%.1fM", r[i].peak_rss_kb / 1024.0);
         if (r[i].have_load) {
             fmt_us(p50, sizeof(p50), r[i].p50_us);
