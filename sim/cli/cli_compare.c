@@ -58,6 +58,10 @@ static void compare_usage(FILE *out)
             "                   1e1..1e4 (the powers of ten between); increasing.\n"
             "                   conns stops at this machine's fd limit (said when it\n"
             "                   does); --duration is per point\n"
+            "  --lang en|zh     the table's headings and the lines around it in\n"
+            "                   English or Chinese (default: zh when LC_ALL,\n"
+            "                   LC_MESSAGES or LANG starts with zh); CSV and JSON\n"
+            "                   stay English, for programs\n"
             "  -h, --help       this help\n"
             "\n", SWEEP_SLEEP_MS);
     plan_usage_scenarios(out);
@@ -125,7 +129,7 @@ static int compare_point(const struct compare_args *a, FILE *csv_out)
     char fd_warning[400];
     (void)plan_fd_limit_fits(plan, "compare", fd_warning, sizeof(fd_warning));
     fprintf(stderr, "threadlab compare: scenario %s (%s), %g s per model, one at a time\n",
-            plan->sc->name, plan->sc->summary, plan->duration_s);
+            plan->sc->name, msg_in(LANG_EN, plan->sc->summary), plan->duration_s);
     struct result results[FLEET_MAX];
     int done = 0, rc = CLI_EXIT_OK;
     for (int i = 0; i < plan->nmodels && !plan_interrupted(); i++) {
@@ -143,8 +147,9 @@ static int compare_point(const struct compare_args *a, FILE *csv_out)
     if (a->json) {
         results_print_json(stdout, results, done);
     } else {
-        printf("scenario %s: %s, %g s per model\n", plan->sc->name, plan->sc->summary,
+        printf(msg(M_T_SCENARIO_PER_MODEL), plan->sc->name, msg(plan->sc->summary),
                plan->duration_s);
+        printf("\n");
         results_print_table(stdout, results, done);
     }
     if (csv_out)
@@ -273,7 +278,7 @@ static void sweep_title(const struct plan *p, const struct sweep_spec *s, char *
         load[0] = -1;
     snprintf(buf, len, "threadlab compare --sweep %s: scenario %s (%s), %g s per point\n"
              "real servers on %s; load average %.1f at the end", sweep_var_name(s->var),
-             p->sc->name, p->sc->summary, p->duration_s, machine, load[0]);
+             p->sc->name, msg_in(LANG_EN, p->sc->summary), p->duration_s, machine, load[0]);
 }
 
 static int compare_sweep(struct compare_args *a, FILE *csv_out)
@@ -317,12 +322,14 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
 {
     memset(a, 0, sizeof(*a));
     plan_init(&a->plan, COMPARE_DURATION_S);
+    bool lang_given = false;        /* --lang: the table's language */
     const struct cli_opt options[] = {
         PLAN_OPTION_ROWS(&a->plan),
         { CLI_TEXT("csv", &a->csv) },
         { CLI_FLAG("json", &a->json) },
         { CLI_CALL("plot", cli_parse_plot_path, &a->plot) },
         { CLI_CALL("sweep", parse_sweep, a) },
+        { CLI_CALL("lang", cli_parse_lang, &lang_given) },
         { 0 },
     };
     int rc = cli_parse_options("compare", argc, argv, options, compare_usage, 0, NULL);
@@ -348,6 +355,7 @@ int cli_compare(int argc, char **argv)
         perror(a.csv);
         return CLI_EXIT_FAILED;
     }
+    msg_setup_locale();        /* the table's widths count Chinese columns */
     plan_catch_stop_signals();
     rc = a.sweep ? compare_sweep(&a, csv_out) : compare_point(&a, csv_out);
     if (csv_out && fclose(csv_out) != 0) {

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "cli_fleet.h"
 #include "net/net.h"
+#include "viz/msg.h"
 #include "viz/record.h"
 #include "viz/top.h"
 #include "viz/view.h"
@@ -82,14 +83,17 @@ static bool demo_tick(void *arg)
 static void print_table(FILE *out, const struct plan *plan, const struct result *results,
                         int n, bool wide, double cut_short_s)
 {
-    fprintf(out, "\nscenario %s: %s\n", plan->sc->name, plan->sc->summary);
+    fputc('\n', out);
+    fprintf(out, msg(M_T_SCENARIO), plan->sc->name, msg(plan->sc->summary));
+    fputc('\n', out);
     (wide ? results_print_wide_table : results_print_table)(out, results, n);
-    if (cut_short_s > 0)
-        fprintf(out, "(cut short: stopped after %.1f s of the %g s planned; figures "
-                "for that part)\n", cut_short_s, plan->duration_s);
+    if (cut_short_s > 0) {
+        fprintf(out, msg(M_T_CUT_SHORT), cut_short_s, plan->duration_s);
+        fputc('\n', out);
+    }
     /* Under 80 columns too, like the table. */
-    fprintf(out, "(side by side on a shared machine; for numbers, run\n"
-            " threadlab compare --scenario %s)\n", plan->sc->name);
+    fprintf(out, msg(M_T_SIDE_BY_SIDE), plan->sc->name);
+    fputc('\n', out);
 }
 
 /* The recording, its ending written: close it and say how it went. */
@@ -140,6 +144,7 @@ int cli_demo(int argc, char **argv)
     int rc = cli_parse_options("demo", argc, argv, options, demo_usage, 0, NULL);
     if (rc != CLI_PARSED)
         return rc;
+    msg_setup_locale();        /* the table's widths count Chinese columns */
     bool tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
     if (!tty)
         view.plain = true;
@@ -187,10 +192,11 @@ int cli_demo(int argc, char **argv)
             targets[i] = pids[i];
         }
         if (fds_fit)
-            snprintf(footer, sizeof(footer), "[%s] %s", plan.sc->name, plan.sc->narrator);
-        else
-            snprintf(footer, sizeof(footer), "[%s] TOO FEW FILES: %s", plan.sc->name,
-                     fd_warning);
+            snprintf(footer, sizeof(footer), "[%s] %s", plan.sc->name, msg(plan.sc->narrator));
+        else {
+            int at = snprintf(footer, sizeof(footer), "[%s] ", plan.sc->name);
+            snprintf(footer + at, sizeof(footer) - at, msg(M_T_TOO_FEW_FILES), fd_warning);
+        }
         view.targets = targets;
         view.ntargets = d->fleet.n;
         view.footer = footer;

@@ -73,7 +73,8 @@ void plan_usage_scenarios(FILE *out)
 {
     fprintf(out, "scenarios:\n");
     for (size_t i = 0; i < nscenarios; i++)
-        fprintf(out, "  %-13s %s (%d conns)\n", scenarios[i].name, scenarios[i].summary,
+        fprintf(out, "  %-13s %s (%d conns)\n", scenarios[i].name,
+                msg_in(LANG_EN, scenarios[i].summary),
                 scenarios[i].conns);
 }
 

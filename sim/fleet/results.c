@@ -1,6 +1,7 @@
 /* results.c -- the comparison table. See results.h. */
 #include "results.h"
 #include "fmt.h"
+#include "viz/msg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -66,24 +67,58 @@ bool result_from_fleet(const struct fleet_server *s, struct result *r)
 
 void results_print_round_trip_heading(FILE *out, int at, int width)
 {
-    static const char label[] = "round-trip";
-    int dashes = width - (int)strlen(label);
+    /* Centred by display width: the Chinese label is two columns a
+     * character. */
+    const char *label = msg(M_T_ROUND_TRIP);
+    int dashes = width - msg_width(label);
     int left = dashes > 0 ? dashes / 2 : 0;
     int right = dashes > 0 ? dashes - left : 0;
     fprintf(out, "%*s%.*s%s%.*s\n", at, "", left, "--------------------", label,
             right, "--------------------");
 }
 
+/* A table's column heading: its text (an id, or literal text for the
+ * p50/p99 names, which no language changes) and the width of the rows'
+ * conversion under it. */
+struct heading {
+    enum msg_id id;                 /* MSG_COUNT: use text */
+    const char *text;
+    int width;                      /* display columns; the last: 0 */
+    bool left;                      /* left-aligned, like "%-12s" */
+};
+
+/* The heading row: each heading in its column by display width, one space
+ * between columns (two before the last, as the rows have), so a Chinese
+ * heading stands over its figures as an English one does. */
+static void print_headings(FILE *out, const struct heading *h, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const char *text = h[i].id == MSG_COUNT ? h[i].text : msg(h[i].id);
+        if (i > 0)
+            fputs(i == n - 1 ? "  " : " ", out);
+        msg_fput_col(out, text, h[i].width, !h[i].left);
+    }
+    fputc('\n', out);
+}
+
+#define HEADING(id, width) { id, NULL, width, false }
+#define LITERAL(text, width) { MSG_COUNT, text, width, false }
+
 /* Every column: 125 wide, for a wide terminal or a file. */
 void results_print_wide_table(FILE *out, const struct result *r, int n)
 {
+    static const struct heading headings[] = {
+        { M_T_MODEL, NULL, 13, true }, HEADING(M_T_LINES_S, 10), HEADING(M_T_MB_S, 7),
+        LITERAL("p50", 8), LITERAL("p99", 8), LITERAL("p99.9", 8),
+        HEADING(M_T_THREADS, 7), HEADING(M_T_RSS, 8), HEADING(M_T_CPU_S, 6),
+        HEADING(M_T_VOL_CS, 9), HEADING(M_T_INVOL_CS, 9), HEADING(M_T_ERRORS, 7),
+        { M_T_SERVER, NULL, 0, true },
+    };
     results_print_round_trip_heading(out, 33, 26);   /* over p50, p99, p99.9 */
-    fprintf(out, "%-13s %10s %7s %8s %8s %8s %7s %8s %6s %9s %9s %7s  %s\n",
-            "model", "lines/s", "MB/s", "p50", "p99", "p99.9", "threads", "RSS",
-            "CPU s", "vol cs", "invol cs", "errors", "server");
+    print_headings(out, headings, sizeof(headings) / sizeof(headings[0]));
     for (int i = 0; i < n; i++) {
         char p50[16] = "-", p99[16] = "-", p999[16] = "-", rss[16];
-        char lps[16] = "-", mbps[16] = "-", errors[16] = "no report";
+        char lps[16] = "-", mbps[16] = "-", errors[16] = "";
         snprintf(rss, sizeof(rss), "%.1fM", r[i].peak_rss_kb / 1024.0);
         if (r[i].have_load) {
             fmt_us(p50, sizeof(p50), r[i].p50_us);
@@ -93,10 +128,12 @@ void results_print_wide_table(FILE *out, const struct result *r, int n)
             snprintf(mbps, sizeof(mbps), "%.2f", r[i].mb_per_s);
             snprintf(errors, sizeof(errors), "%llu", (unsigned long long)r[i].errors);
         }
-        fprintf(out, "%-13s %10s %7s %8s %8s %8s %7d %8s %6.2f %9llu %9llu %7s  %s\n",
+        fprintf(out, "%-13s %10s %7s %8s %8s %8s %7d %8s %6.2f %9llu %9llu ",
                 r[i].model, lps, mbps, p50, p99, p999, r[i].peak_threads, rss,
                 r[i].cpu_s, (unsigned long long)r[i].voluntary_cs,
-                (unsigned long long)r[i].involuntary_cs, errors, r[i].fate);
+                (unsigned long long)r[i].involuntary_cs);
+        msg_fput_col(out, r[i].have_load ? errors : msg(M_T_NO_REPORT), 7, true);
+        fprintf(out, "  %s\n", r[i].fate);
     }
 }
 
@@ -105,12 +142,16 @@ void results_print_wide_table(FILE *out, const struct result *r, int n)
  * MB/s, p99.9 and the context switches are in the wide table and the CSV. */
 void results_print_table(FILE *out, const struct result *r, int n)
 {
+    static const struct heading headings[] = {
+        { M_T_MODEL, NULL, 12, true }, HEADING(M_T_LINES_S, 8), LITERAL("p50", 8),
+        LITERAL("p99", 8), HEADING(M_T_THREADS, 7), HEADING(M_T_RSS, 7),
+        HEADING(M_T_CPU_S, 6), HEADING(M_T_ERRORS, 9), { M_T_SERVER, NULL, 0, true },
+    };
     results_print_round_trip_heading(out, 22, 17);   /* over p50 and p99 */
-    fprintf(out, "%-12s %8s %8s %8s %7s %7s %6s %9s  %s\n", "model", "lines/s",
-            "p50", "p99", "threads", "RSS", "CPU s", "errors", "server");
+    print_headings(out, headings, sizeof(headings) / sizeof(headings[0]));
     for (int i = 0; i < n; i++) {
         char p50[16] = "-", p99[16] = "-", rss[16];
-        char lps[16] = "-", errors[16] = "no report";
+        char lps[16] = "-", errors[16] = "";
         snprintf(rss, sizeof(rss), "%.1fM", r[i].peak_rss_kb / 1024.0);
         if (r[i].have_load) {
             fmt_us(p50, sizeof(p50), r[i].p50_us);
@@ -118,8 +159,10 @@ void results_print_table(FILE *out, const struct result *r, int n)
             snprintf(lps, sizeof(lps), "%.0f", r[i].lines_per_s);
             snprintf(errors, sizeof(errors), "%llu", (unsigned long long)r[i].errors);
         }
-        fprintf(out, "%-12s %8s %8s %8s %7d %7s %6.2f %9s  %s\n", r[i].model, lps,
-                p50, p99, r[i].peak_threads, rss, r[i].cpu_s, errors, r[i].fate);
+        fprintf(out, "%-12s %8s %8s %8s %7d %7s %6.2f ", r[i].model, lps, p50, p99,
+                r[i].peak_threads, rss, r[i].cpu_s);
+        msg_fput_col(out, r[i].have_load ? errors : msg(M_T_NO_REPORT), 9, true);
+        fprintf(out, "  %s\n", r[i].fate);
     }
 }
 

@@ -32,11 +32,15 @@ bool result_parse_load_json(const char *json, struct result *r);
 
 /* The table in 80 columns: model, lines/s, p50, p99, threads, RSS, CPU s,
  * errors, server (its fate). Its latencies are round trips, as the load
- * generator timed them, and a heading over them says so. */
+ * generator timed them, and a heading over them says so. The headings are
+ * in the language msg() speaks, each padded by display width over its
+ * column (a Chinese heading too); the cells are figures and stay as they
+ * are. */
 void results_print_table(FILE *out, const struct result *r, int n);
 /* Every column (125 wide): adds MB/s, p99.9 and the context switches. */
 void results_print_wide_table(FILE *out, const struct result *r, int n);
-/* The CSV and JSON name the latencies round_trip_p50_us, _p99_us and
+/* The CSV and JSON are for programs: English whatever the language. They
+ * name the latencies round_trip_p50_us, _p99_us and
  * _p999_us (before issue 17: p50_us, p99_us, p999_us). */
 void results_print_csv(FILE *out, const struct result *r, int n);
 void results_print_json(FILE *out, const struct result *r, int n);

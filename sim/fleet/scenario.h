@@ -5,12 +5,17 @@
 
 #include <stddef.h>
 
+#include "viz/msg.h"
+
 #define SCENARIO_MAX_ARGS 16
 
 struct scenario {
     const char *name;
-    const char *summary;          /* one line, for --help and the docs */
-    const char *narrator;         /* what to look at, shown under the panes */
+    /* Its words are in the one message table (viz/msg.c), in English and
+     * Chinese: msg(summary) on a screen, msg_in(LANG_EN, summary) where
+     * the program speaks English (--help, stderr, a plot's title). */
+    enum msg_id summary;          /* one line, for --help, the table, the docs */
+    enum msg_id narrator;         /* what to look at, shown under the panes */
     int conns;                    /* the default --conns */
     const char *load_args;        /* extra `threadlab load` options */
     /* Extra `threadlab serve` options per model ("" for none), in the

@@ -2,6 +2,7 @@
  * See msg.h. A new string is a new id and one line here, never an
  * if (zh) in the code that draws. */
 #include "msg.h"
+#include "screen.h"
 
 #include <errno.h>
 #include <langinfo.h>
@@ -142,6 +143,87 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_D_CLOSE] = { "(any key closes this)", "（按任意键关闭）" },
     [M_D_GONE] = { "%s: no longer on the board (any key closes this)",
                    "%s：已不在看板上（按任意键关闭）" },
+
+    [M_R_STATUS] = { "[replay] frame %d/%d  t=%.1fs/%.1fs  speed %gx  %s  ",
+                     "[回放] 第 %d/%d 帧  t=%.1fs/%.1fs  速度 %gx  %s  " },
+    [M_R_PAUSED] = { "PAUSED", "已暂停" },
+    [M_R_PLAYING] = { "playing", "播放中" },
+    [M_R_NEW_WARNING] = { "NEW WARNING here  ", "此处有新警告  " },
+    [M_R_WARNINGS_GO_ON] = { "warnings go on  ", "警告仍在  " },
+    [M_R_CUT] = { "CUT SHORT after the last frame  ", "录制在最后一帧之后中断  " },
+    [M_R_END] = { "THE END: q prints the table  ", "结束：按 q 打印结果表  " },
+    [M_R_KEYS] = { "(space play, <- -> frame, , . event, w W new warning, 0-9 seek, +/- speed)",
+                   "（空格 播放，<- -> 逐帧，, . 上/下一个事件，w W 新警告，0-9 跳转，+/- 速度）" },
+
+    /* Each heading fits its column in both languages (check_view). */
+    [M_T_MODEL] = { "model", "模型" },
+    [M_T_LINES_S] = { "lines/s", "行/秒" },
+    [M_T_MB_S] = { "MB/s", "MB/秒" },
+    [M_T_THREADS] = { "threads", "线程" },
+    [M_T_RSS] = { "RSS", "内存" },
+    [M_T_CPU_S] = { "CPU s", "CPU 秒" },
+    [M_T_VOL_CS] = { "vol cs", "主动切换" },
+    [M_T_INVOL_CS] = { "invol cs", "被动切换" },
+    [M_T_ERRORS] = { "errors", "错误" },
+    [M_T_SERVER] = { "server", "服务器" },
+    [M_T_ROUND_TRIP] = { "round-trip", "往返时间" },
+    [M_T_NO_REPORT] = { "no report", "无报告" },
+    [M_T_SCENARIO] = { "scenario %s: %s", "场景 %s：%s" },
+    [M_T_SCENARIO_PER_MODEL] = { "scenario %s: %s, %g s per model",
+                                 "场景 %s：%s，每个模型 %g 秒" },
+    [M_T_CUT_SHORT] = { "(cut short: stopped after %.1f s of the %g s planned; figures "
+                        "for that part)",
+                        "（提前结束：运行 %.1f 秒后停止，原计划 %g 秒；数字只反映这一段）" },
+    /* Two rows, each under 80 columns, like the table. */
+    [M_T_SIDE_BY_SIDE] = { "(side by side on a shared machine; for numbers, run\n"
+                           " threadlab compare --scenario %s)",
+                           "（几个模型并排运行，共用这台机器的 CPU；要看可比的数字，请运行\n"
+                           " threadlab compare --scenario %s）" },
+    [M_T_TOO_FEW_FILES] = { "TOO FEW FILES: %s", "文件描述符不够：%s" },
+
+    [M_SC_STEADY] = { "many connections, small lines, closed loop",
+                      "许多连接，短行，闭环（收到回显才发下一行）" },
+    [M_SC_STEADY_SAY] = {
+        "Count threads: BIO one per connection, the pool up to --max, the reactor one "
+        "loop, the multi-reactor a boss and workers; each also has its main thread, "
+        "and the loops a checker.",
+        "数一数线程：BIO 每个连接一个线程，线程池最多 --max 个任务线程，Reactor 只有一个"
+        "事件循环，主从 Reactor 是一个 boss 加若干 worker；每个服务器还有主线程，"
+        "有事件循环的还有一个阻塞线程检查器。" },
+    [M_SC_BURST] = { "connections arrive in four waves", "连接分四波到来" },
+    [M_SC_BURST_SAY] = {
+        "Connections arrive in waves: BIO's threads jump with each wave, the pool "
+        "grows its task threads, the loops just take more channels.",
+        "连接一波一波到来：BIO 的线程数随每一波跳升，线程池增加任务线程，"
+        "事件循环只是多接管一些通道。" },
+    [M_SC_SLOW] = { "1% of lines run !sleep 200 in the handler",
+                    "1% 的行在处理函数里执行 !sleep 200" },
+    [M_SC_SLOW_SAY] = {
+        "1% of lines sleep 200 ms: the reactor's one loop sleeps too (BLOCKED) and all "
+        "its connections wait; BIO and the pool block just one thread.",
+        "1% 的行 sleep 200 毫秒：Reactor 唯一的事件循环也跟着睡（阻塞），它的所有连接"
+        "都得等；BIO 和线程池只阻塞一个线程。" },
+    [M_SC_CPU] = { "20% of lines burn 2 ms of CPU (!cpu 2000)",
+                   "20% 的行消耗 2 毫秒 CPU（!cpu 2000）" },
+    [M_SC_CPU_SAY] = {
+        "20% of lines burn 2 ms of CPU: threads beyond the cores only queue for them. "
+        "Lines/s level off alike; see BIO's context switches.",
+        "20% 的行各消耗 2 毫秒 CPU：线程多于核数，多出来的只能排队等核。"
+        "各模型的行/秒同样趋平；看看 BIO 的上下文切换。" },
+    [M_SC_IDLE] = { "2000 connections, one line a second each (open loop)",
+                    "2000 个连接，每个每秒一行（开环）" },
+    [M_SC_IDLE_SAY] = {
+        "2000 idle-ish connections: BIO holds 2000 threads blocked in read, the pool "
+        "256 (the rest wait in its queue), the loops 2000 channels.",
+        "2000 个几乎空闲的连接：BIO 占着 2000 个阻塞在 read 上的线程，线程池 256 个"
+        "（其余连接在任务队列里等），事件循环则是 2000 个通道。" },
+    [M_SC_MIXED] = { "connections in waves, !cpu and !sleep lines mixed in",
+                     "连接分波到来，混有 !cpu 和 !sleep 行" },
+    [M_SC_MIXED_SAY] = {
+        "A bit of everything: waves of connections, 5% of lines burn 0.5 ms, 1% sleep "
+        "50 ms. Which keeps its p99 lowest?",
+        "样样都有一点：连接分波到来，5% 的行消耗 0.5 毫秒 CPU，1% 的行 sleep 50 毫秒。"
+        "哪个模型的 p99 最低？" },
 };
 
 static const enum msg_id state_ids[STATE_COUNT] = {
@@ -191,12 +273,40 @@ int msg_set_lang(const char *name)
     return 0;
 }
 
+const char *msg_in(enum msg_lang lang, enum msg_id id)
+{
+    if ((unsigned)id >= MSG_COUNT || (unsigned)lang >= LANG_COUNT)
+        return "?";
+    const char *s = table[id][lang];
+    return s ? s : table[id][LANG_EN];
+}
+
 const char *msg(enum msg_id id)
 {
-    if ((unsigned)id >= MSG_COUNT)
-        return "?";
-    const char *s = table[id][msg_lang()];
-    return s ? s : table[id][LANG_EN];
+    return msg_in(msg_lang(), id);
+}
+
+bool msg_is_text(enum msg_id id)
+{
+    return (id >= M_HELP_1 && id <= M_HELP_18) || id == M_COL_CPU ||
+           (id >= M_T_MODEL && id <= M_T_NO_REPORT) ||
+           (id >= M_SC_STEADY && id <= M_SC_MIXED_SAY);
+}
+
+int msg_width(const char *text)
+{
+    return screen_text_width(text);
+}
+
+int msg_fput_col(FILE *out, const char *text, int width, bool right_align)
+{
+    int text_w = screen_text_width(text);
+    int pad = text_w < width ? width - text_w : 0;
+    if (right_align)
+        fprintf(out, "%*s%s", pad, "", text);
+    else
+        fprintf(out, "%s%*s", text, pad, "");
+    return text_w + pad;
 }
 
 const char *msg_state(enum board_state s)

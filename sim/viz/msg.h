@@ -12,6 +12,9 @@
 #ifndef THREADLAB_MSG_H
 #define THREADLAB_MSG_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 #include "probe/board_read.h"
 
 enum msg_lang { LANG_EN, LANG_ZH, LANG_COUNT };
@@ -48,12 +51,44 @@ enum msg_id {
     M_D_TITLE_TID, M_D_TITLE_NOTID, M_D_STATE, M_D_CONN, M_D_NO_CONN, M_D_LINES,
     M_D_BYTES, M_D_CPU, M_D_LOOP, M_D_LOOP2, M_D_PENDING_LOOP, M_D_PENDING_NONE,
     M_D_PENDING_NO_CONN, M_D_CLOSE, M_D_GONE,
+    /* the replay's status line */
+    M_R_STATUS, M_R_PAUSED, M_R_PLAYING, M_R_NEW_WARNING, M_R_WARNINGS_GO_ON,
+    M_R_CUT, M_R_END, M_R_KEYS,
+    /* the demo's and compare's table: headings (text, drawn in columns
+     * by display width), then the lines around it (formats) */
+    M_T_MODEL, M_T_LINES_S, M_T_MB_S, M_T_THREADS, M_T_RSS, M_T_CPU_S, M_T_VOL_CS,
+    M_T_INVOL_CS, M_T_ERRORS, M_T_SERVER, M_T_ROUND_TRIP, M_T_NO_REPORT,
+    M_T_SCENARIO, M_T_SCENARIO_PER_MODEL, M_T_CUT_SHORT, M_T_SIDE_BY_SIDE,
+    M_T_TOO_FEW_FILES,
+    /* the demo's scenarios: a summary and what the narrator says (text,
+     * never a format: "1% of lines" is not a conversion) */
+    M_SC_STEADY, M_SC_STEADY_SAY, M_SC_BURST, M_SC_BURST_SAY, M_SC_SLOW,
+    M_SC_SLOW_SAY, M_SC_CPU, M_SC_CPU_SAY, M_SC_IDLE, M_SC_IDLE_SAY, M_SC_MIXED,
+    M_SC_MIXED_SAY,
     MSG_COUNT
 };
 
 /* The string of id in the current language. Any thread, once the language
  * is chosen. */
 const char *msg(enum msg_id id);
+
+/* The string of id in lang, whatever the language chosen: English for
+ * what stays English (--help, stderr, a plot's title). Any thread. */
+const char *msg_in(enum msg_lang lang, enum msg_id id);
+
+/* Whether id is drawn as text, never used as a printf format (a '%' in it
+ * is itself): the help rows, the table's headings, the narrators. */
+bool msg_is_text(enum msg_id id);
+
+/* The display width of text: the columns a terminal gives it (a CJK
+ * character two), once msg_setup_locale ran. Any thread. */
+int msg_width(const char *text);
+
+/* Write text into a column of width display columns, padded with spaces
+ * on the right (right_align: on the left); text wider than the column is
+ * written whole. "%-10s" pads bytes, and a CJK character is three bytes
+ * but two columns. Returns the columns written. Any thread. */
+int msg_fput_col(FILE *out, const char *text, int width, bool right_align);
 
 /* A thread state's name in the current language (the board's own English
  * name under LANG_EN). */

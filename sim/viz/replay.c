@@ -51,16 +51,22 @@ static void show(struct player *p, struct view *v)
     /* What the screen said under the panes then (sim --viz's "next:", the
      * demo's narrator) comes first: it is what the class read. */
     const char *caption = recording_caption(p->rec, p->frame);
-    snprintf(v->footer, sizeof(v->footer),
-             "%s%s[replay] frame %d/%d  t=%.1fs/%.1fs  speed %gx  %s  %s%s%s"
-             "(space play, <- -> frame, , . event, w W new warning, 0-9 seek, +/- speed)",
-             caption, caption[0] ? "  " : "", p->frame + 1, p->nframes, t, end, p->speed,
-             p->paused ? "PAUSED" : "playing",
-             recording_new_warning(p->rec, p->frame) ? "NEW WARNING here  "
-             : recording_has_warning(p->rec, p->frame) ? "warnings go on  " : "",
-             recording_cut(p->rec) ? "CUT SHORT after the last frame  " : "",
-             p->frame == p->nframes - 1 && recording_ending(p->rec)
-                 ? "THE END: q prints the table  " : "");
+    /* In three parts, the status's words from the message table; each
+     * part goes after what fitted (a cut caption cuts the rest, and never
+     * writes past the buffer). */
+    size_t size = sizeof(v->footer), at = 0;
+    at += (size_t)snprintf(v->footer, size, "%s%s", caption, caption[0] ? "  " : "");
+    if (at < size)
+        at += (size_t)snprintf(v->footer + at, size - at, msg(M_R_STATUS), p->frame + 1,
+                               p->nframes, t, end, p->speed,
+                               msg(p->paused ? M_R_PAUSED : M_R_PLAYING));
+    if (at < size)
+        snprintf(v->footer + at, size - at, "%s%s%s%s",
+                 recording_new_warning(p->rec, p->frame) ? msg(M_R_NEW_WARNING)
+                 : recording_has_warning(p->rec, p->frame) ? msg(M_R_WARNINGS_GO_ON) : "",
+                 recording_cut(p->rec) ? msg(M_R_CUT) : "",
+                 p->frame == p->nframes - 1 && recording_ending(p->rec) ? msg(M_R_END) : "",
+                 msg(M_R_KEYS));
 }
 
 /* The next (dir +1) or previous (-1) frame from `from` with a new event,

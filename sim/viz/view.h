@@ -90,8 +90,9 @@ struct view {
                                         at every refresh */
     int refresh_ms;
     char board_dir[200];             /* for the "nothing to watch" message */
-    char footer[320];                /* a line under the panes (the demo's
-                                        narrator), or "" */
+    char footer[1024];               /* a line under the panes (the demo's
+                                        narrator; in Chinese three bytes a
+                                        character), or "" */
 };
 
 /* A view with defaults: log shown, auto layout, 500 ms. */

@@ -170,6 +170,14 @@ wide=$(LC_ALL=C awk '{ n = 0; for (i = 1; i <= length($0); i++) { c = substr($0,
 tail -1 "$tmp/zh" | grep -q "q 退出  ? 帮助  500ms$" && ok \
   || bad "zh 120x40: the legend lacks 'q 退出  ? 帮助' (quit, help) or '500ms': $(tail -1 "$tmp/zh")"
 tail -1 "$tmp/zh" | grep -q "等待事件" && ok || bad "zh 120x40: the legend's states are not in Chinese"
+# The narrator, in Chinese and whole: the rows from "[slow-handler]" to the
+# legend, joined. CJK wraps between characters, not at spaces, so spaces
+# are left out of both sides.
+zh_narrator="[slow-handler] 1% 的行 sleep 200 毫秒：Reactor 唯一的事件循环也跟着睡（阻塞），\
+它的所有连接都得等；BIO 和线程池只阻塞一个线程。"
+said=$(sed -n '/^\[slow-handler\]/,$p' "$tmp/zh" | sed '$d' | tr -d ' \n')
+[ "$said" = "$(printf '%s' "$zh_narrator" | tr -d ' ')" ] && ok \
+  || bad "zh 120x40: the narrator is not the Chinese one, whole: '$said'"
 tmux -S "$zsock" send-keys -t demo '?'
 for _ in $(seq 100); do zscreen | grep -q "threadlab top：按键" && break; sleep 0.1; done
 zscreen | grep -q "threadlab top：按键" && zscreen | grep -q "S 阻塞于 !sleep" && ok \
@@ -177,6 +185,21 @@ zscreen | grep -q "threadlab top：按键" && zscreen | grep -q "S 阻塞于 !sl
 tmux -S "$zsock" send-keys -t demo x q
 for _ in $(seq 100); do zscreen | grep -q "^exit=" && break; sleep 0.1; done
 zscreen | grep -q "^exit=0" && ok || bad "zh: q did not end the demo with status 0"
+# The table after it: Chinese headings and lines around it, a row per
+# model, every row within the 80 columns it is made for (counted as above).
+zscreen >"$tmp/zh.table"
+for term in "场景 slow-handler：" "往返时间" "模型" "行/秒" "线程" "错误  服务器" \
+            "（几个模型并排运行" "提前结束"; do
+  grep -q "$term" "$tmp/zh.table" && ok || bad "zh: the table lacks '$term'"
+done
+for m in bio pool reactor multireactor; do
+  grep -Eq "^$m +[0-9]+ " "$tmp/zh.table" && ok || bad "zh: the table has no row for $m"
+done
+wide=$(sed -n '/^场景 /,/^ threadlab compare/p' "$tmp/zh.table" | LC_ALL=C awk '{ n = 0
+         for (i = 1; i <= length($0); i++) { c = substr($0, i, 1)
+           if (c >= "\340" && c <= "\357") n += 2; else if (c < "\200") n += 1 }
+         if (n > 80) print }' | wc -l)
+[ "$wide" = 0 ] && ok || { bad "zh: $wide table rows wider than 80 columns"; cat "$tmp/zh.table"; }
 leftovers "after q (zh)"
 tmux -S "$zsock" kill-server 2>/dev/null
 
@@ -223,6 +246,11 @@ grep -Eq "^\(cut short: stopped after [0-9.]+ s of the 30 s planned" "$tmp/int" 
 "$BIN" replay "$tmp/int.tlr" --plain >"$tmp/int.replay" 2>"$tmp/int.rerr"; st=$?
 [ "$st" = 0 ] && [ ! -s "$tmp/int.rerr" ] && grep -q '^--- frame 2 ' "$tmp/int.replay" && ok \
   || { bad "the demo's recording after SIGINT does not replay whole (exit $st)"; cat "$tmp/int.rerr"; }
+# The replay's status line in Chinese, after the recorded (English) narrator.
+"$BIN" replay "$tmp/int.tlr" --plain --lang zh --frame 2 >"$tmp/int.zh" 2>&1
+# (wrapped over rows: joined, without spaces)
+tr -d ' \n' <"$tmp/int.zh" | grep -q '\[steady\]Countthreads:.*\[回放\]第2/[0-9]*帧t=.*速度1x已暂停' \
+  && ok || { bad "replay --lang zh: no Chinese status line"; tail -3 "$tmp/int.zh"; }
 leftovers "after SIGINT"
 
 # 4. compare: four rows, lines/s above zero, no errors; the CSV parses.
@@ -280,6 +308,8 @@ leftovers "after a bad --record"
 [ "$st" = 2 ] && grep -q "no model called 'nosuch'" "$tmp/bad" && ok || bad "demo --models nosuch: exit $st"
 "$BIN" compare --scenario nosuch >"$tmp/bad" 2>&1; st=$?
 [ "$st" = 2 ] && grep -q "no scenario called 'nosuch'" "$tmp/bad" && ok || bad "compare --scenario nosuch: exit $st"
+"$BIN" compare --lang fr >"$tmp/bad" 2>&1; st=$?
+[ "$st" = 2 ] && grep -q "\-\-lang: 'fr' is not en or zh" "$tmp/bad" && ok || bad "compare --lang fr: exit $st"
 "$BIN" compare --plot out.gif >"$tmp/bad" 2>&1; st=$?
 [ "$st" = 2 ] && grep -q "must end in .png or .svg" "$tmp/bad" && ok || bad "compare --plot out.gif: exit $st"
 
