@@ -1,5 +1,7 @@
 #!/bin/sh
-# run.sh -- architecture tests: each model's threads and fds, read from
+# run.sh -- architecture tests. First what the tree promises (the docs'
+# paths exist, ...: the static checks beside this file), then each model's
+# threads and fds, read from
 # /proc/PID/task and /proc/PID/fd while it serves load, must be the model's
 # shape: BIO a thread per connection, the pool between min and max, the
 # reactor one I/O thread with one epoll fd and nonblocking sockets, the
@@ -88,6 +90,18 @@ case $rc in
   1) ok ;;                                 # grep found nothing
   *) bad "could not search the repository for outside pointers (grep exit $rc)" ;;
 esac
+
+# The tree as the docs and the code describe it (static checks, no
+# server): every path a Markdown file names exists. Each check prints
+# what it found wrong.
+static_check() {
+  what=$1; shift
+  if found=$("$@" 2>&1); then ok; else
+    bad "$what:"; echo "$found" | sed 's/^/    /'
+  fi
+}
+here=$(dirname "$0")
+static_check "paths in the docs that name nothing in the tree" sh "$here/doc_paths.sh"
 
 # BIO: a thread per connection, blocking sockets, no epoll.
 serve bio
