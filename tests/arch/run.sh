@@ -102,6 +102,8 @@ static_check() {
 }
 here=$(dirname "$0")
 static_check "paths in the docs that name nothing in the tree" sh "$here/doc_paths.sh"
+static_check "header functions without a thread contract (models/**/*.h)" \
+  sh "$here/thread_contracts.sh"
 static_check "functions over 100 lines (models/, the lab regions and stubs)" \
   sh "$here/function_lengths.sh"
 # The measure must see the hearts, or a change of brace style would make
