@@ -14,7 +14,8 @@
 # alone in column 0 (Redis's and the kernel's style), and nothing else
 # there, which is what lets a few lines of awk find them; a file written
 # otherwise is not measured, so tests/arch/run.sh also asks that the
-# measure found the hearts it knows (see FUNCTION_LENGTH_LIMIT below).
+# measure finds the hearts it knows (--all lists every function and its
+# length). FUNCTION_LENGTH_LIMIT=N sets another limit, for a look around.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 LIMIT=${FUNCTION_LENGTH_LIMIT:-100}
@@ -46,7 +47,8 @@ measure() {
 }
 
 if [ "${1:-}" = "--all" ]; then shift; measure "$@"; exit 0; fi
-over=$(measure "$@" | awk -v limit="$LIMIT" '$3 > limit { print $1 " " $2 ": " $3 " lines" }')
+all=$(measure "$@") || { echo "function_lengths.sh: awk failed"; exit 2; }
+over=$(echo "$all" | awk -v limit="$LIMIT" '$3 > limit { print $1 " " $2 ": " $3 " lines" }')
 [ -z "$over" ] && exit 0
 echo "$over"
 exit 1

@@ -21,7 +21,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 [ $# -eq 0 ] && set -- $(find models -name '*.h' | sort)
 
-awk -v q="'" '
+out=$(awk -v q="'" '
   function flat(text) {                  # a comment broken over lines reads on
     text = tolower(text)
     gsub(/[\/*]+/, " ", text)
@@ -37,6 +37,7 @@ awk -v q="'" '
            text ~ /threads? only/ || text ~ /(^| )pure[^a-z]/
   }
   function report(name) {
+    checked++
     if (!contract(proto) && !contract(above) && !contract(heading) && !filewide)
       printf "%s:%d %s\n", FILENAME, pline, name
   }
@@ -71,8 +72,14 @@ awk -v q="'" '
     }
     above = above " " line
   }
-' "$@" | sort -u >"${TMPDIR:-/tmp}/thread_contracts.$$"
-out=$(cat "${TMPDIR:-/tmp}/thread_contracts.$$"); rm -f "${TMPDIR:-/tmp}/thread_contracts.$$"
+  END { print "#checked " checked + 0 }
+' "$@") || { echo "thread_contracts.sh: awk failed"; exit 2; }
+# A check that read no prototype (a broken pattern, no headers) proves
+# nothing: it fails.
+case "$out" in
+  *"#checked 0"*) echo "thread_contracts.sh: no prototype found in $*"; exit 2 ;;
+esac
+out=$(echo "$out" | grep -v '^#checked' | sort -u)
 [ -z "$out" ] && exit 0
 echo "$out"
 exit 1
