@@ -26,8 +26,10 @@ names=$(mktemp) || exit 2
 trap 'rm -f "$names"' EXIT
 files '*' | sed 's#.*/##' | sort -u >"$names"
 
+mds=$(files '*.md')
+[ -n "$mds" ] || { echo "doc_paths.sh: no Markdown file found"; exit 2; }
 missing=0
-for md in $(files '*.md'); do
+for md in $mds; do
   dir=$(dirname "$md")
   # -o prints each match with the one character before it (the boundary)
   # and the one after it (to spot a pattern: check_*.c, {bio,pool}).
