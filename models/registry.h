@@ -20,10 +20,10 @@ struct model_desc {
     void (*stop)(void *server);            /* graceful stop, then free */
 };
 
-/* The model called name, or NULL. */
+/* The model called name, or NULL. Any thread (the table is constant). */
 const struct model_desc *model_find(const char *name);
 
-/* The i-th model (0-based), or NULL past the end. */
+/* The i-th model (0-based), or NULL past the end. Any thread. */
 const struct model_desc *model_at(int i);
 
 #endif

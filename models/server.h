@@ -43,11 +43,12 @@ struct server_opts {
                                       whose thread is not the server's */
 };
 
-/* Fill in the defaults: 127.0.0.1, port 0, max-line 65536, no limits. */
+/* Fill in the defaults: 127.0.0.1, port 0, max-line 65536, no limits.
+ * Any thread (o is the caller's). */
 void server_opts_init(struct server_opts *o);
 
 /* The options that matter to `model`, as one line of text (the board's
- * header shows it). */
+ * header shows it). Pure, any thread. */
 void server_opts_describe(const char *model, const struct server_opts *o,
                           char *out, size_t len);
 

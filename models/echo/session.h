@@ -93,20 +93,20 @@ struct echo_session {
     char who[ECHO_WHO_MAX_BYTES];/* the last !who reply */
 };
 
-/* ---- lifetime ---- */
+/* ---- lifetime (the connection's thread) ---- */
 
 /* Start a session for connection conn_id of a model. Returns 0 or -ENOMEM. */
 int echo_session_init(struct echo_session *s, const char *model,
                       uint64_t conn_id, size_t max_line);
 void echo_session_free(struct echo_session *s);
 
-/* ---- input ---- */
+/* ---- input (the connection's thread) ---- */
 
 /* Where to read to and how much (see echo_decoder_space); NULL on ENOMEM. */
 char *echo_session_space(struct echo_session *s, size_t *len_out);
 void echo_session_commit(struct echo_session *s, size_t n);
 
-/* ---- decisions ---- */
+/* ---- decisions (the connection's thread, but for the pure ones) ---- */
 
 /* Decide the reply to the next complete line. thread_name is the name of the
  * thread handling it (for !who). Returns true and fills *r, or false when
@@ -115,18 +115,20 @@ bool echo_session_next(struct echo_session *s, const char *thread_name,
                        struct echo_reply *r);
 
 /* Decide what one line means, without a session: the pure core of
- * echo_session_next, exposed for tests. line includes its '\n'. */
+ * echo_session_next, exposed for tests. line includes its '\n'. Pure, any
+ * thread. */
 void echo_decide(const char *line, size_t len, struct echo_reply *r);
 
 /* The reason as words for the event log ("client closed", "!quit"...).
- * stopping: the server is stopping (an EOF was of its own making). */
+ * stopping: the server is stopping (an EOF was of its own making). Pure,
+ * any thread. */
 const char *echo_end_reason(enum echo_end end, bool stopping);
 
 /* Does this ending follow an error reply that must be read before the
- * close (a lingering close)? */
+ * close (a lingering close)? Pure, any thread. */
 bool echo_end_lingers(enum echo_end end);
 
-/* ---- work ---- */
+/* ---- work (on the calling thread: it blocks or burns that thread) ---- */
 
 /* Burn `us` microseconds of this thread's CPU time (not wall time). */
 void echo_burn_cpu_us(uint32_t us);

@@ -34,7 +34,8 @@ struct loop *loop_group_next(struct loop_group *g);
 /* The same choice, as an index into g->loops. Any thread. */
 int loop_group_next_index(struct loop_group *g);
 
-/* Stop every loop, join, free. Not on one of the group's threads. */
+/* Stop every loop, join, free. Any thread but the group's own loops' (a
+ * loop cannot join itself). */
 void loop_group_stop_free(struct loop_group *g);
 
 /* The chooser's arithmetic, pure, for tests: the index for the counter-th

@@ -10,7 +10,8 @@
  * priority queue too.
  *
  * Pure data structure: no threads, no clock. Each entry remembers its index
- * so that it can be removed from the middle (cancel). Loop thread only.
+ * so that it can be removed from the middle (cancel). Every function here
+ * is for the loop's thread only: the heap has no lock.
  */
 #ifndef THREADLAB_TIMER_HEAP_H
 #define THREADLAB_TIMER_HEAP_H

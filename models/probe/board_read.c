@@ -114,6 +114,63 @@ static void parse_events(const char *b, uint64_t eoff, uint32_t nevent,
     }
 }
 
+/* Who wrote the board (pid, model, options, times) and its counters and
+ * histogram: plain numbers, any value is a value, but a pid must be one. */
+static int parse_identity(const char *b, uint64_t coff, uint64_t hoff,
+                          struct board_snapshot *s, char *err, size_t err_len)
+{
+    s->pid = (int)u32_at(b, F(struct board_header, pid));
+    if (s->pid <= 0)
+        FAIL("bad pid %d", s->pid);
+    text_at(b, F(struct board_header, model), s->model, sizeof(s->model));
+    text_at(b, F(struct board_header, options), s->options, sizeof(s->options));
+    s->start_unix_ns = u64_at(b, F(struct board_header, start_unix_ns));
+    s->start_mono_ns = u64_at(b, F(struct board_header, start_mono_ns));
+    s->closing = u32_at(b, F(struct board_header, closing)) != 0;
+    s->simulated = u32_at(b, F(struct board_header, simulated)) != 0;
+    s->sim_now_ns = u64_at(b, F(struct board_header, sim_now_ns));
+    for (int i = 0; i < STATE_COUNT; i++)
+        s->threads_by_state[i] = u64_at(b, F(struct board_header, unslotted_by_state) + 8u * i);
+    s->threads_unslotted = u64_at(b, F(struct board_header, threads_unslotted));
+
+    for (int i = 0; i < CTR_COUNT; i++)
+        s->counters[i] = u64_at(b, coff + 8u * i);
+    for (unsigned i = 0; i < HIST_BUCKETS; i++)
+        s->hist[i] = u64_at(b, hoff + F(struct hist, counts) + 8u * i);
+    s->hist_max = u64_at(b, hoff + F(struct hist, max));
+    return 0;
+}
+
+/* The thread slots in use, counted by state too. A role or state out of
+ * range is a scribbled board, not a thread to show. */
+static int parse_threads(const char *b, uint64_t toff, uint32_t nthread,
+                         struct board_snapshot *s, char *err, size_t err_len)
+{
+    for (uint32_t i = 0; i < nthread; i++) {
+        size_t o = toff + i * sizeof(struct board_thread);
+        if (u32_at(b, o + F(struct board_thread, in_use)) != 1)
+            continue;                    /* free, or being claimed */
+        struct board_thread_snap *t = &s->threads[s->nthreads];
+        t->role = u32_at(b, o + F(struct board_thread, role));
+        t->state = u32_at(b, o + F(struct board_thread, state));
+        if ((unsigned)t->role >= ROLE_COUNT || (unsigned)t->state >= STATE_COUNT)
+            FAIL("thread slot %u: role %u or state %u out of range", i,
+                 (unsigned)t->role, (unsigned)t->state);
+        text_at(b, o + F(struct board_thread, name), t->name, sizeof(t->name));
+        t->since_ns = u64_at(b, o + F(struct board_thread, since_ns));
+        t->conn = u64_at(b, o + F(struct board_thread, conn));
+        t->lines = u64_at(b, o + F(struct board_thread, lines));
+        t->busy_ns = u64_at(b, o + F(struct board_thread, busy_ns));
+        t->idle_ns = u64_at(b, o + F(struct board_thread, idle_ns));
+        t->tid = u32_at(b, o + F(struct board_thread, tid));
+        t->bytes_in = u64_at(b, o + F(struct board_thread, bytes_in));
+        t->bytes_out = u64_at(b, o + F(struct board_thread, bytes_out));
+        s->threads_by_state[t->state]++;
+        s->nthreads++;
+    }
+    return 0;
+}
+
 int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
                 char *err, size_t err_len)
 {
@@ -162,48 +219,12 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
         !section_fits(eoff, nevent, sizeof(struct board_event), H, total))
         FAIL("a section lies outside the file");
 
-    s->pid = (int)u32_at(b, F(struct board_header, pid));
-    if (s->pid <= 0)
-        FAIL("bad pid %d", s->pid);
-    text_at(b, F(struct board_header, model), s->model, sizeof(s->model));
-    text_at(b, F(struct board_header, options), s->options, sizeof(s->options));
-    s->start_unix_ns = u64_at(b, F(struct board_header, start_unix_ns));
-    s->start_mono_ns = u64_at(b, F(struct board_header, start_mono_ns));
-    s->closing = u32_at(b, F(struct board_header, closing)) != 0;
-    s->simulated = u32_at(b, F(struct board_header, simulated)) != 0;
-    s->sim_now_ns = u64_at(b, F(struct board_header, sim_now_ns));
-    for (int i = 0; i < STATE_COUNT; i++)
-        s->threads_by_state[i] = u64_at(b, F(struct board_header, unslotted_by_state) + 8u * i);
-    s->threads_unslotted = u64_at(b, F(struct board_header, threads_unslotted));
+    int rc = parse_identity(b, coff, hoff, s, err, err_len);
+    if (rc == 0)
+        rc = parse_threads(b, toff, nthread, s, err, err_len);
+    if (rc != 0)
+        return rc;
 
-    for (int i = 0; i < CTR_COUNT; i++)
-        s->counters[i] = u64_at(b, coff + 8u * i);
-    for (unsigned i = 0; i < HIST_BUCKETS; i++)
-        s->hist[i] = u64_at(b, hoff + F(struct hist, counts) + 8u * i);
-    s->hist_max = u64_at(b, hoff + F(struct hist, max));
-
-    for (uint32_t i = 0; i < nthread; i++) {
-        size_t o = toff + i * sizeof(struct board_thread);
-        if (u32_at(b, o + F(struct board_thread, in_use)) != 1)
-            continue;                    /* free, or being claimed */
-        struct board_thread_snap *t = &s->threads[s->nthreads];
-        t->role = u32_at(b, o + F(struct board_thread, role));
-        t->state = u32_at(b, o + F(struct board_thread, state));
-        if ((unsigned)t->role >= ROLE_COUNT || (unsigned)t->state >= STATE_COUNT)
-            FAIL("thread slot %u: role %u or state %u out of range", i,
-                 (unsigned)t->role, (unsigned)t->state);
-        text_at(b, o + F(struct board_thread, name), t->name, sizeof(t->name));
-        t->since_ns = u64_at(b, o + F(struct board_thread, since_ns));
-        t->conn = u64_at(b, o + F(struct board_thread, conn));
-        t->lines = u64_at(b, o + F(struct board_thread, lines));
-        t->busy_ns = u64_at(b, o + F(struct board_thread, busy_ns));
-        t->idle_ns = u64_at(b, o + F(struct board_thread, idle_ns));
-        t->tid = u32_at(b, o + F(struct board_thread, tid));
-        t->bytes_in = u64_at(b, o + F(struct board_thread, bytes_in));
-        t->bytes_out = u64_at(b, o + F(struct board_thread, bytes_out));
-        s->threads_by_state[t->state]++;
-        s->nthreads++;
-    }
     for (uint32_t i = 0; i < nloop; i++) {
         size_t o = loff + i * sizeof(struct board_loop);
         if (u32_at(b, o + F(struct board_loop, in_use)) != 1)

@@ -40,10 +40,13 @@ void hist_record_n(struct hist *h, uint64_t value, uint64_t n);
 void hist_merge(struct hist *dst, const struct hist *src);
 
 /* The value at or below which `pct` percent of values fall (the upper edge
- * of that bucket, never above the exact max). 0 when empty. */
+ * of that bucket, never above the exact max). 0 when empty. Any thread
+ * (each count is read once, atomically; one recorded meanwhile may or may
+ * not be in it). */
 uint64_t hist_percentile(const struct hist *h, double pct);
 
-/* The same for plain counts (a snapshot, or the difference of two). */
+/* The same for plain counts (a snapshot, or the difference of two). Pure,
+ * any thread. */
 uint64_t hist_counts_percentile(const uint64_t counts[HIST_BUCKETS],
                                 uint64_t max, double pct);
 

@@ -1,5 +1,10 @@
 #!/bin/sh
-# run.sh -- architecture tests: each model's threads and fds, read from
+# run.sh -- architecture tests. First what the tree promises, read
+# statically by the scripts beside this file: every path the docs name
+# exists (doc_paths.sh), each model's main file points at functions that
+# are where it says (model_guides.sh), every header function states its
+# thread (thread_contracts.sh), no function in models/ runs over 100 lines
+# (function_lengths.sh). Then each model's threads and fds, read from
 # /proc/PID/task and /proc/PID/fd while it serves load, must be the model's
 # shape: BIO a thread per connection, the pool between min and max, the
 # reactor one I/O thread with one epoll fd and nonblocking sockets, the
@@ -88,6 +93,29 @@ case $rc in
   1) ok ;;                                 # grep found nothing
   *) bad "could not search the repository for outside pointers (grep exit $rc)" ;;
 esac
+
+# The tree as the docs and the code describe it (static checks, no
+# server). Each check prints what it found wrong.
+static_check() {
+  what=$1; shift
+  if found=$("$@" 2>&1); then ok; else
+    bad "$what:"; echo "$found" | sed 's/^/    /'
+  fi
+}
+here=$(dirname "$0")
+static_check "paths in the docs that name nothing in the tree" sh "$here/doc_paths.sh"
+static_check "model main files whose reading guide names a function not where it says" \
+  sh "$here/model_guides.sh"
+static_check "header functions without a thread contract (models/**/*.h)" \
+  sh "$here/thread_contracts.sh"
+static_check "functions over 100 lines (models/, the lab regions and stubs)" \
+  sh "$here/function_lengths.sh"
+# The measure must see the hearts, or a change of brace style would make
+# every function vanish from it and the check pass on nothing.
+hearts=$(sh "$here/function_lengths.sh" --all models/blocking/conn.c \
+           models/threadpool/pool.c models/loop/loop.c | awk '{print $2}' |
+         grep -cxE 'conn_serve|watchdog_main|loop_iteration')
+expect_eq "hearts the function measure finds" "$hearts" 3
 
 # BIO: a thread per connection, blocking sockets, no epoll.
 serve bio
