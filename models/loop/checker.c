@@ -237,6 +237,14 @@ static void *checker_main(void *arg)
         if (!c->stopping)
             pthread_cond_timedwait(&c->wake, &c->lock, &until);
     }
+    /* A flagged handler that ended since the last look is still reported:
+     * a stop right after it (a Ctrl-C, a test) must not swallow its
+     * length. The loops outlive the checker (it is stopped first). */
+    for (int i = 0; i < c->n; i++) {
+        struct watched *w = &c->loops[i];
+        if (w->flagged_since_ns && loop__busy_since_ns(w->loop) != w->flagged_since_ns)
+            report_unblocked(c, w);
+    }
     pthread_mutex_unlock(&c->lock);
     board_thread_end(c->board, &c->on_board);
     return NULL;
