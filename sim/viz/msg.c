@@ -46,6 +46,8 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     /* Headers are aligned by display width over the rows view.c draws. */
     [M_LOOPS_WIDE] = { "LOOP            CHANNELS TASK QUEUE       OUTPUT PAUSED IO/TASK PHASE",
                        "事件循环            通道 任务队列           待写 已暂停 IO/任务 阶段" },
+    [M_LOOPS_MID] = { "LOOP            CHANNELS TASK QUEUE       IO/TASK PHASE",
+                      "事件循环            通道 任务队列         IO/任务 阶段" },
     [M_LOOPS_NARROW] = { "LOOP       CHANS TASK QUEUE    IO/TASK PHASE",
                          "事件循环    通道 任务队列      IO/任务 阶段" },
     [M_QUEUES] = { "QUEUE           DEPTH                       HIGH  REJECTED",

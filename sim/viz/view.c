@@ -363,18 +363,22 @@ static void loop_split_ns(const struct board_loop_snap *l, const struct board_sn
 
 /* One row per loop. A pane under 70 columns (a 2x2 grid at 120) gets the
  * short form: shorter name and bar, no backpressure columns, so that the
- * PHASE and the BLOCKED warning (the slow-handler lesson) stay on screen.
+ * PHASE and the BLOCKED warning (the slow-handler lesson) stay on screen;
+ * the backpressure columns need LOOPS_BACKPRESSURE_W (a pane of a 2x2 grid
+ * at 160 has 80: without them, so BLOCKED is not cut there either).
  * IO/TASK is the split since the last refresh: it moves with --io-ratio as
  * it happens. OUTPUT is what the loop's channels have not yet written, and
  * PAUSED how many stopped reading at high water (backpressure). */
+enum { LOOPS_BACKPRESSURE_W = 92 };
 static int draw_loops(const struct board_snapshot *s, const struct board_snapshot *before,
                       struct screen *scr, struct rect r)
 {
     if (s->nloops == 0 || r.h < 2)
         return 0;
-    bool wide = r.w >= 70;
+    bool wide = r.w >= 70, backpressure = r.w >= LOOPS_BACKPRESSURE_W;
     int name_w = wide ? 15 : 10, bar_w = wide ? 10 : 6;
-    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM, msg(wide ? M_LOOPS_WIDE : M_LOOPS_NARROW));
+    screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
+               msg(backpressure ? M_LOOPS_WIDE : wide ? M_LOOPS_MID : M_LOOPS_NARROW));
     int n = 0;
     for (; n < s->nloops && n + 1 < r.h; n++) {
         const struct board_loop_snap *l = &s->loops[n];
@@ -393,7 +397,7 @@ static int draw_loops(const struct board_snapshot *s, const struct board_snapsho
         int io_pct = total > 0 ? (int)((double)io_ns * 100 / total + 0.5) : 0;
         x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%5llu ",
                            (unsigned long long)l->task_queue_depth);
-        if (wide) {
+        if (backpressure) {
             char out[16];
             fmt_count(out, sizeof(out), (double)l->out_pending_bytes);
             x += screen_printf(scr, x, y, r.x + r.w - x,
