@@ -25,6 +25,8 @@ top=$(realpath "$here/../..")
 tmp=$(mktemp -d)
 sock="$tmp/tmux.sock"
 export THREADLAB_BOARD_DIR="${THREADLAB_BOARD_DIR:-$tmp/boards}/guide-$$"
+# A server makes its board folder, not the folders above it.
+mkdir -p "$(dirname "$THREADLAB_BOARD_DIR")"
 . "$here/../lib.sh"
 cleanup() {
   tmux -S "$sock" kill-server 2>/dev/null
