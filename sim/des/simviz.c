@@ -55,6 +55,9 @@ struct sim_viz *simviz_open(struct sim_viz_ctl *ctl, const char *model,
         free(v);
         return NULL;
     }
+    /* The run's time 0 on the board's clock: threads that begin before
+     * the first event must not be dated 0 (a FOR of the machine's uptime). */
+    v->now_ns = board_sim_clock(v->board, 0);
     v->wall_start_s = wall_s();
     v->speed_ppb = atomic_load(&ctl->speed_ppb);
     return v;
@@ -255,11 +258,12 @@ bool simviz_reset(struct sim_viz *v)
     v->refs = NULL;
     v->nrefs = 0;
     v->nloops = 0;
-    v->now_ns = 0;
     for (int k = 0; k < VIZ_KIND_COUNT; k++)
         atomic_store(&v->ctl->kind_seen[k], 0);
     atomic_store(&v->ctl->last_kind, VIZ_KIND_NONE);
     v->board = board_create(v->model, v->options);
+    if (v->board)
+        v->now_ns = board_sim_clock(v->board, 0);
     return v->board != NULL;
 }
 

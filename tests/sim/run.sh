@@ -157,5 +157,17 @@ grep -Eq "^ reactor +[A-Za-z.] [a-z-]+ +[0-9.]+[a-z]+ +- +- +[1-9][0-9]*$" "$tmp
 grep -Eq "^ reactor +[0-9]+ .* ([1-9][0-9]*/[0-9]+|[0-9]+/[1-9][0-9]*) +(wait|io|tasks)" \
   "$tmp/plain" && ok \
   || { bad "--viz: the loop's IO/TASK stayed 0/0"; grep -A1 "^ LOOP" "$tmp/plain" | tail -2; }
+# A simulated thread's FOR is simulated time too: a run of 0.5 ms cannot
+# show a thread in its state for minutes or hours (threads that began
+# before the first event were once dated 0: a FOR of the machine's uptime).
+# (A multireactor's idle workers never change state: they show it.)
+timeout 60 "$BIN" sim multireactor --cores 4 --conns 4 --duration 0.0005 --viz --speed 0.001 \
+  >"$tmp/plain-m" 2>&1
+if ! grep -q "^ worker-8 " "$tmp/plain-m"; then
+  bad "--viz: no idle worker-8 in the multireactor's list"; tail -5 "$tmp/plain-m"
+elif grep -Eq "^ [a-z0-9-]+ +[A-Za-z.] [a-z-]+ +[0-9]+(m|h)[0-9]" "$tmp/plain-m"; then
+  bad "--viz: a simulated thread's FOR is in minutes or hours"
+  grep -E "^ [a-z0-9-]+ +[A-Za-z.] [a-z-]+ +[0-9]+(m|h)[0-9]" "$tmp/plain-m" | head -3
+else ok; fi
 
 summary sim
