@@ -531,31 +531,34 @@ struct board_queue *board_queue_claim(struct board *b, const char *name,
 static void put_event(struct board *b, enum board_event_kind kind, uint64_t at_ns,
                       const char *text);
 
-void board_event(struct board *b, enum board_event_kind kind, const char *fmt, ...)
+__attribute__((format(printf, 4, 0)))
+static void event_v(struct board *b, enum board_event_kind kind, uint64_t at_ns,
+                    const char *fmt, va_list ap)
 {
     char text[BOARD_TEXT_BYTES];
-    va_list ap;
+    vsnprintf(text, sizeof(text), fmt, ap);
+    put_event(b, kind, at_ns, text);
+}
 
+void board_event(struct board *b, enum board_event_kind kind, const char *fmt, ...)
+{
+    va_list ap;
     if (!b)
         return;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
+    event_v(b, kind, now_ns(), fmt, ap);
     va_end(ap);
-    put_event(b, kind, now_ns(), text);
 }
 
 void board_event_at(struct board *b, enum board_event_kind kind, uint64_t at_ns,
                     const char *fmt, ...)
 {
-    char text[BOARD_TEXT_BYTES];
     va_list ap;
-
     if (!b)
         return;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
+    event_v(b, kind, at_ns, fmt, ap);
     va_end(ap);
-    put_event(b, kind, at_ns, text);
 }
 
 uint64_t board_sim_clock(struct board *b, uint64_t run_ns)
