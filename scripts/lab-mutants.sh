@@ -21,7 +21,8 @@ for m in "$labdir"/mutants/*.patch; do
   if ! patch -s -p1 -d "$scratch" <"$m" >"$scratch/patch.log" 2>&1; then
     echo "  mutant $name: DOES NOT APPLY to the reference (update it)"; bad=1; continue
   fi
-  ( cd "$scratch" && BUILD=$build sh scripts/lab-check.sh "$lab" ) >"$scratch/check.log" 2>&1
+  ( cd "$scratch" && LAB_FIRST_FAILURE=1 BUILD=$build sh scripts/lab-check.sh "$lab" ) \
+      >"$scratch/check.log" 2>&1
   st=$?
   if grep -q "build: FAIL" "$scratch/check.log"; then
     echo "  mutant $name: DOES NOT COMPILE (a mutant must build to prove anything)"; bad=1

@@ -206,8 +206,9 @@ screen | grep -q '^\[replay' && bad "q did not end the replay" || ok
 tmux -S "$sock" new-session -d -s sim -x 160 -y 45 \
   "env TERM=xterm-256color $BIN sim multireactor --cores 4 --conns 4 --duration 0.05 --viz --start-paused; sleep 30"
 simline() { tmux -S "$sock" capture-pane -p -t sim | grep '^\[sim'; }
-wait_event() {   # wait_event N: until the status line says event N (up to 20 s)
-  for _ in $(seq 80); do simline | grep -q "event $1  " && return 0; sleep 0.25; done
+wait_event() {   # wait_event N: until the status line says event N (up to 90 s: under
+                 # TSan, 200 steps back are 200 runs of the simulation again)
+  for _ in $(seq 360); do simline | grep -q "event $1  " && return 0; sleep 0.25; done
   return 1
 }
 wait_screen() {  # wait_screen TEXT: until the screen shows it (up to 10 s)
