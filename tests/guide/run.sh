@@ -72,8 +72,13 @@ step_by_step_keys() {
   tmux -S "$sock" send-keys -t g e e e
   sim_status_is 12 && ok || bad "e e e did not stop after the fourth assign"
 }
+runs=0
 tmux_run() {   # tmux_run OUT SECONDS COMMAND [KEYS]: on 160x48 until it exits or SECONDS
                # (after the function KEYS, if named), then q
+  # A tmux server of its own each time: the last one's kill-server may
+  # still be going on, and a new session on the same socket can join the
+  # dying server and vanish with it (seen beside two CPU hogs).
+  runs=$((runs + 1)); sock="$tmp/tmux.$runs.sock"
   tmux -S "$sock" new-session -d -s g -x 160 -y 48 -c "$tmp/run" \
     "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $3; echo guide-exit=\$?; sleep 60"
   [ -n "${4:-}" ] && "$4"
@@ -107,7 +112,9 @@ while IFS="$(printf '\t')" read -r _ block cmd; do
       # servers at once: it gets 6 s, so all are open before the end.
       d=3; case "$args" in *many-idle*) d=6 ;; esac
       args=$(echo "$args" | sed "s/--duration [0-9.]*/--duration $d/")
-      tmux_run "$out" 30 "$BIN $args" ;;
+      # 90 s at most: four servers starting beside busy cores take time
+      # (the fleet waits up to 30 s for each to listen); it exits sooner.
+      tmux_run "$out" 90 "$BIN $args" ;;
     sim\ *--viz*--start-paused*) tmux_run "$out" 2 "$BIN $args" step_by_step_keys ;;
     sim\ *--viz*) tmux_run "$out" 3 "$BIN $args" ;;
     replay\ recordings/*) "$BIN" replay --plain "$top/${args#replay }" >>"$out" 2>&1 \

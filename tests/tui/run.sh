@@ -29,7 +29,10 @@ command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
 
 start_server serve bio
 spid=$server_pid
-"$BIN" load "127.0.0.1:$port" --conns 300 --duration 20 --mix sleep=20:5 \
+# The load runs until the screen tests are done (they kill it): the CPU%
+# and Enter checks need live connections, and on a busy machine the checks
+# before them can take longer than any fixed duration. 600 s bounds it.
+"$BIN" load "127.0.0.1:$port" --conns 300 --duration 600 --mix sleep=20:5 \
     --no-progress >"$tmp/load.log" 2>&1 &
 lpid=$!
 
