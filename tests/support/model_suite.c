@@ -128,6 +128,16 @@ static void start_default(struct test_server *t)
     ts_start(t, model_under_test, &o);
 }
 
+/* A server whose connections all share one loop (one worker; the blocking
+ * models ignore it): what a test of one loop's fairness needs. */
+static void start_one_loop(struct test_server *t)
+{
+    struct server_opts o;
+    ts_opts(&o);
+    o.workers = 1;
+    ts_start(t, model_under_test, &o);
+}
+
 /* ---- the load generator against the model -------------------------------- */
 
 static const struct load_case {
@@ -1646,11 +1656,8 @@ static bool is_loop_model(const char *model)
 START_TEST(a_pipelined_slow_line_waits_behind_other_connections)
 {
     struct test_server t;
-    struct server_opts o;
     char line[64];
-    ts_opts(&o);
-    o.workers = 1;
-    ts_start(&t, model_under_test, &o);
+    start_one_loop(&t);
     int hog = tn_connect(t.port), other = tn_connect(t.port);
     tn_send_str(hog, "warm\n");
     ck_assert_int_eq(tn_read_line(hog, line, sizeof(line)), 5);
@@ -1859,11 +1866,8 @@ END_TEST
 START_TEST(a_reset_while_a_task_waits)
 {
     struct test_server t;
-    struct server_opts o;
     char line[64];
-    ts_opts(&o);
-    o.workers = 1;
-    ts_start(&t, model_under_test, &o);
+    start_one_loop(&t);
     int first = tn_connect(t.port), second = tn_connect(t.port);
     tn_send_str(first, "!task 200000\n");
     tn_send_str(second, "!task 200000\n");
