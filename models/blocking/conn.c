@@ -140,19 +140,17 @@ struct reply_batch {
                                    which the next !who overwrites */
 };
 
-/* Write iov[0..count) in order, all of it: sendmsg() retried on EINTR and
- * after partial writes (iov advanced past what went). A blocking socket
- * with SO_SNDTIMEO fails with EAGAIN when the client stops reading.
- * MSG_NOSIGNAL: a peer gone is -EPIPE, not a signal. Returns 0 or -errno. */
+/* Write iov[0..count) in order, all of it: net_writev (one sendmsg, EINTR
+ * retried, MSG_NOSIGNAL: a peer gone is -EPIPE, not a signal) again after
+ * each partial write, iov advanced past what went. A blocking socket with
+ * SO_SNDTIMEO fails with -EAGAIN when the client stops reading. Returns 0
+ * or -errno. */
 static int write_iov_all(int fd, struct iovec *iov, int count)
 {
     while (count > 0) {
-        struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)count };
-        ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
+        ssize_t n = net_writev(fd, iov, count);
         if (n < 0)
-            return -errno;
+            return (int)n;
         while (count > 0 && (size_t)n >= iov->iov_len) {
             n -= (ssize_t)iov->iov_len;
             iov++;
