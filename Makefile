@@ -131,10 +131,15 @@ SHELL_TESTS := build cli tui arch demo counts sim sweep replay $(if $(SAN),,labs
 # TEST_BOARD_DIR: where the tests' servers put their boards; two checkouts
 # tested at once on one machine each need their own.
 TEST_BOARD_DIR ?= /tmp/threadlab-tests-$(shell id -u)
+# The longest first (tests/run-all.sh runs CHECK_JOBS at once, in this
+# order): the labs' handouts, the guide's tmux runs, the model suites.
+SLOW_TESTS := $(filter labs guide,$(SHELL_TESTS))
+CHECK_ORDER := $(SLOW_TESTS:%=tests/%/run.sh) $(TEST_BINS) \
+	$(patsubst %,tests/%/run.sh,$(filter-out $(SLOW_TESTS),$(SHELL_TESTS)))
 check: $(TEST_BINS) $(BIN)
+	@mkdir -p -m 700 $(TEST_BOARD_DIR)
 	@THREADLAB_BOARD_DIR=$(TEST_BOARD_DIR) THREADLAB_BIN=$(BIN) \
-	  tests/run-all.sh $(BUILD)/logs $(TEST_BINS) \
-	    $(SHELL_TESTS:%=tests/%/run.sh) \
+	  tests/run-all.sh $(BUILD)/logs $(CHECK_ORDER) \
 	  || { echo "make check ($(or $(SAN),plain)): FAILED"; exit 1; }
 	@echo "make check ($(or $(SAN),plain)): all passed"
 

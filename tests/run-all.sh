@@ -1,45 +1,102 @@
-#!/bin/sh
-# run-all.sh -- what `make check` runs: every Check binary, then every shell
-# test, each even when an earlier one failed. Each one's output is shown as
-# it runs and kept in LOGDIR; at the end the failures are listed again, with
-# their failing lines, so the last screen of a long run (or of CI) says what
-# broke without scrolling back.
-#   usage: tests/run-all.sh LOGDIR TEST... (a test is a binary or a run.sh)
-# Needs THREADLAB_BIN in the environment.
-# A test that leaves a board behind (one of a process that is gone) fails:
-# users' `threadlab top` would list it, and a full board folder is a bug.
+#!/bin/bash
+# run-all.sh -- what `make check` runs: every Check binary and every shell
+# test, each even when another one failed, up to CHECK_JOBS of them at once
+# (default 3). Most tests spend their time waiting (stop timeouts, idle
+# timeouts, a lab handout's stubs that never answer), not computing, so
+# running a few side by side takes make check from about 13 minutes to
+# about 5 on a 2-core machine; every test must pass beside busy cores
+# anyway. CHECK_JOBS=1 runs them one by one, as before.
+#
+# Each test's output is kept in LOGDIR and shown whole when the test ends;
+# at the end the failures are listed again, with their failing lines, so the
+# last screen of a long run (or of CI) says what broke without scrolling
+# back. The line before them gives the seconds each test took.
+#   usage: tests/run-all.sh LOGDIR TEST... (a test is a binary or a run.sh;
+#          give the longest first: they start in that order)
+# Needs THREADLAB_BIN and THREADLAB_BOARD_DIR in the environment.
+#
+# Each test gets its own board folder (THREADLAB_BOARD_DIR/NAME), so tests
+# running at once never see each other's servers. A test that leaves a
+# board behind (one of a process that is gone) fails: users' `threadlab
+# top` would list it, and a full board folder is a bug.
 set -u
 logdir=$1; shift
 mkdir -p "$logdir"
-failed=""
+jobs=${CHECK_JOBS:-3}
+case $jobs in ''|*[!0-9]*|0) echo "run-all: CHECK_JOBS must be a positive number, not '$jobs'" >&2; exit 2;; esac
+boards=${THREADLAB_BOARD_DIR:?run-all: THREADLAB_BOARD_DIR must be set}
 
-# stale_boards: the boards in THREADLAB_BOARD_DIR whose process is gone.
+name_of() { echo "$1" | tr / _; }
+
+# stale_boards DIR: the boards in DIR whose process is gone.
 stale_boards() {
-  for b in "${THREADLAB_BOARD_DIR:-/nonexistent}"/*.board; do
+  for b in "$1"/*.board; do
     [ -e "$b" ] || continue
     pid=$(basename "$b" .board); pid=${pid%%.*}     # PID.board or PID.N.board
     [ -d "/proc/$pid" ] || echo "$b"
   done
 }
 
-for t in "$@"; do
-  log="$logdir/$(echo "$t" | tr / _).log"
-  echo "== $t"
-  # The exit status goes through a file: a pipe into tee would hide it.
-  { "$t"; echo $? >"$log.rc"; } 2>&1 | tee "$log"
-  left=$(stale_boards)
+# run_one TEST: run it with its own board folder; its output, exit status
+# and seconds go to LOGDIR/NAME.log, .rc and .secs.
+run_one() {
+  local t=$1 name log dir started rc left
+  name=$(name_of "$t"); log="$logdir/$name.log"; dir="$boards/$name"
+  mkdir -p -m 700 "$dir"
+  started=$(date +%s)
+  THREADLAB_BOARD_DIR=$dir "$t" >"$log" 2>&1 </dev/null
+  rc=$?
+  left=$(stale_boards "$dir")
   if [ -n "$left" ]; then
-    echo "FAIL: $t left $(echo "$left" | wc -l) stale board(s): $(echo $left)" | tee -a "$log"
+    echo "FAIL: $t left $(echo "$left" | wc -l) stale board(s): $(echo $left)" >>"$log"
     rm -f $left
-    echo 1 >"$log.rc"
+    rc=1
   fi
+  rmdir "$dir" 2>/dev/null
+  echo "$rc" >"$log.rc"
+  echo $(($(date +%s) - started)) >"$log.secs"
+}
+
+# report TEST: show a finished test's output under its name.
+report() {
+  local log="$logdir/$(name_of "$1").log"
+  echo "== $1 ($(cat "$log.secs") s, exit $(cat "$log.rc"))"
+  cat "$log"
+}
+
+declare -A pid_of_test=()
+pending=("$@")
+while [ ${#pending[@]} -gt 0 ] || [ ${#pid_of_test[@]} -gt 0 ]; do
+  # Start tests while there is room; then wait for any one to end.
+  while [ ${#pending[@]} -gt 0 ] && [ ${#pid_of_test[@]} -lt "$jobs" ]; do
+    t=${pending[0]}; pending=("${pending[@]:1}")
+    run_one "$t" &
+    pid_of_test[$t]=$!
+  done
+  wait -n
+  for t in "${!pid_of_test[@]}"; do
+    if ! kill -0 "${pid_of_test[$t]}" 2>/dev/null; then
+      wait "${pid_of_test[$t]}"
+      unset "pid_of_test[$t]"
+      report "$t"
+    fi
+  done
+done
+
+failed="" timings=""
+for t in "$@"; do
+  log="$logdir/$(name_of "$t").log"
+  timings="$timings $(cat "$log.secs")s:$(basename "$(dirname "$t")")/$(basename "$t")"
   [ "$(cat "$log.rc")" = 0 ] || failed="$failed $t"
 done
+# Where the time went: make check's budget is 6 minutes on a quiet 2-core
+# machine, and this line says which test to look at when it is not.
+echo "== seconds per test (CHECK_JOBS=$jobs):$timings"
 [ -z "$failed" ] && exit 0
 echo
 echo "== FAILED:$failed"
 for t in $failed; do
-  log="$logdir/$(echo "$t" | tr / _).log"
+  log="$logdir/$(name_of "$t").log"
   echo "-- $t (exit $(cat "$log.rc"); whole output in $log)"
   # Check reports file:line:F|E:...; the shell tests say FAIL; sanitizers
   # say ERROR or WARNING.

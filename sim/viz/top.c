@@ -206,13 +206,15 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
         if (nanosleep(&tick, NULL) < 0 && stop_signal())
             break;
         refresh_all(v, auto_attach);
-        if (o->tick && !o->tick(o->tick_arg))
-            break;
+        /* The show's end (a simulated run that finished) still prints the
+         * snapshot just read: a run shorter than one refresh would
+         * otherwise print only its first, empty, one. */
+        bool last = o->tick && !o->tick(o->tick_arg);
         if (o->json) {
             for (int i = 0; i < v->npanes; i++)
                 if (v->panes[i].now->pid != 0 && !v->panes[i].gone)
                     board_snapshot_json(v->panes[i].now, stdout);
-            if (fflush(stdout) != 0)
+            if (fflush(stdout) != 0 || last)
                 break;
             if (!auto_attach && all_gone(v))
                 break;
@@ -226,7 +228,7 @@ static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
         strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
         printf("--- threadlab top %s ---\n", when);
         screen_print(&scr, h - 1, stdout);  /* the legend's keys mean nothing here */
-        if (fflush(stdout) != 0)     /* the reader went away, or a signal cut the write */
+        if (fflush(stdout) != 0 || last)  /* the reader went away, or a signal cut the write */
             break;
         if (!auto_attach && all_gone(v))
             break;
