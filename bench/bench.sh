@@ -7,7 +7,8 @@
 # Kinds, and the peers each model is held against (tests/bench/peers/):
 #   blocking  bio, pool      vs tp_echo: a naive thread-per-connection server
 #   reactor   reactor        vs uv_echo 1 loop, ev_echo 1 loop
-#   multi     multireactor   vs ev_echo with one loop per core
+#   multi     multireactor   vs ev_echo with one loop per core (the
+#                            multireactor with one worker loop per core too)
 # Cells: 1, 64 and 1000 connections x depth 1 and 16, 64-byte lines. In each
 # cell and each repeat every server is loaded in turn, never two at once
 # (peer, model, model --no-board, ...), and every other repeat runs the list
@@ -143,8 +144,11 @@ if [ -x "$PEERS/ev_echo" ]; then
 fi
 model reactor    reactor model    reactor --nodelay
 model reactor-nb reactor noboard  reactor --nodelay --no-board
-model multi      multi   model    multireactor --nodelay
-model multi-nb   multi   noboard  multireactor --nodelay --no-board
+# One worker loop per core, as the peer has: the default (two per core,
+# Netty's) is for handlers that block, and an echo's never do, so like
+# against like is the same number of loops.
+model multi      multi   model    multireactor --workers "$CORES" --nodelay
+model multi-nb   multi   noboard  multireactor --workers "$CORES" --nodelay --no-board
 
 # ---- one run -------------------------------------------------------------------
 
