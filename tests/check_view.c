@@ -1213,28 +1213,24 @@ START_TEST(every_event_the_servers_write_is_translated)
 }
 END_TEST
 
-/* Template i's conversions, as "%N" indexes the Chinese may name: 0 for
- * an English plural's ending (a %s right after a letter: connection%s). */
+/* A template's Chinese names each conversion of its English as %1 .. %9,
+ * and names none that is not there. The one it may leave out: an English
+ * plural's ending, a %s right after a letter (connection%s). */
 START_TEST(every_reason_template_keeps_its_conversions)
 {
     for (int i = 0; i < reason_count(); i++) {
         const char *en = reason_template(i, LANG_EN), *zh = reason_template(i, LANG_ZH);
-        char conv[32];
-        conversions(en, conv, sizeof(conv));
         int n = 0;
-        bool plural[10] = { false };
-        for (const char *p = en; *p; p++)
-            if (*p == '%' && p[1] != '%') {
-                plural[++n < 10 ? n : 9] = p > en && isalpha((unsigned char)p[-1]) &&
-                                           strchr(p + 1, 's') == p + 1;
-            } else if (*p == '%') {
-                p++;
-            }
-        ck_assert_msg(n <= 9, "\"%s\": more than 9 conversions", en);
-        for (int k = 1; k <= n; k++) {
-            char mark[4];
-            snprintf(mark, sizeof(mark), "%%%d", k);
-            ck_assert_msg(plural[k] || strstr(zh, mark), "\"%s\" -> \"%s\": %s (a number or "
+        for (const char *p = en; *p; p++) {
+            if (*p != '%')
+                continue;
+            if (*++p == '%')
+                continue;                   /* "%%": no conversion */
+            bool plural = p - 1 > en && isalpha((unsigned char)p[-2]) && *p == 's';
+            char mark[12];
+            snprintf(mark, sizeof(mark), "%%%d", ++n);
+            ck_assert_msg(n <= 9, "\"%s\": more than 9 conversions", en);
+            ck_assert_msg(plural || strstr(zh, mark), "\"%s\" -> \"%s\": %s (a number or "
                           "a name) is left out", en, zh, mark);
         }
         for (const char *p = strchr(zh, '%'); p; p = strchr(p + 1, '%'))
