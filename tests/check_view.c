@@ -951,6 +951,7 @@ START_TEST(a_chinese_screen_is_laid_out_by_display_width)
     screen_free(&scr);
     screen_init(&scr, 120, 40);
     view_render(&v, &scr);
+    ck_assert_int_ge(screen_find(&scr, "reactor  （worker 事件循环，无内核线程）"), 0);
     ck_assert_int_ge(screen_find(&scr, "状态         阻塞于sleep，已持续 1.0s"), 0);
     ck_assert_int_ge(screen_find(&scr, "所属事件循环 64 个通道，任务队列 0，定时器 0"), 0);
     screen_free(&scr);
@@ -1315,6 +1316,7 @@ START_TEST(the_chinese_event_log_shows_the_reasons_in_chinese)
      * characters, and no row starts with a closing mark. */
     screen_init(&scr, 80, 24);
     view_render(&v, &scr);
+    ck_assert_int_eq(screen_find(&scr, "pool  pid 7  已运行 10.0s"), 0);
     int y = screen_find(&scr, "+1.000s 拒绝    连接 12 被丢弃：任务队列已满（1024），为连接 13 丢弃了最早");
     ck_assert_int_ge(y, 0);
     char row[512];

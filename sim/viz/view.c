@@ -173,8 +173,7 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
         view__fmt_age(up, sizeof(up), s->taken_mono_ns - s->start_mono_ns);
     x += screen_printf(scr, x, r.y, r.w, focused ? ST_FOCUS : ST_TITLE,
                        "%s%s ", focused ? ">" : " ", s->model);
-    x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, " pid %d  up %s",
-                       s->pid, up);
+    x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, msg(M_PID_UP), s->pid, up);
     if (p->gone)
         screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_GONE));
     else if (s->closing)

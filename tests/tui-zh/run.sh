@@ -9,8 +9,9 @@
 #           counts, the panes' divider in one column (display width, not
 #           bytes); event reasons in Chinese, none left in English.
 #   80x24:  the footer's quit and help keys in Chinese, the thread list
-#           and the loops' table whole in 80 columns, a reason in Chinese;
-#           after q, the comparison table in 80 columns.
+#           and the loops' table whole in 80 columns, a reason in Chinese,
+#           the Enter box in Chinese; after q, the comparison table in 80
+#           columns.
 # Every wait is for something on screen, bounded (a machine others load
 # can take seconds per refresh); none is a sleep followed by a check.
 set -u
@@ -112,6 +113,13 @@ check "80x24: the thread list's heading is not whole" "^ 线程 +状态 +持续 
 check "80x24: the loops' heading is not whole" "^ 事件循环 +通道 +任务队列 +IO/任务 +阶段$"
 check "80x24: the reactor's loop row is cut" "^ reactor +[0-9]+ \[[^]]*\] +[0-9]+ +[0-9]+/[0-9]+ +(IO|等待|任务)"
 check "80x24: no reason in Chinese" "reactor (在一个处理函数里阻塞了|解除阻塞：它的处理函数运行了)"
+# Enter: the selected thread's box, its role in the glossary's words.
+tmux -S "$sock" send-keys -t zh Enter
+check "80x24: Enter showed no detail in Chinese" "（(worker 事件循环|阻塞线程检查器|主线程)，tid [0-9]+）"
+check "80x24: the detail has no state row in Chinese" "状态 +(阻塞于sleep|等待事件|运行中)，已持续 [0-9.]+"
+tmux -S "$sock" send-keys -t zh x
+for _ in $(seq 100); do screen | grep -q '（按任意键关闭）' || break; sleep 0.1; done
+screen | grep -q '（按任意键关闭）' && bad "80x24: a key did not close the detail" || ok
 screen >"$tmp/80"
 long=$(while IFS= read -r row; do [ "$(width "$row")" -gt 80 ] && echo "$row"; done <"$tmp/80")
 [ -z "$long" ] && ok || bad "80x24: rows wider than 80 columns: $long"
