@@ -182,11 +182,22 @@ static bool match_from(const char *fmt, const char *text, struct match *m, int k
             size_t n = number_length(text);
             return n > 0 && match_arg(rest, text, n, false, m, k);
         }
-        for (size_t n = 0;; n++) {         /* the shortest string that lets the rest fit */
+        /* The shortest string that lets the rest fit. Where the rest
+         * starts with a literal byte, only the places that byte is are
+         * worth a try; where nothing follows, only the whole text. */
+        size_t n = *rest == '\0' ? strlen(text) : 0;
+        for (;;) {
+            if (*rest && *rest != '%') {
+                const char *next = strchr(text + n, *rest);
+                if (!next)
+                    return false;
+                n = (size_t)(next - text);
+            }
             if (match_arg(rest, text, n, true, m, k))
                 return true;
             if (!text[n] || m->steps > REASON_STEPS_MAX)
                 return false;
+            n++;
         }
     }
     return *text == '\0';
