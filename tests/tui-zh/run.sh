@@ -100,13 +100,15 @@ cols=$(awk '/^-----/ { exit } /\|/ { print }' "$tmp/160" | while IFS= read -r ro
 tmux -S "$sock" resize-window -t zh -x 80 -y 24
 check "80x24: the footer's keys are not in Chinese" "q 退出  \? 帮助  [0-9]+ms$"
 check "80x24: not one pane at a time" "第 1 个窗格（共 4 个）（放不下全部；tab 切换）"
-# tab to the reactor's pane (the third), one key at a time, each once the
-# screen has shown the last: its thread list and its loop, whole.
+# tab to the reactor's pane, one key at a time, each once the screen has
+# shown the last (the line that names the pane changes: the first tab
+# zooms pane 1, the next ones move on): its thread list and its loop.
+pane_line() { screen | grep '^第 [0-9]* 个窗格'; }
 for _ in 1 2 3 4 5 6; do
   screen | grep -q '^>reactor  pid' && break
-  before=$(screen | head -1)
+  before=$(pane_line)
   tmux -S "$sock" send-keys -t zh Tab
-  for _ in $(seq 100); do [ "$(screen | head -1)" != "$before" ] && break; sleep 0.1; done
+  for _ in $(seq 100); do [ "$(pane_line)" != "$before" ] && break; sleep 0.1; done
 done
 check "80x24: tab did not reach the reactor's pane" "^>reactor  pid [0-9]+" 1
 check "80x24: the thread list's heading is not whole" "^ 线程 +状态 +持续 +CPU% +连接 +行数$"
