@@ -76,10 +76,10 @@ static int detail_rows(const struct pane *p, int i, char rows[][DETAIL_COLS])
     view__fmt_ns(idle, sizeof(idle), t->idle_ns);
     if (t->tid)
         snprintf(rows[n++], DETAIL_COLS, msg(M_D_TITLE_TID), t->name,
-                 board_role_name(t->role), (unsigned)t->tid);
+                 msg_role(t->role), (unsigned)t->tid);
     else
         snprintf(rows[n++], DETAIL_COLS, msg(M_D_TITLE_NOTID), t->name,
-                 board_role_name(t->role));
+                 msg_role(t->role));
     rows[n++][0] = '\0';
     snprintf(rows[n++], DETAIL_COLS, msg(M_D_STATE), msg_state(t->state), age);
     if (t->conn)

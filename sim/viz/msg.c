@@ -16,6 +16,7 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_KEYS_SHORT] = { "q quit  ? help", "q 退出  ? 帮助" },
     [M_PAUSED] = { "PAUSED ", "已暂停 " },
 
+    [M_PID_UP] = { " pid %d  up %s", " pid %d  已运行 %s" },
     [M_GONE] = { "  GONE: the server exited", "  已退出：服务器进程已结束" },
     [M_STOPPING] = { "  stopping", "  正在停止" },
     [M_CONNS] = { "conns %llu", "连接 %llu" },
@@ -67,6 +68,17 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_STATE_BLOCKED_IO] = { "blocked-io", "阻塞于读写" },
     [M_STATE_BLOCKED_SLEEP] = { "blocked-sleep", "阻塞于sleep" },
     [M_STATE_TERMINATED] = { "terminated", "已结束" },
+
+    /* The glossary's names for what each thread is. */
+    [M_ROLE_ACCEPTOR] = { "acceptor", "接收线程" },
+    [M_ROLE_CONN] = { "conn", "连接线程" },
+    [M_ROLE_WATCHDOG] = { "watchdog", "值守线程" },
+    [M_ROLE_POOL_WORKER] = { "pool-worker", "任务线程" },
+    [M_ROLE_BOSS] = { "boss", "boss 线程" },
+    [M_ROLE_WORKER_LOOP] = { "worker-loop", "worker 事件循环" },
+    [M_ROLE_BUSINESS] = { "business", "业务线程" },
+    [M_ROLE_CHECKER] = { "checker", "阻塞线程检查器" },
+    [M_ROLE_MAIN] = { "main", "主线程" },
 
     [M_EV_ACCEPT] = { "accept", "接受" },
     [M_EV_ASSIGN] = { "assign", "分配" },
@@ -235,6 +247,14 @@ static const enum msg_id state_ids[STATE_COUNT] = {
     [STATE_TERMINATED] = M_STATE_TERMINATED,
 };
 
+static const enum msg_id role_ids[ROLE_COUNT] = {
+    [ROLE_ACCEPTOR] = M_ROLE_ACCEPTOR, [ROLE_CONN] = M_ROLE_CONN,
+    [ROLE_WATCHDOG] = M_ROLE_WATCHDOG, [ROLE_POOL_WORKER] = M_ROLE_POOL_WORKER,
+    [ROLE_BOSS] = M_ROLE_BOSS, [ROLE_WORKER_LOOP] = M_ROLE_WORKER_LOOP,
+    [ROLE_BUSINESS] = M_ROLE_BUSINESS, [ROLE_CHECKER] = M_ROLE_CHECKER,
+    [ROLE_MAIN] = M_ROLE_MAIN,
+};
+
 static const enum msg_id event_ids[EV_COUNT] = {
     [EV_ACCEPT] = M_EV_ACCEPT, [EV_ASSIGN] = M_EV_ASSIGN, [EV_CLOSE] = M_EV_CLOSE,
     [EV_SPAWN] = M_EV_SPAWN, [EV_EXIT] = M_EV_EXIT, [EV_GROW] = M_EV_GROW,
@@ -314,6 +334,11 @@ int msg_fput_col(FILE *out, const char *text, int width, bool right_align)
 const char *msg_state(enum board_state s)
 {
     return (unsigned)s < STATE_COUNT ? msg(state_ids[s]) : "?";
+}
+
+const char *msg_role(enum board_role r)
+{
+    return (unsigned)r < ROLE_COUNT ? msg(role_ids[r]) : "?";
 }
 
 const char *msg_event(enum board_event_kind k)

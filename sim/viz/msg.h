@@ -23,7 +23,7 @@ enum msg_id {
     /* the bottom row */
     M_KEYS_FULL, M_KEYS_SHORT, M_PAUSED,
     /* a pane's header */
-    M_GONE, M_STOPPING, M_CONNS, M_RATES_WIDE, M_FAILS_WIDE, M_FAILS_NARROW,
+    M_PID_UP, M_GONE, M_STOPPING, M_CONNS, M_RATES_WIDE, M_FAILS_WIDE, M_FAILS_NARROW,
     M_RATES_NARROW, M_THREADS, M_EXITED_WIDE,
     M_WAITING_FIRST, M_SERVER_EXITED,
     /* the thread list and grid */
@@ -36,6 +36,9 @@ enum msg_id {
     /* thread states, as the legend and the list name them */
     M_STATE_IDLE, M_STATE_WAITING, M_STATE_RUNNING, M_STATE_BLOCKED_IO,
     M_STATE_BLOCKED_SLEEP, M_STATE_TERMINATED,
+    /* thread roles, as the detail box names them */
+    M_ROLE_ACCEPTOR, M_ROLE_CONN, M_ROLE_WATCHDOG, M_ROLE_POOL_WORKER, M_ROLE_BOSS,
+    M_ROLE_WORKER_LOOP, M_ROLE_BUSINESS, M_ROLE_CHECKER, M_ROLE_MAIN,
     /* event kinds, as the log names them */
     M_EV_ACCEPT, M_EV_ASSIGN, M_EV_CLOSE, M_EV_SPAWN, M_EV_EXIT, M_EV_GROW,
     M_EV_SHRINK, M_EV_QUEUED, M_EV_RUN, M_EV_TIMER, M_EV_REJECT, M_EV_BLOCKED,
@@ -93,6 +96,10 @@ int msg_fput_col(FILE *out, const char *text, int width, bool right_align);
 /* A thread state's name in the current language (the board's own English
  * name under LANG_EN). */
 const char *msg_state(enum board_state s);
+
+/* A thread role's name in the current language (the board's own English
+ * name under LANG_EN). */
+const char *msg_role(enum board_role r);
 
 /* An event kind's name in the current language (the board's own English
  * name under LANG_EN). */

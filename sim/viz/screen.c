@@ -144,11 +144,18 @@ int screen_printf(struct screen *s, int x, int y, int max_w, enum style st,
     return screen_put(s, x, y, max_w, st, buf);
 }
 
+/* Chinese punctuation that closes (a row must not start with it) and
+ * that opens (a row must not end with it): the rule CJK typesetting calls
+ * kinsoku, in its smallest form. */
+static bool cjk_closing(wchar_t c) { return c && wcschr(L"，。、：；！？）」』》】", c); }
+static bool cjk_opening(wchar_t c) { return c && wcschr(L"（「『《【", c); }
+
 /* How many glyphs (no newline, from g) go on a row of cols columns: all if
  * they fit; else up to the last space that fits (the space is left for the
  * next row to skip) or the last place between two wide characters (CJK is
- * written without spaces), whichever is later; else a hard cut (one word
- * longer than the row). */
+ * written without spaces) that leaves no closing mark at a row's start nor
+ * an opening one at its end, whichever is later; else a hard cut (one
+ * word longer than the row). */
 static int wrap_break(const struct glyph *g, int n, int cols)
 {
     int fit = 0, used = 0;
@@ -159,7 +166,8 @@ static int wrap_break(const struct glyph *g, int n, int cols)
     for (int i = fit; i > 0; i--) {
         if (g[i].ch == L' ')
             return i;
-        if (g[i - 1].cols == 2 || g[i].cols == 2)
+        if ((g[i - 1].cols == 2 || g[i].cols == 2) && !cjk_closing(g[i].ch) &&
+            !cjk_opening(g[i - 1].ch))
             return i;
     }
     return fit > 0 ? fit : 1;

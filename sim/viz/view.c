@@ -17,6 +17,7 @@
 #include "view.h"
 
 #include "msg.h"
+#include "reason.h"
 #include "view_parts.h"
 #include "term.h"
 #include "fmt.h"
@@ -172,8 +173,7 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
         view__fmt_age(up, sizeof(up), s->taken_mono_ns - s->start_mono_ns);
     x += screen_printf(scr, x, r.y, r.w, focused ? ST_FOCUS : ST_TITLE,
                        "%s%s ", focused ? ">" : " ", s->model);
-    x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, " pid %d  up %s",
-                       s->pid, up);
+    x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, msg(M_PID_UP), s->pid, up);
     if (p->gone)
         screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_GONE));
     else if (s->closing)
@@ -445,9 +445,11 @@ static int draw_queues(const struct board_snapshot *s, struct screen *scr,
     return n + 1;
 }
 
-/* The log tail, newest last. An event's text wraps inside the pane (under
- * its own text, not under the time), so a reason is never cut mid-sentence;
- * only the oldest shown may end in "..." when the pane is short. */
+/* The log tail, newest last, each reason in the viewer's language
+ * (reason.c: the board holds it in English). An event's text wraps inside
+ * the pane (under its own text, not under the time), so a reason is never
+ * cut mid-sentence; only the oldest shown may end in "..." when the pane
+ * is short. */
 static void draw_events(const struct board_snapshot *s, struct screen *scr,
                         struct rect r)
 {
@@ -460,12 +462,13 @@ static void draw_events(const struct board_snapshot *s, struct screen *scr,
         const struct board_event_snap *e = &s->events[i];
         bool warn = e->kind == EV_REJECT || e->kind == EV_BLOCKED ||
                     e->kind == EV_ERROR;
-        char line[sizeof(e->text) + 64];
+        char reason[REASON_TEXT_BYTES], line[REASON_TEXT_BYTES + 64];
+        reason_translate(msg_lang(), e->text, reason, sizeof(reason));
         const char *kind = msg_event(e->kind);
         int pad = 7 - screen_text_width(kind);     /* "%-7s" by display width */
         snprintf(line, sizeof(line), s->simulated ? "%+9.6fs %s%*s %s" : "%+9.3fs %s%*s %s",
                  (double)(e->time_ns - s->start_mono_ns) / 1e9, kind, pad > 0 ? pad : 0,
-                 "", e->text);
+                 "", reason);
         int rows = screen_put_wrapped(NULL, 0, 0, r.w - 1, r.h, PREFIX_W,
                                       ST_NORMAL, line);
         int room = y_end - (r.y + 1);
