@@ -972,6 +972,8 @@ static const char *const reason_calls[] = {
     "acceptor_refuse(", "sim__refuse(", "spawn_task_thread(", "retire_task_thread(",
 };
 static const char *const why_buffer[] = { "snprintf(why," };
+/* sim --viz's status line says what the next event is (sim.c, describe). */
+static const char *const describe_buffer[] = { "snprintf(out, len," };
 
 /* One text found in the sources, and where. */
 struct source_text {
@@ -1109,6 +1111,8 @@ static int source_texts(struct source_text *texts, int max, int *nevents)
         n = scan_calls(src, g.gl_pathv[i], reason_calls, 4, texts, n, max);
         if (has_call(src, event_calls, 3) || has_call(src, reason_calls, 4))
             n = scan_calls(src, g.gl_pathv[i], why_buffer, 1, texts, n, max);
+        if (!strcmp(g.gl_pathv[i], "sim/des/sim.c"))
+            n = scan_calls(src, g.gl_pathv[i], describe_buffer, 1, texts, n, max);
     }
     globfree(&g);
     return n;

@@ -14,7 +14,9 @@
 #include "des/simviz.h"
 #include "net/clock.h"
 #include "probe/board.h"
+#include "viz/msg.h"
 #include "viz/pane.h"
+#include "viz/reason.h"
 #include "viz/record.h"
 #include "viz/top.h"
 
@@ -181,34 +183,40 @@ static void *sim_thread(void *arg)
     }
 }
 
-/* The status line: where the run is and what comes next. With keys, the
- * short list of keys follows (the recording leaves it out). */
+/* The status line: where the run is and what comes next (in the screen's
+ * language, the event's reason too). With keys, the short list of keys
+ * follows (the recording leaves it out). */
 static void status_line(struct viz_run *vr, char *buf, size_t len, bool keys)
 {
-    char last[160];
+    char last[160], next[200], keys_text[160] = "";
     pthread_mutex_lock(&vr->ctl.lock);
     snprintf(last, sizeof(last), "%s", vr->ctl.last);
     pthread_mutex_unlock(&vr->ctl.lock);
     bool finished = atomic_load(&vr->ctl.finished);
-    snprintf(buf, len, "[sim %s] t=%.6fs  event %llu  speed %gx  %s  %s%s%s%s%s",
-             sim_model_name(vr->o->model), atomic_load(&vr->ctl.vnow_ns) / 1e9,
-             (unsigned long long)atomic_load(&vr->ctl.events),
-             atomic_load(&vr->ctl.speed_ppb) / 1e9,
-             finished ? "FINISHED" : atomic_load(&vr->ctl.paused) ? "PAUSED" : "",
-             finished ? "" : "next: ", finished ? "" : last,
-             keys ? "   (space pause, s step, e next " : "",
-             keys ? viz_kind_name(atomic_load(&vr->ctl.last_kind)) : "",
-             keys ? ", b back, +/- speed, ? keys)" : "");
+    if (finished)
+        snprintf(next, sizeof(next), "%s", msg(M_S_FINISHED));
+    else {
+        char said[160];
+        reason_translate(msg_lang(), last, said, sizeof(said));
+        snprintf(next, sizeof(next), "%s%s%s",
+                 atomic_load(&vr->ctl.paused) ? msg(M_S_PAUSED) : "", msg(M_S_NEXT), said);
+    }
+    if (keys)
+        snprintf(keys_text, sizeof(keys_text), msg(M_S_KEYS_SHORT),
+                 viz_kind_name(atomic_load(&vr->ctl.last_kind)));
+    size_t used = (size_t)snprintf(buf, len, msg(M_S_STATUS), sim_model_name(vr->o->model),
+                                   atomic_load(&vr->ctl.vnow_ns) / 1e9,
+                                   (unsigned long long)atomic_load(&vr->ctl.events),
+                                   atomic_load(&vr->ctl.speed_ppb) / 1e9);
+    if (used < len)
+        snprintf(buf + used, len - used, "%s%s", next, keys_text);
 }
 
 static void viz_status(void *arg, char *buf, size_t len)
 {
     struct viz_run *vr = arg;
     if (vr->show_keys) {         /* top's help knows nothing of these */
-        snprintf(buf, len, "[sim %s] keys: space pause/resume, s one event on, b one "
-                 "event back, e on to the next event of the kind that happened last "
-                 "(now: %s), + faster, - slower, q quit (the report follows), ? these keys",
-                 sim_model_name(vr->o->model),
+        snprintf(buf, len, msg(M_S_KEYS_LONG), sim_model_name(vr->o->model),
                  viz_kind_name(atomic_load(&vr->ctl.last_kind)));
         return;
     }

@@ -168,6 +168,19 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_R_END] = { "THE END: q prints the table  ", "结束：按 q 打印结果表  " },
     [M_R_KEYS] = { "(space play, <- -> frame, , . event, w W new warning, 0-9 seek, +/- speed)",
                    "（空格 播放，<- -> 逐帧，, . 上/下一个事件，w W 新警告，0-9 跳转，+/- 速度）" },
+    [M_S_STATUS] = { "[sim %s] t=%.6fs  event %llu  speed %gx  ",
+                     "[模拟 %s] t=%.6fs  第 %llu 个事件  速度 %gx  " },
+    [M_S_FINISHED] = { "FINISHED", "已结束" },
+    [M_S_PAUSED] = { "PAUSED  ", "已暂停  " },
+    [M_S_NEXT] = { "next: ", "下一个：" },
+    [M_S_KEYS_SHORT] = { "   (space pause, s step, e next %s, b back, +/- speed, ? keys)",
+                         "   （空格 暂停，s 单步，e 下一个 %s，b 后退，+/- 速度，? 按键）" },
+    [M_S_KEYS_LONG] = { "[sim %s] keys: space pause/resume, s one event on, b one "
+                        "event back, e on to the next event of the kind that happened last "
+                        "(now: %s), + faster, - slower, q quit (the report follows), ? these keys",
+                        "[模拟 %s] 按键：空格 暂停/继续，s 前进一个事件，b 后退一个事件，"
+                        "e 前进到与上一个同类的下一个事件（现在：%s），+ 加快，- 减慢，"
+                        "q 退出（随后打印报告），? 这些按键" },
 
     /* Each heading fits its column in both languages (check_view). */
     [M_T_MODEL] = { "model", "模型" },

@@ -57,6 +57,8 @@ enum msg_id {
     /* the replay's status line */
     M_R_STATUS, M_R_PAUSED, M_R_PLAYING, M_R_NEW_WARNING, M_R_WARNINGS_GO_ON,
     M_R_CUT, M_R_END, M_R_KEYS,
+    /* sim --viz's status line */
+    M_S_STATUS, M_S_FINISHED, M_S_PAUSED, M_S_NEXT, M_S_KEYS_SHORT, M_S_KEYS_LONG,
     /* the demo's and compare's table: headings (text, drawn in columns
      * by display width), then the lines around it (formats) */
     M_T_MODEL, M_T_LINES_S, M_T_MB_S, M_T_THREADS, M_T_RSS, M_T_CPU_S, M_T_VOL_CS,

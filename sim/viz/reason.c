@@ -107,6 +107,15 @@ static const struct reason_template table[] = {
     { "at least ", "至少 " },
     { "%s sleeps %.0f ms in a handler: its %llu connections wait",
       "%1 在处理函数里 sleep %2 毫秒：它的 %3 个连接都在等" },
+    /* sim --viz's status line: the next event (sim.c, describe) */
+    { "core %u: its thread's burst or slice ends", "核 %1：其线程的一段运行或时间片结束" },
+    { "conn %u reaches the server", "连接 %1 到达服务器" },
+    { "client %u sends line %u", "客户端 %1 发出第 %2 行" },
+    { "a line of conn %u reaches the server", "连接 %1 的一行到达服务器" },
+    { "reply %u reaches client %u", "第 %1 个应答到达客户端 %2" },
+    { "conn %u's close reaches the server", "连接 %1 的关闭到达服务器" },
+    { "thread %u wakes from !sleep", "线程 %1 从 !sleep 醒来" },
+    { "event %u", "事件 %1" },
 };
 
 #define TABLE_SIZE ((int)(sizeof(table) / sizeof(table[0])))

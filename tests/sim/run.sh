@@ -157,6 +157,13 @@ grep -Eq "^ reactor +[A-Za-z.] [a-z-]+ +[0-9.]+[a-z]+ +- +- +[1-9][0-9]*$" "$tmp
 grep -Eq "^ reactor +[0-9]+ .* ([1-9][0-9]*/[0-9]+|[0-9]+/[1-9][0-9]*) +(wait|io|tasks)" \
   "$tmp/plain" && ok \
   || { bad "--viz: the loop's IO/TASK stayed 0/0"; grep -A1 "^ LOOP" "$tmp/plain" | tail -2; }
+# --lang zh: the status line says the run's place and its next event in
+# Chinese (the event's words from the viewer's reason table).
+timeout 60 "$BIN" sim reactor --conns 2 --duration 0.0005 --viz --speed 0.001 --lang zh \
+  >"$tmp/plain-zh" 2>&1
+grep -Eq "^\[模拟 reactor\] t=[0-9.]+s  第 [0-9]+ 个事件  速度 [0-9.]+x  (已结束|下一个：(连接|核|客户端|第))" \
+  "$tmp/plain-zh" && ! grep -q "next: \|reaches the server" "$tmp/plain-zh" && ok \
+  || { bad "--viz --lang zh: the status line is not Chinese"; grep "sim\|模拟" "$tmp/plain-zh" | head -3; }
 # A simulated thread's FOR is simulated time too: a run of 0.5 ms cannot
 # show a thread in its state for minutes or hours (threads that began
 # before the first event were once dated 0: a FOR of the machine's uptime).
