@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -188,6 +187,7 @@ END_TEST
  * and the test can count them. Bio and pool share this loop. */
 struct conn_on_pair {
     struct server_opts opts;
+    struct conn_registry conns;  /* the stop flag and the serving list */
     struct conn_server srv;
     struct conn conn;
     int client;                 /* the test's end */
@@ -209,10 +209,9 @@ static void conn_pair_run(struct conn_on_pair *p)
 {
     int sv[2];
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    ck_assert_int_eq(conn_registry_init(&p->conns), 0);
     p->srv = (struct conn_server){ .model = "bio", .opts = &p->opts,
-                                   .board = NULL,
-                                   .stop_fd = eventfd(0, EFD_CLOEXEC) };
-    ck_assert_int_ge(p->srv.stop_fd, 0);
+                                   .board = NULL, .conns = &p->conns };
     p->conn = (struct conn){ .fd = sv[0], .id = 1 };
     p->client = sv[1];
     ck_assert_int_eq(pthread_create(&p->thread, NULL, serve_pair_cb, p), 0);
@@ -230,7 +229,7 @@ static void conn_pair_finish(struct conn_on_pair *p)
     close(p->client);
     pthread_join(p->thread, NULL);
     close(p->conn.fd);
-    close(p->srv.stop_fd);
+    conn_registry_destroy(&p->conns);
 }
 
 /* Read packets until want bytes came; returns how many packets. */
@@ -312,7 +311,7 @@ START_TEST(quit_flushes_the_batch_and_ends)
     ck_assert_int_lt(recv(p.client, got, sizeof(got), MSG_DONTWAIT), 0);
     close(p.client);
     close(p.conn.fd);
-    close(p.srv.stop_fd);
+    conn_registry_destroy(&p.conns);
 }
 END_TEST
 
@@ -367,7 +366,7 @@ START_TEST(a_partial_line_ends_by_the_line_timeout)
                   echo_end_reason(p.end, false));
     close(p.client);
     close(p.conn.fd);
-    close(p.srv.stop_fd);
+    conn_registry_destroy(&p.conns);
 }
 END_TEST
 
