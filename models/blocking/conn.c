@@ -121,15 +121,17 @@ static void registry_saw_stop(struct conn_registry *r, struct conn *c)
     pthread_mutex_unlock(&r->lock);
 }
 
-/* Signal every thread that may be blocked in read() and has not seen the
- * stop; returns how many. Under r->lock: each is on the list, so alive. */
-static int wake_readers(struct conn_registry *r)
+/* Count the threads that may be blocked in read() and have not seen the
+ * stop, and signal them when signal_them says so. Under r->lock: each is
+ * on the list, so alive (pthread_kill cannot fail with ESRCH). */
+static int readers_not_stopped(struct conn_registry *r, bool signal_them)
 {
     int readers = 0;
     for (struct conn *c = r->serving; c; c = c->next) {
         if (atomic_load(&c->phase) != CONN_READING)
             continue;
-        pthread_kill(c->thread, CONN_WAKE_SIGNAL);
+        if (signal_them)
+            (void)pthread_kill(c->thread, CONN_WAKE_SIGNAL);
         readers++;
     }
     return readers;
@@ -142,11 +144,19 @@ void conn_registry_stop_input(struct conn_registry *r)
      * thread stores READING before it loads the flag, so either it sees
      * the flag, or we see it READING and signal it. A connection that
      * begins serving later (a queued pool connection) sees the flag at
-     * its first read. */
+     * its first read. Each thread that saw the stop wakes us to count
+     * again; the signals go again only once per CONN_WAKE_RETRY_MS, so a
+     * thousand threads cost a thousand signals, not a million. */
     atomic_store(&r->stopping, true);
-    while (wake_readers(r) > 0) {
-        struct timespec retry = timespec_at_ns(deadline_in_ms(CONN_WAKE_RETRY_MS));
-        pthread_cond_timedwait(&r->changed, &r->lock, &retry);
+    uint64_t resend_ns = now_ns();
+    for (;;) {
+        bool resend = now_ns() >= resend_ns;
+        if (readers_not_stopped(r, resend) == 0)
+            break;
+        if (resend)
+            resend_ns = deadline_in_ms(CONN_WAKE_RETRY_MS);
+        struct timespec at = timespec_at_ns(resend_ns);
+        pthread_cond_timedwait(&r->changed, &r->lock, &at);
     }
     pthread_mutex_unlock(&r->lock);
 }
