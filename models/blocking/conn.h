@@ -26,8 +26,8 @@
  * the reset throws away every reply still in our send queue: a client
  * streaming lines got half a line and then EOF. So the read side stays
  * open, and the linger drains it until the client's own FIN. (The JDK
- * wakes a thread blocked in a socket read the same way: NativeThread
- * signals it.)
+ * interrupts a thread blocked in a channel's read the same way:
+ * NativeThread.signal, a real-time signal with an empty handler.)
  *
  * The timeouts (--idle-timeout, --line-timeout) are SO_RCVTIMEO on the
  * socket: a read() blocked past it fails with EAGAIN, and the thread
@@ -66,8 +66,8 @@
 enum conn_phase {
     CONN_ANSWERING,           /* answering, writing or at work (!sleep):
                                  looks at the stop flag before it reads */
-    CONN_READING,             /* may be blocked in read(): a stop must
-                                 signal it, and until it saw the stop */
+    CONN_READING,             /* may be blocked in read(): a stop signals
+                                 it, and waits until it saw the stop */
     CONN_DRAINING,            /* saw the stop: reads only what was held */
 };
 
@@ -84,7 +84,8 @@ struct conn {
 /* The open connections, those being served, and the stop flag. */
 struct conn_registry {
     pthread_mutex_t lock;     /* guards count and serving */
-    pthread_cond_t changed;   /* count dropped to 0, or a reader saw the stop */
+    pthread_cond_t changed;   /* count dropped to 0, or a thread saw the
+                                 stop or left the serving list */
     uint64_t count;           /* accepted, not closed (queued ones too) */
     struct conn *serving;     /* whose thread is in conn_serve, newest first */
     atomic_bool stopping;     /* a stop began; never cleared */
@@ -101,7 +102,8 @@ struct conn_server {
 
 /* ---- the registry (any thread) ---- */
 
-/* Returns 0 or -errno (the wake signal's handler could not be set).
+/* Returns 0 or -errno (the wake signal's handler or the condition
+ * variable could not be set up).
  * Init and destroy: once, before the first and after the last of the
  * other calls. */
 int conn_registry_init(struct conn_registry *r);
