@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sys/eventfd.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -188,6 +189,7 @@ END_TEST
  * and the test can count them. Bio and pool share this loop. */
 struct conn_on_pair {
     struct server_opts opts;
+    struct conn_registry conns;  /* the stop flag and the serving list */
     struct conn_server srv;
     struct conn conn;
     int client;                 /* the test's end */
@@ -204,18 +206,43 @@ static void *serve_pair_cb(void *arg)
     return NULL;
 }
 
-/* Start conn_serve with p->opts as the test set them. */
-static void conn_pair_run(struct conn_on_pair *p)
+/* The socketpair and the registry, with p->opts as the test set them. */
+static void conn_pair_open(struct conn_on_pair *p)
 {
     int sv[2];
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    ck_assert_int_eq(conn_registry_init(&p->conns), 0);
     p->srv = (struct conn_server){ .model = "bio", .opts = &p->opts,
-                                   .board = NULL,
-                                   .stop_fd = eventfd(0, EFD_CLOEXEC) };
-    ck_assert_int_ge(p->srv.stop_fd, 0);
+                                   .board = NULL, .conns = &p->conns };
     p->conn = (struct conn){ .fd = sv[0], .id = 1 };
     p->client = sv[1];
+}
+
+/* conn_serve on its own thread. */
+static void conn_pair_serve(struct conn_on_pair *p)
+{
     ck_assert_int_eq(pthread_create(&p->thread, NULL, serve_pair_cb, p), 0);
+}
+
+static void conn_pair_run(struct conn_on_pair *p)
+{
+    conn_pair_open(p);
+    conn_pair_serve(p);
+}
+
+/* Join conn_serve's thread, giving it limit_ms: false if it is still
+ * running then (the thread is left behind; the case fails anyway). */
+static bool conn_pair_joined_within(struct conn_on_pair *p, int limit_ms)
+{
+    struct timespec at;
+    clock_gettime(CLOCK_REALTIME, &at);
+    at.tv_sec += limit_ms / 1000;
+    at.tv_nsec += (long)(limit_ms % 1000) * 1000000L;
+    if (at.tv_nsec >= 1000000000L) {
+        at.tv_sec++;
+        at.tv_nsec -= 1000000000L;
+    }
+    return pthread_timedjoin_np(p->thread, NULL, &at) == 0;
 }
 
 static void conn_pair_start(struct conn_on_pair *p)
@@ -230,7 +257,7 @@ static void conn_pair_finish(struct conn_on_pair *p)
     close(p->client);
     pthread_join(p->thread, NULL);
     close(p->conn.fd);
-    close(p->srv.stop_fd);
+    conn_registry_destroy(&p->conns);
 }
 
 /* Read packets until want bytes came; returns how many packets. */
@@ -312,7 +339,7 @@ START_TEST(quit_flushes_the_batch_and_ends)
     ck_assert_int_lt(recv(p.client, got, sizeof(got), MSG_DONTWAIT), 0);
     close(p.client);
     close(p.conn.fd);
-    close(p.srv.stop_fd);
+    conn_registry_destroy(&p.conns);
 }
 END_TEST
 
@@ -367,7 +394,121 @@ START_TEST(a_partial_line_ends_by_the_line_timeout)
                   echo_end_reason(p.end, false));
     close(p.client);
     close(p.conn.fd);
-    close(p.srv.stop_fd);
+    conn_registry_destroy(&p.conns);
+}
+END_TEST
+
+/* ---- the stop and the timeouts, with the thread blocked in read() --------- */
+
+/* A thread blocked in read() with nothing to read wakes at the stop and
+ * ends, though the client neither sends nor leaves: the stop's signal
+ * makes the read fail with EINTR, and the thread sees the flag. A stop
+ * that set the flag only (or signalled nobody) leaves it blocked for good:
+ * conn_registry_stop_input then never returns, or the join below fails. */
+START_TEST(a_stop_wakes_a_thread_blocked_in_read)
+{
+    struct conn_on_pair p;
+    char got[8];
+    conn_pair_start(&p);
+    tn_send_str(p.client, "a\n");
+    ck_assert(tn_readable(p.client, 5000));
+    ck_assert_int_eq(recv(p.client, got, sizeof(got), 0), 2);
+    usleep(50000);                    /* most likely in read() by now; if not, the flag */
+    conn_registry_stop_input(&p.conns);
+    ck_assert_msg(conn_pair_joined_within(&p, 5000),
+                  "a thread blocked in read() was still serving 5 s after the stop");
+    ck_assert_int_eq(p.end, ECHO_END_EOF);
+    ck_assert_uint_eq(p.lines, 1);
+    close(p.client);
+    close(p.conn.fd);
+    conn_registry_destroy(&p.conns);
+}
+END_TEST
+
+/* A connection whose serving begins after the stop (a pool connection
+ * that was queued) answers what the kernel holds for it and ends without
+ * waiting: no signal was ever sent to its thread, so only the flag, looked
+ * at before its first read, can tell it. */
+START_TEST(a_connection_served_after_the_stop_answers_what_is_held)
+{
+    struct conn_on_pair p;
+    char got[16];
+    server_opts_init(&p.opts);
+    conn_pair_open(&p);
+    conn_registry_stop_input(&p.conns);         /* nobody serving yet */
+    tn_send_str(p.client, "x\ny\n");
+    conn_pair_serve(&p);
+    ck_assert_msg(conn_pair_joined_within(&p, 5000),
+                  "a connection served after the stop was still waiting for input 5 s later");
+    ck_assert_int_eq(p.end, ECHO_END_EOF);
+    ck_assert_uint_eq(p.lines, 2);
+    ck_assert_int_eq(recv(p.client, got, sizeof(got), MSG_DONTWAIT), 4);
+    ck_assert_int_eq(memcmp(got, "x\ny\n", 4), 0);
+    close(p.client);
+    close(p.conn.fd);
+    conn_registry_destroy(&p.conns);
+}
+END_TEST
+
+/* Signals for the storm below: a handler that does nothing, without
+ * SA_RESTART, as the eintr fault shim does for the whole process. */
+static void on_storm_signal(int sig)
+{
+    (void)sig;
+}
+
+struct signal_storm {
+    pthread_t target;           /* the thread to interrupt */
+    atomic_bool over;           /* the test is done with it */
+    atomic_uint sent;
+};
+
+static void *storm_main(void *arg)
+{
+    struct signal_storm *st = arg;
+    while (!atomic_load(&st->over)) {
+        if (pthread_kill(st->target, SIGUSR1) == 0)
+            atomic_fetch_add(&st->sent, 1);
+        usleep(1000);
+    }
+    return NULL;
+}
+
+/* --idle-timeout holds while the thread's read() is interrupted every
+ * millisecond: each EINTR goes back to the real deadline and re-arms only
+ * what is left. A read retried after EINTR with the full SO_RCVTIMEO
+ * again (net_read's retry) never reaches a 300 ms timeout under a 1 ms
+ * storm, and the join fails. The bound (5 s) is the code's, not the
+ * scheduler's: the deadline is 300 ms after conn_serve began. */
+START_TEST(the_idle_timeout_holds_under_a_signal_storm)
+{
+    struct conn_on_pair p;
+    struct signal_storm storm = { .sent = 0 };
+    struct sigaction sa = { .sa_handler = on_storm_signal };
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+    server_opts_init(&p.opts);
+    p.opts.idle_timeout_ms = 300;
+    uint64_t start_ms = now_ms();
+    conn_pair_run(&p);
+    storm.target = p.thread;
+    atomic_init(&storm.over, false);
+    pthread_t ticker;
+    ck_assert_int_eq(pthread_create(&ticker, NULL, storm_main, &storm), 0);
+    bool joined = conn_pair_joined_within(&p, 5000);
+    atomic_store(&storm.over, true);
+    pthread_join(ticker, NULL);
+    ck_assert_msg(joined, "an idle connection was still open 5 s into a 300 ms "
+                  "--idle-timeout, its read interrupted %u times",
+                  atomic_load(&storm.sent));
+    ck_assert_msg(atomic_load(&storm.sent) >= 10, "only %u signals sent: no storm",
+                  atomic_load(&storm.sent));
+    ck_assert_msg(p.end == ECHO_END_IDLE, "ended as '%s', not as idle",
+                  echo_end_reason(p.end, false));
+    ck_assert_uint_ge(now_ms() - start_ms, 300);
+    close(p.client);
+    close(p.conn.fd);
+    conn_registry_destroy(&p.conns);
 }
 END_TEST
 
@@ -386,6 +527,9 @@ int main(void)
     tcase_add_test(tc, quit_flushes_the_batch_and_ends);
     tcase_add_test(tc, the_line_clock_restarts_with_each_line);
     tcase_add_test(tc, a_partial_line_ends_by_the_line_timeout);
+    tcase_add_test(tc, a_stop_wakes_a_thread_blocked_in_read);
+    tcase_add_test(tc, a_connection_served_after_the_stop_answers_what_is_held);
+    tcase_add_test(tc, the_idle_timeout_holds_under_a_signal_storm);
     suite_add_tcase(s, tc);
     return ts_run(s);
 }

@@ -604,6 +604,63 @@ START_TEST(full_queue_answers_busy)
 }
 END_TEST
 
+struct stopper { struct pool_server *s; atomic_bool done; };
+
+static void *stop_main(void *arg)
+{
+    struct stopper *st = arg;
+    pool_server_stop(st->s);
+    atomic_store(&st->done, true);
+    return NULL;
+}
+
+/* A stop with the only task thread blocked in read() and a connection
+ * still queued behind it: the stop's signal wakes the thread, which ends
+ * its idle connection; the queued one is then served, sees the stop flag
+ * before its first read (no signal ever reached it), answers the line it
+ * sent while it waited, and ends. A stop that only woke the threads
+ * blocked at that moment leaves the queued one waiting for input, and the
+ * stop with it. */
+START_TEST(a_queued_connection_is_answered_and_closed_after_the_stop)
+{
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.pool.min_threads = 1;
+    o.pool.max_threads = 1;
+    struct pool_server *s = pool_server_start(&o);
+    ck_assert_ptr_nonnull(s);
+    int served = tn_connect(pool_server_port(s));
+    tn_send_str(served, "a\n");
+    ck_assert_int_eq(tn_read_line(served, line, sizeof(line)), 2);
+    int queued = tn_connect(pool_server_port(s));
+    tn_send_str(queued, "queued\n");
+    struct pool_stats st;
+    uint64_t deadline = now_ms() + 5000;
+    do {
+        pool_server_stats(s, &st);
+    } while (st.queued != 1 && now_ms() < deadline && !usleep(2000));
+    ck_assert_int_eq(st.queued, 1);
+
+    struct stopper stop = { .s = s };
+    atomic_init(&stop.done, false);
+    pthread_t stopper;
+    ck_assert_int_eq(pthread_create(&stopper, NULL, stop_main, &stop), 0);
+    ck_assert_int_eq(tn_read_eof(served), 0);          /* woken, ended */
+    ck_assert_int_eq(tn_read_line(queued, line, sizeof(line)), 7);
+    ck_assert(memcmp(line, "queued\n", 7) == 0);
+    ck_assert_int_eq(tn_read_eof(queued), 0);
+    close(served);
+    close(queued);
+    deadline = now_ms() + 10000;
+    while (!atomic_load(&stop.done) && now_ms() < deadline)
+        usleep(5000);
+    ck_assert_msg(atomic_load(&stop.done), "the stop had not returned 10 s after "
+                  "both connections ended");
+    pthread_join(stopper, NULL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = model_suite("pool");
@@ -627,6 +684,7 @@ int main(void)
     tcase_set_timeout(srv, 30);
     tcase_add_test(srv, fifth_connection_waits_for_a_free_thread);
     tcase_add_test(srv, full_queue_answers_busy);
+    tcase_add_test(srv, a_queued_connection_is_answered_and_closed_after_the_stop);
     suite_add_tcase(s, srv);
     return ts_run(s);
 }

@@ -21,7 +21,7 @@ void *blocking_new(size_t size, const char *model, const struct server_opts *opt
     if (rc < 0)
         goto out_destroy_registry;
     b->board = server_board_create(model, &b->opts);
-    b->serving = (struct conn_server){ model, &b->opts, b->board, b->conns.stop_fd };
+    b->serving = (struct conn_server){ model, &b->opts, b->board, &b->conns };
     return b;
 
 out_destroy_registry:

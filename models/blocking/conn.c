@@ -2,9 +2,7 @@
 #include "conn.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -15,23 +13,43 @@
 
 /* ---- the registry ------------------------------------------------------- */
 
+/* The wake signal's handler: nothing to do. What matters is that it is
+ * installed without SA_RESTART, so the read() it interrupts fails with
+ * EINTR instead of being restarted by the kernel. */
+static void on_wake_signal(int sig)
+{
+    (void)sig;
+}
+
+static int wake_handler_rc = -1;
+
+static void install_wake_handler(void)
+{
+    struct sigaction sa = { .sa_handler = on_wake_signal };
+    sigemptyset(&sa.sa_mask);
+    wake_handler_rc = sigaction(CONN_WAKE_SIGNAL, &sa, NULL) == 0 ? 0 : -errno;
+}
+
 int conn_registry_init(struct conn_registry *r)
 {
-    r->stop_fd = eventfd(0, EFD_CLOEXEC);
-    if (r->stop_fd < 0)
-        return -errno;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_wake_handler);   /* once per process */
+    if (wake_handler_rc < 0)
+        return wake_handler_rc;
+    int rc = clock_cond_init(&r->changed);    /* the stop's retries: monotonic */
+    if (rc < 0)
+        return rc;
     pthread_mutex_init(&r->lock, NULL);
-    pthread_cond_init(&r->emptied, NULL);
     r->count = 0;
+    r->serving = NULL;
+    atomic_init(&r->stopping, false);
     return 0;
 }
 
 void conn_registry_destroy(struct conn_registry *r)
 {
-    pthread_cond_destroy(&r->emptied);
+    pthread_cond_destroy(&r->changed);
     pthread_mutex_destroy(&r->lock);
-    close(r->stop_fd);
-    r->stop_fd = -1;
 }
 
 void conn_registry_add(struct conn_registry *r)
@@ -46,7 +64,7 @@ uint64_t conn_registry_remove(struct conn_registry *r)
     pthread_mutex_lock(&r->lock);
     uint64_t left = --r->count;
     if (left == 0)
-        pthread_cond_broadcast(&r->emptied);
+        pthread_cond_broadcast(&r->changed);
     pthread_mutex_unlock(&r->lock);
     return left;
 }
@@ -59,57 +77,99 @@ uint64_t conn_registry_count(struct conn_registry *r)
     return n;
 }
 
+/* c's thread begins serving it: on the list, where a stop finds it. The
+ * wake signal is unblocked here, whatever mask the thread inherited. */
+static void registry_enter(struct conn_registry *r, struct conn *c)
+{
+    sigset_t wake;
+    sigemptyset(&wake);
+    sigaddset(&wake, CONN_WAKE_SIGNAL);
+    pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+    c->thread = pthread_self();
+    atomic_store(&c->phase, CONN_ANSWERING);
+    pthread_mutex_lock(&r->lock);
+    c->prev = NULL;
+    c->next = r->serving;
+    if (r->serving)
+        r->serving->prev = c;
+    r->serving = c;
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* c's thread is done with it: off the list before its fd is closed, and
+ * before the thread ends, so a stop never signals a thread that is gone. */
+static void registry_leave(struct conn_registry *r, struct conn *c)
+{
+    pthread_mutex_lock(&r->lock);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        r->serving = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    pthread_cond_broadcast(&r->changed);         /* a stop may wait for it */
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* c's thread saw the stop: a stop waiting for it may go on. */
+static void registry_saw_stop(struct conn_registry *r, struct conn *c)
+{
+    pthread_mutex_lock(&r->lock);
+    atomic_store(&c->phase, CONN_DRAINING);
+    pthread_cond_broadcast(&r->changed);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Count the threads that may be blocked in read() and have not seen the
+ * stop, and signal them when signal_them says so. Under r->lock: each is
+ * on the list, so alive (pthread_kill cannot fail with ESRCH). */
+static int readers_not_stopped(struct conn_registry *r, bool signal_them)
+{
+    int readers = 0;
+    for (struct conn *c = r->serving; c; c = c->next) {
+        if (atomic_load(&c->phase) != CONN_READING)
+            continue;
+        if (signal_them)
+            (void)pthread_kill(c->thread, CONN_WAKE_SIGNAL);
+        readers++;
+    }
+    return readers;
+}
+
 void conn_registry_stop_input(struct conn_registry *r)
 {
-    /* Nobody reads the eventfd, so it stays readable: every thread that
-     * polls it from now on, even one that starts serving later (a queued
-     * pool connection), sees the stop. */
-    uint64_t one = 1;
-    (void)!write(r->stop_fd, &one, sizeof(one));
+    pthread_mutex_lock(&r->lock);
+    /* The flag first, then the phases (both sequentially consistent): a
+     * thread stores READING before it loads the flag, so either it sees
+     * the flag, or we see it READING and signal it. A connection that
+     * begins serving later (a queued pool connection) sees the flag at
+     * its first read. Each thread that saw the stop wakes us to count
+     * again; the signals go again only once per CONN_WAKE_RETRY_MS, so a
+     * thousand threads cost a thousand signals, not a million. */
+    atomic_store(&r->stopping, true);
+    uint64_t resend_ns = now_ns();
+    for (;;) {
+        bool resend = now_ns() >= resend_ns;
+        if (readers_not_stopped(r, resend) == 0)
+            break;
+        if (resend)
+            resend_ns = deadline_in_ms(CONN_WAKE_RETRY_MS);
+        struct timespec at = timespec_at_ns(resend_ns);
+        pthread_cond_timedwait(&r->changed, &r->lock, &at);
+    }
+    pthread_mutex_unlock(&r->lock);
 }
 
 void conn_registry_wait_empty(struct conn_registry *r)
 {
     pthread_mutex_lock(&r->lock);
     while (r->count > 0)
-        pthread_cond_wait(&r->emptied, &r->lock);
+        pthread_cond_wait(&r->changed, &r->lock);
     pthread_mutex_unlock(&r->lock);
 }
 
 /* ---- serving (the heart of both blocking models) -------------------------- */
-
-/* What a serving thread waits for before each read. */
-enum input_wait {
-    INPUT_READY,     /* the socket has bytes, or EOF, or an error to report */
-    INPUT_STOPPING,  /* a stop began (the registry's eventfd is readable) */
-    INPUT_TIMEOUT,   /* deadline_ns passed */
-};
-
-/* Wait until fd is readable, a stop began (stop_fd readable) or
- * deadline_ns passes (0: no deadline). A stop wins over input: the thread
- * must count what the kernel holds at once. One poll() per read is the
- * price of a stop that leaves the socket open (see conn.h). */
-static enum input_wait wait_readable(int fd, int stop_fd, uint64_t deadline_ns)
-{
-    for (;;) {
-        int timeout_ms = -1;
-        if (deadline_ns) {
-            uint64_t now = now_ns();
-            if (now >= deadline_ns)
-                return INPUT_TIMEOUT;
-            timeout_ms = (int)((deadline_ns - now + 999999) / 1000000);
-        }
-        struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
-                               { .fd = stop_fd, .events = POLLIN } };
-        int rc = poll(p, 2, timeout_ms);
-        if (rc > 0 && p[1].revents)
-            return INPUT_STOPPING;
-        if (rc > 0)
-            return INPUT_READY;
-        if (rc < 0 && errno != EINTR)
-            return INPUT_READY;       /* let read() report the error */
-    }
-}
 
 /* The next input deadline: a partial line must complete within
  * --line-timeout (slowloris); a silent connection may stay --idle-timeout. */
@@ -287,31 +347,67 @@ struct serving {
     struct reply_batch replies;   /* one read's replies, written together */
     uint64_t last_read_ns;        /* the idle clock (--idle-timeout) */
     uint64_t partial_since_ns;    /* the line clock (--line-timeout); 0: no partial line */
+    uint64_t rcvtimeo_us;         /* SO_RCVTIMEO armed on the socket; 0: none */
     bool stop_seen;               /* a stop began: read what was held, then end */
     size_t stop_left;             /* bytes held at the stop, still to read */
 };
 
-/* Wait for input, or for the stop or the timeout that ends it. Returns
- * false, with *end set, when the connection ends here. A stop leaves the
- * socket open, and the client may go on sending: the thread answers what
- * the kernel held when it noticed the stop, then no more. After the stop
- * those bytes are there to read: no more waiting. */
+/* How far the armed read timeout may be from what is left before the
+ * deadline without a setsockopt: the kernel counts it in ticks anyway. */
+#define RCVTIMEO_SLACK_US 2000
+
+/* Make a read() that blocks from now return by the deadline, left_ns away
+ * (0: no deadline, block until input). SO_RCVTIMEO counts from the start
+ * of each read(), not to an instant, so it is armed with what is left,
+ * and only when that differs from the armed value by more than the slack:
+ * once per connection for the idle timeout (each read restarts its clock,
+ * and the next read begins microseconds later), again for a partial
+ * line's own clock, and after a signal or an early timeout left less. (If
+ * setsockopt failed, the old value stays armed and the next read tries
+ * again: a read may then wake early, never block for ever.) */
+static void arm_read_timeout(int fd, struct serving *sv, uint64_t left_ns)
+{
+    uint64_t want_us = (left_ns + 999) / 1000, have_us = sv->rcvtimeo_us;
+    uint64_t off_us = want_us > have_us ? want_us - have_us : have_us - want_us;
+    if ((want_us == 0) == (have_us == 0) && off_us <= RCVTIMEO_SLACK_US)
+        return;
+    struct timeval tv = { .tv_sec = (time_t)(want_us / 1000000),
+                          .tv_usec = (suseconds_t)(want_us % 1000000) };
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0)
+        sv->rcvtimeo_us = want_us;
+}
+
+/* May the thread read now? It first says it may block in read() (from
+ * here a stop signals it), then looks at the stop flag and the clock: no
+ * syscall, unless the read timeout must change. Returns false, with *end
+ * set, when the connection ends here: a timeout passed, or a stop began
+ * and every byte held at that moment has been read. The stop does not
+ * touch the socket, and the client may go on sending: the thread answers
+ * what the kernel held when it saw the stop, then no more. After the
+ * stop those bytes are there to read: no more waiting. Called again after
+ * each EINTR or EAGAIN of the read, so a signal (the stop's, or any
+ * other) or the kernel's timeout lands here and the real deadline rules. */
 static bool await_input(const struct conn_server *srv, struct conn *c,
                         struct serving *sv, enum echo_end *end)
 {
     if (!sv->stop_seen) {
-        enum echo_end timeout_end = ECHO_END_IDLE;
-        uint64_t deadline = input_deadline(srv->opts, sv->last_read_ns,
-                                           sv->partial_since_ns, &timeout_end);
-        enum input_wait w = wait_readable(c->fd, srv->stop_fd, deadline);
-        if (w == INPUT_TIMEOUT) {
-            *end = timeout_end;
-            return false;
-        }
-        if (w == INPUT_STOPPING) {
+        atomic_store(&c->phase, CONN_READING);       /* before the flag: see conn_registry_stop_input */
+        if (atomic_load(&srv->conns->stopping)) {
+            registry_saw_stop(srv->conns, c);
             sv->stop_seen = true;
             sv->stop_left = net_bytes_held(c->fd);
         }
+    }
+    if (!sv->stop_seen) {
+        enum echo_end timeout_end = ECHO_END_IDLE;
+        uint64_t deadline = input_deadline(srv->opts, sv->last_read_ns,
+                                           sv->partial_since_ns, &timeout_end);
+        uint64_t now = deadline ? now_ns() : 0;
+        if (deadline && now >= deadline) {
+            *end = timeout_end;
+            return false;
+        }
+        arm_read_timeout(c->fd, sv, deadline ? deadline - now : 0);
     }
     if (sv->stop_seen && sv->stop_left == 0) {
         *end = ECHO_END_EOF;              /* a stop ended input */
@@ -320,9 +416,10 @@ static bool await_input(const struct conn_server *srv, struct conn *c,
     return true;
 }
 
-/* Block until the client sends or leaves, a stop begins, or a timeout
- * passes, and read once into the session. Returns the bytes read, or 0
- * with *end set when the connection ends. */
+/* Block in read() until the client sends or leaves, a stop begins, or a
+ * timeout passes, and read once into the session. EINTR and EAGAIN go
+ * back to await_input, which says whether that was the end. Returns the
+ * bytes read, or 0 with *end set when the connection ends. */
 static size_t read_input(const struct conn_server *srv, struct conn *c,
                          struct board_thread_ref *me, struct serving *sv,
                          enum echo_end *end)
@@ -334,19 +431,24 @@ static size_t read_input(const struct conn_server *srv, struct conn *c,
         return 0;
     }
     board_thread_state(srv->board, me, STATE_BLOCKED_IO);
-    if (!await_input(srv, c, sv, end))
-        return 0;
-    if (sv->stop_seen && sv->stop_left < room)
-        room = sv->stop_left;
-    ssize_t n = net_read(c->fd, buf, room);
-    if (n <= 0) {
+    for (;;) {
+        if (!await_input(srv, c, sv, end))
+            return 0;
+        size_t want = sv->stop_seen && sv->stop_left < room ? sv->stop_left : room;
+        ssize_t n = read(c->fd, buf, want);                 /* blocks */
+        if (n > 0) {
+            if (sv->stop_seen)
+                sv->stop_left -= (size_t)n;
+            else
+                atomic_store_explicit(&c->phase, CONN_ANSWERING, memory_order_release);
+            return (size_t)n;
+        }
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;                 /* a signal, or SO_RCVTIMEO: look again */
         *end = n == 0 ? ECHO_END_EOF
-             : n == -ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR;
+             : errno == ECONNRESET ? ECHO_END_RESET : ECHO_END_IO_ERROR;
         return 0;
     }
-    if (sv->stop_seen)
-        sv->stop_left -= (size_t)n;
-    return (size_t)n;
 }
 
 /* The n bytes just read: answer the complete lines they finish, restart
@@ -388,6 +490,7 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
     if (echo_session_init(&sv.session, srv->model, c->id, srv->opts->max_line) < 0)
         return ECHO_END_NO_MEMORY;
     set_stall_timeout(c->fd, srv->opts->stall_timeout_ms);
+    registry_enter(srv->conns, c);                       /* a stop sees us */
     sv.last_read_ns = now_ns();
     for (;;) {
         size_t n = read_input(srv, c, me, &sv, &end);      /* blocks */
@@ -396,6 +499,7 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
         if (answer_read(srv, c, thread_name, me, &sv, n, lines, &end))
             break;
     }
+    registry_leave(srv->conns, c);
     echo_session_free(&sv.session);
     return end;
 }

@@ -1,21 +1,32 @@
 static bool await_input(const struct conn_server *srv, struct conn *c,
                         struct serving *sv, enum echo_end *end)
 {
-    /* TODO(lab 01): may the thread read now? The serving thread.
+    /* TODO(lab 01): may the thread read now? The serving thread, before
+     * each read() and again after each EINTR or EAGAIN of it.
      *
-     * Returns true when there is input to read (or an EOF or an error
-     * that the read will report), false with *end set when the connection
+     * Returns true when the thread may block in read() (or an EOF or an
+     * error is there to report), false with *end set when the connection
      * ends here: a timeout passed (the idle one, or the line one while a
      * partial line waits: input_deadline says which is next), or a stop
-     * began and every byte held at that moment has been read. A stop that
-     * begins while input waits too wins (wait_readable says so), and what
-     * the kernel held for c then is what is left to read.
+     * began and every byte held at that moment has been read.
+     *
+     * The stop: until the thread has seen it, it first says it may block
+     * in read() (c->phase = CONN_READING, a sequentially consistent store),
+     * then loads the registry's flag (srv->conns->stopping); the order is
+     * what lets a stop either be seen here or signal the read (see
+     * conn_registry_stop_input). The first time the flag is seen, tell the
+     * registry (registry_saw_stop), and what the kernel held for c then is
+     * what is left to read. The timeouts: a read blocks at most as long as
+     * SO_RCVTIMEO says, so arm what is left of the deadline
+     * (arm_read_timeout; it costs a syscall only when the value changes).
+     * No syscall otherwise: this runs before every read.
      */
     (void)srv;
     (void)c;
     (void)sv;
     (void)input_deadline;
-    (void)wait_readable;
+    (void)arm_read_timeout;
+    (void)registry_saw_stop;
     *end = ECHO_END_EOF;
     return false;
 }

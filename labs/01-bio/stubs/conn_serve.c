@@ -20,7 +20,10 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
      * Written beside it, also yours: await_input (the stop and the
      * timeouts), read_input (one blocking read), answer_read (what one
      * read's bytes lead to); struct serving is what they share. Given:
-     * answer_lines, set_stall_timeout, publish_read.
+     * answer_lines, set_stall_timeout, publish_read, and registry_enter /
+     * registry_leave: c must be on the registry's serving list while this
+     * thread serves it (a stop signals the threads on it), and off it
+     * before conn_serve returns.
      *
      * Board: the thread is blocked in I/O while it waits for input,
      * running while it answers; bytes and lines are counted once per read.
@@ -32,6 +35,8 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
     (void)read_input;
     (void)answer_read;
     (void)set_stall_timeout;
+    (void)registry_enter;
+    (void)registry_leave;
     *lines = 0;
     return ECHO_END_EOF;
 }
