@@ -30,9 +30,11 @@ struct profile {
     double accept_ns;            /* accept() of one connection */
     double close_ns;             /* close() of a connection */
     double epoll_wait_ns;        /* one epoll_wait that returns events */
-    double poll_ns;              /* poll() of a socket and the stop eventfd:
-                                    what a blocking model's thread does
-                                    before each read (models/blocking) */
+    double poll_ns;              /* poll() of a socket and an eventfd: part
+                                    of calibrate's ping-pong pass, taken out
+                                    of it to leave the switch (no model
+                                    polls before a read: a blocking thread
+                                    blocks in read itself) */
     double read_empty_ns;        /* a read that finds nothing (EAGAIN): a
                                     loop reads a ready channel until then */
     double eventfd_ns;           /* a write to an eventfd (a loop's wakeup) */

@@ -22,9 +22,9 @@ static void conn_begin_line(struct sim *s, uint32_t t, uint32_t c)
     uint32_t k = v->taken;
     v->waiting_read = false;
     const struct profile *p = &s->o->prof;
-    /* poll() for the socket and the stop eventfd, then read(): as
-     * models/blocking/conn.c does before each read. */
-    vtime_t cpu = sim__syscall_ns(s, p->poll_ns + p->read_ns) + sim__line_cpu(s, c, k);
+    /* One read(), as models/blocking/conn.c blocks in (a stop wakes it
+     * with a signal: no poll before each read). */
+    vtime_t cpu = sim__syscall_ns(s, p->read_ns) + sim__line_cpu(s, c, k);
     bool sleeps = sim__line_sleep(s, c, k) > 0;
     if (!sleeps)
         cpu += sim__syscall_ns(s, p->write_ns);

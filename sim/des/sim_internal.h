@@ -246,7 +246,9 @@ void sim__pool_conn_done(struct sim *s, uint32_t t);
 /* ---- loop models (sim_loop.c, sim_reactor.c, sim_multireactor.c) ------------- */
 
 int sim__loops_setup(struct sim *s, int nworkers, bool own_boss);
-const char *sim__loop_name(const struct sim *s, int l);
+/* Loop l's name ("reactor", "boss", "worker-3"), in name when it is made. */
+#define SIM_LOOP_NAME_LEN 32
+const char *sim__loop_name(const struct sim *s, int l, char name[static SIM_LOOP_NAME_LEN]);
 void sim__loops_connect(struct sim *s, uint32_t c);
 void sim__loop_mark_ready(struct sim *s, uint32_t c);
 void sim__loop_step(struct sim *s, int l);

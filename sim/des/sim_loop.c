@@ -34,14 +34,15 @@ static void loop_run(struct sim *s, struct vloop *lp, vtime_t cpu_ns, bool task)
     sim__run(s, lp->thread, cpu_ns, C_LOOP_STEP);
 }
 
-const char *sim__loop_name(const struct sim *s, int l)
+const char *sim__loop_name(const struct sim *s, int l, char name[static SIM_LOOP_NAME_LEN])
 {
-    static char name[32];
+    /* The caller's buffer: sim --sweep runs simulations on several
+     * threads at once. */
     if (s->o->model == SIM_REACTOR)
         return "reactor";
     if (l == s->boss)
         return "boss";
-    snprintf(name, sizeof(name), "worker-%d", l + 1);
+    snprintf(name, SIM_LOOP_NAME_LEN, "worker-%d", l + 1);
     return name;
 }
 
@@ -144,9 +145,10 @@ static bool serve_current(struct sim *s, int l)
         if (sleep > 0) {                            /* the whole loop sleeps */
             sim__line_waited(s, c, k, s->eng.now);
             if (s->viz) {
+                char name[SIM_LOOP_NAME_LEN];
                 simviz_loop_blocked(s->viz, l, true);
                 simviz_event(s->viz, VIZ_EV_BLOCKED, "%s sleeps %.0f ms in a handler: "
-                             "its %llu connections wait", sim__loop_name(s, l),
+                             "its %llu connections wait", sim__loop_name(s, l, name),
                              (double)sleep / 1e6, (unsigned long long)lp->channels);
             }
             sim__block(s, lp->thread, VIZ_SLEEPING);
@@ -352,7 +354,8 @@ int sim__loops_setup(struct sim *s, int nworkers, bool own_boss)
         return -1;
     s->boss = own_boss ? nworkers : 0;
     for (int l = 0; l < s->nloops; l++) {
-        const char *name = sim__loop_name(s, l);
+        char buf[SIM_LOOP_NAME_LEN];
+        const char *name = sim__loop_name(s, l, buf);
         s->loops[l].thread = sim__spawn(s, (uint32_t)l, l == s->boss ? VIZ_BOSS : VIZ_WORKER,
                                         name, 0);
         s->loops[l].in_epoll = true;

@@ -120,7 +120,7 @@ if [ -z "$port" ]; then
   summary cli; exit 1
 fi
 expect 0 "listening on 127.0.0.1:$port" -- cat "$tmp/serve.log"
-expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$port" --conns 200 --duration 2 --threads 2
+expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$port" --conns 200 --lines 4000 --threads 2
 expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 8 --lines 1000 --mix cpu=100:5,sleep=5:1,task=100:20 --json
 expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 4 --rate 2000 --duration 1 --json
 expect 1 '"line-too-long":4' -- "$BIN" load "127.0.0.1:$port" --conns 4 --size 70000 --lines 4 --json
@@ -142,7 +142,7 @@ expect 1 "cannot listen on 127.0.0.1:$port: Address already in use" -- "$BIN" se
 bio_pid=$server_pid bio_port=$port
 start_server pool pool --min 2 --max 8
 pool_pid=$server_pid pport=$port
-expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$pport" --conns 8 --duration 1
+expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$pport" --conns 8 --lines 800
 expect 0 "task queue\|connections" -- "$BIN" top --plain --count 1 --interval 100 "$pool_pid"
 expect 0 "watchdog" -- "$BIN" top --plain --count 1 --interval 100 pool
 kill -INT "$pool_pid"; wait "$pool_pid"
@@ -150,7 +150,7 @@ kill -INT "$pool_pid"; wait "$pool_pid"
 # The reactor, with the blocked-loop checker speaking on stderr.
 start_server reactor reactor --blocked-warn-ms 100
 reactor_pid=$server_pid rport=$port
-expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$rport" --conns 50 --duration 1
+expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$rport" --conns 50 --lines 2000
 printf '!sleep 400\n' | timeout 10 nc -q1 127.0.0.1 "$rport" >/dev/null
 expect 0 "loop reactor blocked for 0\.[0-9] s in one handler" -- cat "$tmp/reactor.log"
 expect 0 "LOOP" -- "$BIN" top --plain --count 1 --interval 100 reactor
@@ -171,7 +171,7 @@ printf '!who\n' | timeout 10 nc -q1 127.0.0.1 "$mport" >"$tmp/who1"
 printf '!who\n' | timeout 10 nc -q1 127.0.0.1 "$mport" >"$tmp/who2"
 expect 0 "^!who model=multireactor thread=worker-1 conn=1$" -- cat "$tmp/who1"
 expect 0 "^!who model=multireactor thread=worker-2 conn=2$" -- cat "$tmp/who2"
-expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$mport" --conns 40 --depth 4 --duration 1
+expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$mport" --conns 40 --depth 4 --lines 4000
 kill -TERM "$multi_pid"; wait "$multi_pid"
 
 # SIGTERM: a graceful stop, exit 0.

@@ -1422,15 +1422,16 @@ static void cli_server_cleanup(struct cli_server *cs)
     rmdir(cs->dir);
 }
 
-/* 50 clients, each at most 256 KiB ahead of its echoes: enough that the
- * server always holds unanswered lines when the stop comes, few enough
- * that answering them takes well under the 10 s bound on a loaded machine
- * (unpaced, each filled a 6 MB receive buffer, and a stop under ASan took
- * 13 s to answer 300 MB). Every line is STREAM_LINE_BYTES long. Waits
+/* 50 clients, each at most 64 KiB (5000 lines) ahead of its echoes:
+ * enough that the server always holds unanswered lines when the stop
+ * comes, few enough that answering them takes well under the 10 s bound
+ * on a loaded machine (unpaced, each filled a 6 MB receive buffer, and a
+ * stop under ASan took 13 s to answer 300 MB; at 256 KiB each, a reactor
+ * under ThreadSanitizer beside other tests at load 25 took 10.3 s). Every line is STREAM_LINE_BYTES long. Waits
  * that only the scheduler decides (every stream under way, no silence on
  * a reader) are allowed 30 s: on a machine shared by a load average of 50,
  * a client thread once sat 10 s before its first send. */
-enum { STREAMERS = 50, STREAM_LINE_BYTES = 13, STREAM_AHEAD_BYTES = 256 * 1024,
+enum { STREAMERS = 50, STREAM_LINE_BYTES = 13, STREAM_AHEAD_BYTES = 64 * 1024,
        STREAM_PATIENCE_S = 30 };
 
 struct streamer {
