@@ -4,15 +4,35 @@
 # lab's mutants (plausible wrong answers, labs/NN-*/mutants/); the handout
 # carries no answers (no ANSWERS*.md, no mutants, no line of the lab's
 # reference regions: scripts/lab-leaks.sh); and every command a lab's
-# README quotes exists (its --help runs), so the labs cannot rot.
+# README quotes exists (its --help runs), and each README's steps table
+# says the steps and points the grader prints, so the labs cannot rot. The
+# untouched handout earns no point. TEST_LAB=NN tests lab NN alone.
 set -u
 BIN=${THREADLAB_BIN:-build/threadlab}
 tmp=$(mktemp -d)
 . "$(dirname "$0")/../lib.sh"
 trap 'rm -rf "$tmp"' EXIT
 
+# checks_steps LABDIR: "STEP|POINTS|WHAT" per step of the lab's checks, in
+# the grader's order, then "total|SUM|".
+checks_steps() {
+  grep -v '^#' "$1/checks" | awk -F'|' 'NF >= 4 {
+    p = $3; gsub(/ /, "", p); w = $4; sub(/^ +/, "", w); sub(/ +$/, "", w)
+    print ++n "|" p "|" w; t += p } END { print "total|" t + 0 "|" }'
+}
+
+# readme_steps README: the same, from the steps table under the README's
+# "## The check" (or "## 检查") heading; "合计" is the total.
+readme_steps() {
+  awk -F'|' '/^## (The check|检查)/ { on = 1; next } /^## / { on = 0 }
+    on && /^\| *([0-9]+|total|合计) *\|/ {
+      s = $2; gsub(/ /, "", s); if (s == "合计") s = "total"
+      p = $3; gsub(/[ *]/, "", p); w = $4; sub(/^ +/, "", w); sub(/ +$/, "", w)
+      print s "|" p "|" w }' "$1"
+}
+
 echo "== tests/labs/run.sh"
-for dir in labs/[0-9][0-9]-*/; do
+for dir in labs/${TEST_LAB:-[0-9][0-9]}-*/; do
   lab=$(basename "$dir" | cut -c1-2)
   [ -f "$dir/checks" ] || continue
   for f in README.md README.zh.md ANSWERS.md ANSWERS.zh.md regions; do
@@ -36,6 +56,18 @@ for dir in labs/[0-9][0-9]-*/; do
     [ -s "$tmp/names-$lab" ] && { bad "$(cat "$tmp/names-$lab")"; } || ok
   fi
 
+  # Each README states the steps and points the grader prints: the
+  # English one in the grader's own words, the Chinese one the points.
+  checks_steps "$dir" >"$tmp/steps-$lab"
+  readme_steps "$dir/README.md" >"$tmp/readme-$lab"
+  cmp -s "$tmp/steps-$lab" "$tmp/readme-$lab" && ok || {
+    bad "lab $lab: README.md's steps table is not what its checks grade:"
+    diff "$tmp/steps-$lab" "$tmp/readme-$lab" | head -6; }
+  readme_steps "$dir/README.zh.md" | cut -d'|' -f1,2 >"$tmp/readme-zh-$lab"
+  cut -d'|' -f1,2 "$tmp/steps-$lab" | cmp -s - "$tmp/readme-zh-$lab" && ok || {
+    bad "lab $lab: README.zh.md's steps table is not what its checks grade:"
+    cut -d'|' -f1,2 "$tmp/steps-$lab" | diff - "$tmp/readme-zh-$lab" | head -6; }
+
   # The handout compiles, and fails the check. (Its failures come fast:
   # Check's timeouts are cut, as the stubs make some tests wait.)
   make -s handout LAB="$lab" DEST="$tmp/h$lab" >/dev/null 2>&1 || bad "lab $lab: no handout"
@@ -56,6 +88,10 @@ for dir in labs/[0-9][0-9]-*/; do
     bad "lab $lab: the check passes on the handout: it does not bite"
   elif grep -q ": FAIL" "$tmp/hand-$lab"; then ok
   else bad "lab $lab: the handout's check failed without saying which step"; tail -5 "$tmp/hand-$lab"; fi
+  # No free points: the untouched handout earns none, so every step that
+  # gives points fails on it (a 0-point guard may pass).
+  free=$(grep -E '^  step [0-9]+: +[1-9][0-9]*/' "$tmp/hand-$lab" | head -3)
+  [ -z "$free" ] && ok || bad "lab $lab: the untouched handout earns points: $free"
 
   # Every mutant fails the check; the ones that survive are named. (A few
   # minutes of wall time on a busy machine: `make check-mutants` runs it,
