@@ -68,6 +68,17 @@ for dir in labs/${TEST_LAB:-[0-9][0-9]}-*/; do
     bad "lab $lab: README.zh.md's steps table is not what its checks grade:"
     cut -d'|' -f1,2 "$tmp/steps-$lab" | diff - "$tmp/readme-zh-$lab" | head -6; }
 
+  # Each README says how much the student writes, as scripts/lab-size.sh
+  # counts it now ("N functions, about M lines": M within a fifth, or 3).
+  size=$(sh scripts/lab-size.sh "$lab" | tail -1)
+  for readme in README.md README.zh.md; do
+    said=$(sed -n 's/.*\*\*What you will write\.\*\* \([0-9]*\) functions*, about \([0-9]*\) lines*.*/\1 \2/p
+                   s/.*\*\*你要写的：\*\*\([0-9]*\) 个函数，约 \([0-9]*\) 行.*/\1 \2/p' "$dir/$readme" | head -1)
+    echo "$size $said" | awk '{ tol = $3 / 5 < 3 ? 3 : $3 / 5; d = $6 - $3
+      exit !(NF == 6 && $5 == $1 && d <= tol && -d <= tol) }' && ok ||
+      bad "lab $lab: $readme says '${said:-nothing}' of what you will write (functions, lines); lab-size.sh counts: $size"
+  done
+
   # The handout compiles, and fails the check. (Its failures come fast:
   # Check's timeouts are cut, as the stubs make some tests wait.)
   make -s handout LAB="$lab" DEST="$tmp/h$lab" >/dev/null 2>&1 || bad "lab $lab: no handout"
