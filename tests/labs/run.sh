@@ -21,6 +21,20 @@ checks_steps() {
     print ++n "|" p "|" w; t += p } END { print "total|" t + 0 "|" }'
 }
 
+# readme_commands README: the commands a README quotes, one per line:
+# each line of its code blocks (comments cut) and each inline `span` that
+# names threadlab or make or starts as a subcommand does, blanks squeezed, so that the two languages can
+# be compared.
+readme_commands() {
+  awk '/^ *```/ { block = !block; next }
+    block { sub(/[ \t]+#.*/, ""); gsub(/^[ \t]+|[ \t]+$/, ""); gsub(/[ \t]+/, " ")
+            if ($0 != "") print "block: " $0; next }
+    { text = text " " $0 }
+    END { while (match(text, /`[^`]+`/)) {
+            s = substr(text, RSTART + 1, RLENGTH - 2); text = substr(text, RSTART + RLENGTH)
+            gsub(/[ \t]+/, " ", s); if (s ~ /threadlab|^make |^(load|serve|top|sim|demo|compare|replay) -/) print "inline: " s } }' "$1" | sort -u
+}
+
 # readme_steps README: the same, from the steps table under the README's
 # "## The check" (or "## 检查") heading; "合计" is the total.
 readme_steps() {
@@ -111,6 +125,17 @@ for dir in labs/${TEST_LAB:-[0-9][0-9]}-*/; do
     if make -s lab-mutants LAB="$lab" >"$tmp/mut-$lab" 2>&1; then ok
     else bad "lab $lab: its check misses wrong answers:"; grep -v ': caught by' "$tmp/mut-$lab" | head -8; fi
   fi
+
+  # Both READMEs quote the same commands, each as the student types it
+  # (build/threadlab, where make puts it).
+  readme_commands "$dir/README.md" >"$tmp/cmd-en-$lab"
+  readme_commands "$dir/README.zh.md" >"$tmp/cmd-zh-$lab"
+  cmp -s "$tmp/cmd-en-$lab" "$tmp/cmd-zh-$lab" && ok || {
+    bad "lab $lab: README.md and README.zh.md quote different commands (<: English only, >: Chinese only):"
+    diff "$tmp/cmd-en-$lab" "$tmp/cmd-zh-$lab" | grep '^[<>]' | head -6; }
+  bare=$(grep -hE '^(block|inline): (threadlab|load|serve|top|sim|demo|compare|replay) ' \
+           "$tmp/cmd-en-$lab" "$tmp/cmd-zh-$lab" | head -1)
+  [ -z "$bare" ] && ok || bad "lab $lab: a command without build/: $bare"
 
   # Every threadlab command the READMEs quote exists.
   for cmd in $(cat "$dir/README.md" "$dir/README.zh.md" | grep -o 'threadlab [a-z][a-z]*' |
