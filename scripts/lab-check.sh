@@ -45,7 +45,8 @@ explain() {
 # The tests that a Check XML log says passed but that never finished: in
 # Check's fork mode a test's process that exits with status 0 counts as a
 # pass, so an exit(0) in the code under test would pass every test that
-# calls it. Only a test that returned is timed; the others get -1. (A
+# calls it. Only a test that returned is timed; the others get -1. A step
+# passes only with the whole log written (Check writes its end last). (A
 # test meant to exit, tcase_add_exit_test, would be one of them: no lab
 # check has one.)
 ended_early() {
@@ -97,7 +98,7 @@ while IFS='|' read -r bin tcase points what; do
   rm -f "$steplog.xml"
   if CK_RUN_CASE="$tcase" THREADLAB_BIN="$build/threadlab" CK_XML_LOG_FILE_NAME="$steplog.xml" \
        "$build/tests/$bin" </dev/null >"$steplog" 2>&1 && grep -q "^100%: Checks: [1-9]" "$steplog" &&
-     [ -z "$(ended_early "$steplog.xml")" ]; then
+     grep -q '</testsuites>' "$steplog.xml" 2>/dev/null && [ -z "$(ended_early "$steplog.xml")" ]; then
     pass=1 earned=$points why=""
   else
     pass=0 earned=0 failed=1
@@ -105,6 +106,8 @@ while IFS='|' read -r bin tcase points what; do
     if [ -n "$early" ]; then
       why=$(echo "$early" | head -5 | sed 's/$/: the process ended inside this test (an exit?), so it never finished: it proves nothing/')
     elif grep -q "Checks: 0," "$steplog"; then why="no check case '$tcase' in $bin (the checks file is wrong)"
+    elif grep -q "^100%: Checks: [1-9]" "$steplog" && ! grep -q '</testsuites>' "$steplog.xml" 2>/dev/null; then
+      why="the test program ended before Check wrote its log of the tests: nothing proves they ran"
     else why=$(explain "$steplog"); [ -n "$why" ] || why="it failed without a message (log: $steplog)"; fi
   fi
   total=$((total + earned))
