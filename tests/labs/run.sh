@@ -4,12 +4,46 @@
 # lab's mutants (plausible wrong answers, labs/NN-*/mutants/); the handout
 # carries no answers (no ANSWERS*.md, no mutants, no line of the lab's
 # reference regions: scripts/lab-leaks.sh); and every command a lab's
-# README quotes exists (its --help runs), so the labs cannot rot.
+# README quotes exists (its --help runs), and each README's steps table
+# says the steps and points the grader prints, so the labs cannot rot. The
+# untouched handout earns no point. TEST_LAB=NN tests lab NN alone.
 set -u
 BIN=${THREADLAB_BIN:-build/threadlab}
 tmp=$(mktemp -d)
 . "$(dirname "$0")/../lib.sh"
 trap 'rm -rf "$tmp"' EXIT
+
+# checks_steps LABDIR: "STEP|POINTS|WHAT" per step of the lab's checks, in
+# the grader's order, then "total|SUM|".
+checks_steps() {
+  grep -v '^#' "$1/checks" | awk -F'|' 'NF >= 4 {
+    p = $3; gsub(/ /, "", p); w = $4; sub(/^ +/, "", w); sub(/ +$/, "", w)
+    print ++n "|" p "|" w; t += p } END { print "total|" t + 0 "|" }'
+}
+
+# readme_commands README: the commands a README quotes, one per line:
+# each line of its code blocks (comments cut) and each inline `span` that
+# names threadlab or make or starts as a subcommand does, blanks squeezed, so that the two languages can
+# be compared.
+readme_commands() {
+  awk '/^ *```/ { block = !block; next }
+    block { sub(/[ \t]+#.*/, ""); gsub(/^[ \t]+|[ \t]+$/, ""); gsub(/[ \t]+/, " ")
+            if ($0 != "") print "block: " $0; next }
+    { text = text " " $0 }
+    END { while (match(text, /`[^`]+`/)) {
+            s = substr(text, RSTART + 1, RLENGTH - 2); text = substr(text, RSTART + RLENGTH)
+            gsub(/[ \t]+/, " ", s); if (s ~ /threadlab|^make |^(load|serve|top|sim|demo|compare|replay) -/) print "inline: " s } }' "$1" | sort -u
+}
+
+# readme_steps README: the same, from the steps table under the README's
+# "## The check" (or "## 检查") heading; "合计" is the total.
+readme_steps() {
+  awk -F'|' '/^## (The check|检查)/ { on = 1; next } /^## / { on = 0 }
+    on && /^\| *([0-9]+|total|合计) *\|/ {
+      s = $2; gsub(/ /, "", s); if (s == "合计") s = "total"
+      p = $3; gsub(/[ *]/, "", p); w = $4; sub(/^ +/, "", w); sub(/ +$/, "", w)
+      print s "|" p "|" w }' "$1"
+}
 
 echo "== tests/labs/run.sh"
 # check_lab DIR: every check of one lab; its tally goes to $tmp/tally-NN.
@@ -37,6 +71,29 @@ check_lab() {
     [ -s "$tmp/names-$lab" ] && { bad "$(cat "$tmp/names-$lab")"; } || ok
   fi
 
+  # Each README states the steps and points the grader prints: the
+  # English one in the grader's own words, the Chinese one the points.
+  checks_steps "$dir" >"$tmp/steps-$lab"
+  readme_steps "$dir/README.md" >"$tmp/readme-$lab"
+  cmp -s "$tmp/steps-$lab" "$tmp/readme-$lab" && ok || {
+    bad "lab $lab: README.md's steps table is not what its checks grade:"
+    diff "$tmp/steps-$lab" "$tmp/readme-$lab" | head -6; }
+  readme_steps "$dir/README.zh.md" | cut -d'|' -f1,2 >"$tmp/readme-zh-$lab"
+  cut -d'|' -f1,2 "$tmp/steps-$lab" | cmp -s - "$tmp/readme-zh-$lab" && ok || {
+    bad "lab $lab: README.zh.md's steps table is not what its checks grade:"
+    cut -d'|' -f1,2 "$tmp/steps-$lab" | diff - "$tmp/readme-zh-$lab" | head -6; }
+
+  # Each README says how much the student writes, as scripts/lab-size.sh
+  # counts it now ("N functions, about M lines": M within a fifth, or 3).
+  size=$(sh scripts/lab-size.sh "$lab" | tail -1)
+  for readme in README.md README.zh.md; do
+    said=$(sed -n 's/.*\*\*What you will write\.\*\* \([0-9]*\) functions*, about \([0-9]*\) lines*.*/\1 \2/p
+                   s/.*\*\*你要写的：\*\*\([0-9]*\) 个函数，约 \([0-9]*\) 行.*/\1 \2/p' "$dir/$readme" | head -1)
+    echo "$size $said" | awk '{ tol = $3 / 5 < 3 ? 3 : $3 / 5; d = $6 - $3
+      exit !(NF == 6 && $5 == $1 && d <= tol && -d <= tol) }' && ok ||
+      bad "lab $lab: $readme says '${said:-nothing}' of what you will write (functions, lines); lab-size.sh counts: $size"
+  done
+
   # The handout compiles, and fails the check. (Its failures come fast:
   # Check's timeouts are cut, as the stubs make some tests wait.)
   make -s handout LAB="$lab" DEST="$tmp/h$lab" >/dev/null 2>&1 || bad "lab $lab: no handout"
@@ -57,6 +114,10 @@ check_lab() {
     bad "lab $lab: the check passes on the handout: it does not bite"
   elif grep -q ": FAIL" "$tmp/hand-$lab"; then ok
   else bad "lab $lab: the handout's check failed without saying which step"; tail -5 "$tmp/hand-$lab"; fi
+  # No free points: the untouched handout earns none, so every step that
+  # gives points fails on it (a 0-point guard may pass).
+  free=$(grep -E '^  step [0-9]+: +[1-9][0-9]*/' "$tmp/hand-$lab" | head -3)
+  [ -z "$free" ] && ok || bad "lab $lab: the untouched handout earns points: $free"
 
   # Every mutant fails the check; the ones that survive are named. (A few
   # minutes of wall time on a busy machine: `make check-mutants` runs it,
@@ -65,6 +126,17 @@ check_lab() {
     if make -s lab-mutants LAB="$lab" >"$tmp/mut-$lab" 2>&1; then ok
     else bad "lab $lab: its check misses wrong answers:"; grep -v ': caught by' "$tmp/mut-$lab" | head -8; fi
   fi
+
+  # Both READMEs quote the same commands, each as the student types it
+  # (build/threadlab, where make puts it).
+  readme_commands "$dir/README.md" >"$tmp/cmd-en-$lab"
+  readme_commands "$dir/README.zh.md" >"$tmp/cmd-zh-$lab"
+  cmp -s "$tmp/cmd-en-$lab" "$tmp/cmd-zh-$lab" && ok || {
+    bad "lab $lab: README.md and README.zh.md quote different commands (<: English only, >: Chinese only):"
+    diff "$tmp/cmd-en-$lab" "$tmp/cmd-zh-$lab" | grep '^[<>]' | head -6; }
+  bare=$(grep -hE '^(block|inline): (threadlab|load|serve|top|sim|demo|compare|replay) ' \
+           "$tmp/cmd-en-$lab" "$tmp/cmd-zh-$lab" | head -1)
+  [ -z "$bare" ] && ok || bad "lab $lab: a command without build/: $bare"
 
   # Every threadlab command the READMEs quote exists.
   for cmd in $(cat "$dir/README.md" "$dir/README.zh.md" | grep -o 'threadlab [a-z][a-z]*' |
@@ -81,7 +153,7 @@ check_lab() {
 # answer, and each case runs out its timeout), so one after another would
 # be five minutes of sleeping. Each lab's output is shown when its batch
 # ends, in lab order.
-labs=$(for d in labs/[0-9][0-9]-*/; do [ -f "$d/checks" ] && echo "$d"; done)
+labs=$(for d in labs/${TEST_LAB:-[0-9][0-9]}-*/; do [ -f "$d/checks" ] && echo "$d"; done)
 set -- $labs
 while [ $# -gt 0 ]; do
   batch=""
