@@ -100,6 +100,7 @@ tmux_run() {   # tmux_run OUT SECONDS COMMAND [KEYS]: on 160x48 until it exits o
   grep -q '^guide-exit=0' "$tmp/screen" || bad "'$3' did not end with status 0"
   tmux -S "$sock" kill-server 2>/dev/null
 }
+demo_s=5                                 # how long each demo runs here
 mkdir -p "$tmp/run"
 cd "$tmp/run" || exit 1
 while IFS="$(printf '\t')" read -r _ block cmd; do
@@ -112,7 +113,7 @@ while IFS="$(printf '\t')" read -r _ block cmd; do
       # servers at once: it gets 6 s, so all are open before the end. The
       # others get 5 s: beside busy cores, 3 s once ended before the
       # pool's 64th task thread was on its pane (threads 66, not 67).
-      d=5; case "$args" in *many-idle*) d=6 ;; esac
+      d=$demo_s; case "$args" in *many-idle*) d=6 ;; esac
       args=$(echo "$args" | sed "s/--duration [0-9.]*/--duration $d/")
       # 90 s at most: four servers starting beside busy cores take time
       # (the fleet waits up to 30 s for each to listen); it exits sooner.
@@ -189,8 +190,8 @@ for g in en zh; do
 done
 
 # 4. Figures in words. The recording's size: the guide says about half a
-#    megabyte a minute; this run's 3 s recording, scaled to a minute.
-kb=$(( $(stat -c %s slow.tlr 2>/dev/null || echo 0) * 20 / 1024 ))   # 3 s -> 60 s
+#    megabyte a minute; this run's recording ($demo_s s), scaled to a minute.
+kb=$(( $(stat -c %s slow.tlr 2>/dev/null || echo 0) * 60 / demo_s / 1024 ))
 grep -q "about half a megabyte" "$en" && grep -q "约半兆字节" "$zh" && ok \
   || bad "the guides no longer say how large a recording is (fix this check too)"
 [ "$kb" -ge 250 ] && [ "$kb" -le 1000 ] && echo "  ok: a minute of recording is about $kb KB" && ok \
