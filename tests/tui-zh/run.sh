@@ -62,15 +62,23 @@ tmux -u -S "$sock" new-session -d -s zh -x 160 -y 48 -c "$tmp" \
 check "160x48: the four panes never showed" "multireactor  pid [0-9]+" 60
 check "160x48: the reactor's loop never blocked (BLOCKED in its row)" "reactor +[0-9]+ \[[^]]*\] .*阻塞 [0-9.]+" 60
 check "160x48: no blocked reason in Chinese" "reactor 在一个处理函数里阻塞了 [0-9.]+ 秒：它上面的"
-screen >"$tmp/160"
+# The snapshot the next checks read: once every pane has its first rates
+# (a pane shows none until its server has answered; beside busy cores
+# that can come late), or after 30 s.
+RATES='行/秒 处理 p50 [0-9.]+[mun]?s p99 [0-9.]+[mun]?s'
+for _ in $(seq 300); do
+  screen >"$tmp/160"
+  [ "$(grep -Eo "$RATES" "$tmp/160" | wc -l)" -eq 4 ] && break
+  sleep 0.1
+done
 # The narrator, whole, on one row (it has 160 columns).
 grep -q '^\[slow-handler\] 1% 的行 sleep 200 毫秒：.*BIO 和线程池只阻塞一个线程。$' "$tmp/160" && ok \
   || { bad "160x48: the narrator is not whole"; grep '^\[' "$tmp/160"; }
 # Every pane's header: its error counts, and its rates up to p99.
 [ "$(grep -Eo '拒绝 [0-9]+ 错误 [0-9]+' "$tmp/160" | wc -l)" -eq 4 ] && ok \
   || { bad "160x48: not four panes with their error counts"; grep -E '拒绝|错误' "$tmp/160"; }
-[ "$(grep -Eo '行/秒 处理 p50 [0-9.]+[mun]?s p99 [0-9.]+[mun]?s' "$tmp/160" | wc -l)" -eq 4 ] && ok \
-  || bad "160x48: not four headers with lines/s, p50 and p99"
+[ "$(grep -Eo "$RATES" "$tmp/160" | wc -l)" -eq 4 ] && ok \
+  || { bad "160x48: not four headers with lines/s, p50 and p99"; grep -E '行/秒' "$tmp/160"; }
 # The loops' table: its heading to the phase column, a phase in each row.
 grep -q '事件循环 .*通道 任务队列 .*IO/任务 阶段' "$tmp/160" && ok \
   || bad "160x48: the loops' heading is not whole (no phase column)"
