@@ -151,14 +151,17 @@ kill -INT "$spid"; wait "$spid"; spid=""
 
 # The reactor: one I/O thread, one epoll, nonblocking sockets.
 serve reactor
-load 4
+[ -n "$port" ] || bad "reactor: the server wrote no port: $(cat "$tmp/serve.log")"
+load 10
 eventually_at_least "reactor: nonblocking sockets (20 connections + the listener)" 21 \
   nonblocking_sockets
+[ "$got" -ge 21 ] || { echo "    the load:"; sed 's/^/    /' "$tmp/load.log"; }
 expect_eq "reactor: loop threads" "$(threads reactor)" 1
 expect_eq "reactor: all threads (main, loop, checker)" "$(all_threads)" 3
 expect_eq "reactor: epoll fds" "$(epoll_fds)" 1
 set -- $(socket_modes)
 expect_eq "reactor: blocking sockets" "$2" 0
+kill "$lpid" 2>/dev/null                 # the load has done its part
 finish
 
 # The multi-reactor: exactly bosses + workers loops (+ checker, + business).
