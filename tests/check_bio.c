@@ -251,6 +251,14 @@ static void conn_pair_start(struct conn_on_pair *p)
     conn_pair_run(p);
 }
 
+/* Both ends and the registry, once the serving thread has been joined. */
+static void conn_pair_free(struct conn_on_pair *p)
+{
+    close(p->client);
+    close(p->conn.fd);
+    conn_registry_destroy(&p->conns);
+}
+
 /* Close the client's end and wait for conn_serve to see the EOF. */
 static void conn_pair_finish(struct conn_on_pair *p)
 {
@@ -337,9 +345,7 @@ START_TEST(quit_flushes_the_batch_and_ends)
     ck_assert_int_eq(n, 8);
     ck_assert_int_eq(memcmp(got, "x\n!quit\n", 8), 0);
     ck_assert_int_lt(recv(p.client, got, sizeof(got), MSG_DONTWAIT), 0);
-    close(p.client);
-    close(p.conn.fd);
-    conn_registry_destroy(&p.conns);
+    conn_pair_free(&p);
 }
 END_TEST
 
@@ -392,9 +398,7 @@ START_TEST(a_partial_line_ends_by_the_line_timeout)
     pthread_join(p.thread, NULL);
     ck_assert_msg(p.end == ECHO_END_LINE_TIMEOUT, "ended as '%s', not as a line timeout",
                   echo_end_reason(p.end, false));
-    close(p.client);
-    close(p.conn.fd);
-    conn_registry_destroy(&p.conns);
+    conn_pair_free(&p);
 }
 END_TEST
 
@@ -419,9 +423,7 @@ START_TEST(a_stop_wakes_a_thread_blocked_in_read)
                   "a thread blocked in read() was still serving 5 s after the stop");
     ck_assert_int_eq(p.end, ECHO_END_EOF);
     ck_assert_uint_eq(p.lines, 1);
-    close(p.client);
-    close(p.conn.fd);
-    conn_registry_destroy(&p.conns);
+    conn_pair_free(&p);
 }
 END_TEST
 
@@ -444,9 +446,7 @@ START_TEST(a_connection_served_after_the_stop_answers_what_is_held)
     ck_assert_uint_eq(p.lines, 2);
     ck_assert_int_eq(recv(p.client, got, sizeof(got), MSG_DONTWAIT), 4);
     ck_assert_int_eq(memcmp(got, "x\ny\n", 4), 0);
-    close(p.client);
-    close(p.conn.fd);
-    conn_registry_destroy(&p.conns);
+    conn_pair_free(&p);
 }
 END_TEST
 
@@ -506,9 +506,7 @@ START_TEST(the_idle_timeout_holds_under_a_signal_storm)
     ck_assert_msg(p.end == ECHO_END_IDLE, "ended as '%s', not as idle",
                   echo_end_reason(p.end, false));
     ck_assert_uint_ge(now_ms() - start_ms, 300);
-    close(p.client);
-    close(p.conn.fd);
-    conn_registry_destroy(&p.conns);
+    conn_pair_free(&p);
 }
 END_TEST
 

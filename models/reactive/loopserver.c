@@ -474,6 +474,14 @@ void loop_server_stop(struct loop_server *s)
      *    each channel answers one budget per wakeup, so the force-close
      *    task's turn comes next. */
     if (!wait_all_closed(s, deadline_ns)) {
+        /* Said on stderr: the board goes with the process, and whoever
+         * stopped us should know why it took the whole timeout. */
+        pthread_mutex_lock(&s->stop_lock);
+        uint64_t open = s->open_channels;
+        pthread_mutex_unlock(&s->stop_lock);
+        fprintf(stderr, "threadlab: stop: %llu connection(s) still open after the %d ms "
+                "stop timeout: closing them now\n", (unsigned long long)open,
+                s->opts.stop_timeout_ms);
         for (int i = 0; i < s->nworkers; i++)
             execute_for_stop(s->workers[i].loop, force_close_task, &s->workers[i]);
         wait_all_closed(s, now_ns() + 60000 * 1000000ull);
@@ -496,6 +504,9 @@ void loop_server_stop(struct loop_server *s)
             quiet_since = now_ns();
         }
     }
+    if (now_ns() - quiet_since < QUIET_PERIOD_MS * 1000000ull)
+        fprintf(stderr, "threadlab: stop: tasks still ran on the loops %d ms after every "
+                "connection closed: stopping them anyway\n", s->opts.stop_timeout_ms);
     /* 6. Close, join, free. */
     free_server(s);
 }
