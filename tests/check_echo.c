@@ -221,6 +221,59 @@ START_TEST(bad_arguments)
 }
 END_TEST
 
+/* Echoed lines in a row come back as one reply, the input's own bytes; a
+ * run stops before a line that may be a command, an incomplete line, a
+ * line too long, and at the caller's limit. */
+static void feed(struct echo_session *s, const char *in)
+{
+    for (size_t left = strlen(in), n; left > 0; left -= n, in += n) {
+        size_t room;
+        char *p = echo_session_space(s, &room);
+        ck_assert(p && room > 0);
+        n = left < room ? left : room;
+        memcpy(p, in, n);
+        echo_session_commit(s, n);
+    }
+}
+
+static void expect_reply(struct echo_session *s, size_t max_lines, const char *data,
+                         size_t lines)
+{
+    struct echo_reply r;
+    ck_assert_msg(echo_session_next(s, "t", max_lines, &r), "no reply, wanted '%s'", data);
+    ck_assert_uint_eq(r.lines, lines);
+    ck_assert_uint_eq(r.len, strlen(data));
+    ck_assert_msg(memcmp(r.data, data, r.len) == 0, "reply '%.*s', wanted '%s'",
+                  (int)r.len, r.data, data);
+    if (r.error == ECHO_ERROR_NONE && r.data != s->who)   /* an echo: its request */
+        ck_assert_uint_eq(r.request_len, r.len);
+}
+
+START_TEST(plain_lines_in_a_row_are_one_reply)
+{
+    struct echo_session s;
+    struct echo_reply r;
+    ck_assert_int_eq(echo_session_init(&s, "bio", 7, 40), 0);
+    feed(&s, "a\nbb\nccc\n!who\nd\n!x\ne\nf");
+    expect_reply(&s, SIZE_MAX, "a\nbb\nccc\n", 3);  /* stops before "!who" */
+    expect_reply(&s, SIZE_MAX, "!who model=bio thread=t conn=7\n", 1);
+    expect_reply(&s, SIZE_MAX, "d\n", 1);           /* "!x" may be a command */
+    expect_reply(&s, SIZE_MAX, "!x\n", 1);          /* decided alone: an echo */
+    expect_reply(&s, SIZE_MAX, "e\n", 1);           /* "f" is incomplete */
+    ck_assert(!echo_session_next(&s, "t", SIZE_MAX, &r));
+    feed(&s, "\ng\nh\ni\n");
+    expect_reply(&s, 2, "f\ng\n", 2);               /* the caller's limit */
+    expect_reply(&s, 0, "h\n", 1);                  /* 0 counts as 1 */
+    feed(&s, "j\n0123456789012345678901234567890123");  /* 34 bytes, no end yet */
+    expect_reply(&s, SIZE_MAX, "i\nj\n", 2);
+    ck_assert(!echo_session_next(&s, "t", SIZE_MAX, &r));
+    feed(&s, "4567890");                             /* now 41: over 40 */
+    expect_reply(&s, SIZE_MAX, ECHO_ERR_LINE_TOO_LONG, 1);
+    ck_assert(!echo_session_next(&s, "t", SIZE_MAX, &r));
+    echo_session_free(&s);
+}
+END_TEST
+
 START_TEST(session_who_quit_and_too_long)
 {
     struct echo_session s;
@@ -232,24 +285,24 @@ START_TEST(session_who_quit_and_too_long)
     char *p = echo_session_space(&s, &room);
     memcpy(p, in, strlen(in));
     echo_session_commit(&s, strlen(in));
-    ck_assert(echo_session_next(&s, "conn-42", &r));
+    ck_assert(echo_session_next(&s, "conn-42", SIZE_MAX, &r));
     ck_assert_uint_eq(r.len, strlen("!who model=bio thread=conn-42 conn=42\n"));
     ck_assert(memcmp(r.data, "!who model=bio thread=conn-42 conn=42\n", r.len) == 0);
-    ck_assert(echo_session_next(&s, "conn-42", &r));
+    ck_assert(echo_session_next(&s, "conn-42", SIZE_MAX, &r));
     ck_assert(r.close_after);
     ck_assert(memcmp(r.data, "!quit\n", 6) == 0);
-    ck_assert(!echo_session_next(&s, "conn-42", &r));   /* nothing after quit */
+    ck_assert(!echo_session_next(&s, "conn-42", SIZE_MAX, &r));   /* nothing after quit */
     echo_session_free(&s);
 
     ck_assert_int_eq(echo_session_init(&s, "bio", 1, 20), 0);
     p = echo_session_space(&s, &room);
     memset(p, 'z', 21);
     echo_session_commit(&s, 21);
-    ck_assert(echo_session_next(&s, "t", &r));
+    ck_assert(echo_session_next(&s, "t", SIZE_MAX, &r));
     ck_assert_int_eq(r.error, ECHO_ERROR_LINE_TOO_LONG);
     ck_assert(r.close_after);
     ck_assert_str_eq(r.data, ECHO_ERR_LINE_TOO_LONG);
-    ck_assert(!echo_session_next(&s, "t", &r));
+    ck_assert(!echo_session_next(&s, "t", SIZE_MAX, &r));
     echo_session_free(&s);
 }
 END_TEST
@@ -307,6 +360,7 @@ int main(void)
     tcase_add_test(cmd, cpu_and_sleep_directives);
     tcase_add_test(cmd, bad_arguments);
     tcase_add_test(cmd, session_who_quit_and_too_long);
+    tcase_add_test(cmd, plain_lines_in_a_row_are_one_reply);
     tcase_add_test(cmd, task_directive);
     tcase_add_test(cmd, cpu_burn_uses_cpu_time);
     tcase_add_test(cmd, do_work_runs_cpu_and_sleep_work);

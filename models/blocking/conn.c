@@ -195,6 +195,7 @@ static uint64_t input_deadline(const struct server_opts *o, uint64_t last_read_n
 struct reply_batch {
     struct iovec iov[REPLY_BATCH_MAX]; /* the replies, in order */
     int count;                  /* replies collected, not yet written */
+    uint64_t lines;             /* the request lines they answer */
     uint64_t bytes;             /* their bytes */
     bool holds_who;             /* one points at the session's !who buffer,
                                    which the next !who overwrites */
@@ -234,9 +235,9 @@ static int flush_replies(struct board *board, int fd, struct reply_batch *rb,
         return 0;
     int rc = write_iov_all(fd, rb->iov, rb->count);
     if (rc == 0)
-        board_record_latency_n(board, now_ns() - read_ns,
-                               (uint64_t)rb->count);
+        board_record_latency_n(board, now_ns() - read_ns, rb->lines);
     rb->count = 0;
+    rb->lines = 0;
     rb->holds_who = false;
     return rc;
 }
@@ -255,6 +256,7 @@ static int collect_reply(struct board *board, int fd, struct reply_batch *rb,
     }
     rb->iov[rb->count++] = (struct iovec){ .iov_base = (void *)r->data,
                                            .iov_len = r->len };
+    rb->lines += r->lines;
     rb->bytes += r->len;
     rb->holds_who |= is_who;
     return 0;
@@ -284,7 +286,7 @@ static bool answer_lines(const struct conn_server *srv, struct conn *c,
     bool ends = false;
     int wrc = 0;
     rb->bytes = 0;                     /* this call's replies: publish_read's bytes out */
-    while (!ends && echo_session_next(session, thread_name, &reply)) {
+    while (!ends && echo_session_next(session, thread_name, SIZE_MAX, &reply)) {
         if (reply.work != ECHO_WORK_NONE) {
             if ((wrc = flush_replies(board, c->fd, rb, read_ns)) < 0)
                 break;
@@ -298,7 +300,7 @@ static bool answer_lines(const struct conn_server *srv, struct conn *c,
             board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
         if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
             board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
-        (*batch_lines)++;
+        *batch_lines += reply.lines;
         if ((wrc = collect_reply(board, c->fd, rb, session, &reply, read_ns)) < 0)
             break;
         if (reply.close_after) {

@@ -86,7 +86,7 @@ static void reply_error(struct echo_reply *r, enum echo_error e)
  * the fields not named are zero (ECHO_WORK_NONE, ECHO_ERROR_NONE, false). */
 static inline void reply_echo(struct echo_reply *r, const char *line, size_t len)
 {
-    *r = (struct echo_reply){ .data = line, .len = len, .request_len = len };
+    *r = (struct echo_reply){ .data = line, .len = len, .request_len = len, .lines = 1 };
 }
 
 static inline bool is_command(const char *line, size_t len)
@@ -135,8 +135,24 @@ bad_argument:
     reply_error(r, ECHO_ERROR_BAD_ARGUMENT);
 }
 
+/* The echoed lines right behind an echoed one join its reply: the decoder
+ * hands lines out in the order they sit in its buffer, so each one starts
+ * where the reply ends. A line that starts with '!' stays for the next
+ * call, which decides it alone. */
+static void extend_echo_run(struct echo_decoder *d, size_t max_lines, struct echo_reply *r)
+{
+    const char *line;
+    size_t len;
+    while (r->lines < max_lines && d->start < d->end && d->buf[d->start] != '!' &&
+           echo_decoder_next(d, &line, &len) == ECHO_DECODE_LINE) {
+        r->len += len;
+        r->request_len += len;
+        r->lines++;
+    }
+}
+
 bool echo_session_next(struct echo_session *s, const char *thread_name,
-                       struct echo_reply *r)
+                       size_t max_lines, struct echo_reply *r)
 {
     const char *line;
     size_t len;
@@ -149,6 +165,7 @@ bool echo_session_next(struct echo_session *s, const char *thread_name,
     case ECHO_DECODE_TOO_LONG:
         memset(r, 0, sizeof(*r));
         reply_error(r, ECHO_ERROR_LINE_TOO_LONG);
+        r->lines = 1;
         s->closing = true;
         return true;
     case ECHO_DECODE_LINE:
@@ -156,6 +173,7 @@ bool echo_session_next(struct echo_session *s, const char *thread_name,
     }
     if (!is_command(line, len)) {   /* the common case, without a call */
         reply_echo(r, line, len);
+        extend_echo_run(&s->decoder, max_lines, r);
         return true;
     }
     echo_decide(line, len, r);

@@ -82,7 +82,8 @@ struct echo_reply {
     uint32_t work_amount;    /* microseconds (cpu, task) or milliseconds (sleep) */
     bool close_after;        /* !quit or a fatal error: flush, then close */
     enum echo_error error;   /* non-NONE for "!err" replies */
-    size_t request_len;      /* bytes of the request line, '\n' included */
+    size_t request_len;      /* bytes of the request lines, '\n' included */
+    size_t lines;            /* request lines this reply answers (1, or a run) */
 };
 
 struct echo_session {
@@ -110,9 +111,16 @@ void echo_session_commit(struct echo_session *s, size_t n);
 
 /* Decide the reply to the next complete line. thread_name is the name of the
  * thread handling it (for !who). Returns true and fills *r, or false when
- * more input is needed or the session is closing. */
+ * more input is needed or the session is closing.
+ *
+ * An echoed line takes the echoed lines right behind it into the same
+ * reply, up to max_lines lines (the caller's budget; 0 counts as 1): their
+ * reply is their own bytes, one span of the input, so a pipelined batch of
+ * 16 lines is decided, counted and written as one reply, not 16. A run
+ * stops before a line that starts with '!' (it may be a command), an
+ * incomplete line or a line too long; r->lines says how many it holds. */
 bool echo_session_next(struct echo_session *s, const char *thread_name,
-                       struct echo_reply *r);
+                       size_t max_lines, struct echo_reply *r);
 
 /* Decide what one line means, without a session: the pure core of
  * echo_session_next, exposed for tests. line includes its '\n'. Pure, any

@@ -106,16 +106,23 @@ static void batch_begin(struct batch *b, uint64_t read_ns, uint64_t now)
                          .deadline_ns = now + CHANNEL_HANDLER_BUDGET_US * 1000ull };
 }
 
-/* Count a line answered. The clock is read every CHANNEL_LINES_PER_CLOCK
+/* Count lines answered. The clock is read every CHANNEL_LINES_PER_CLOCK
  * lines, and after a line that did work, which costs far more than the
- * read: a plain line pays an increment and two compares. */
-static void batch_count(struct batch *b, bool did_work)
+ * read: a run of plain lines pays an add and two compares. */
+static void batch_count(struct batch *b, bool did_work, uint32_t lines)
 {
-    b->lines++;
+    b->lines += lines;
     if (b->lines >= CHANNEL_LINES_PER_WAKEUP ||
         ((did_work || b->lines % CHANNEL_LINES_PER_CLOCK == 0) &&
          now_ns() >= b->deadline_ns))
         b->spent = true;
+}
+
+/* The most lines the next reply may hold: a run of plain lines ends where
+ * the clock is to be read, so that no run steps over a reading. */
+static uint32_t batch_room(const struct batch *b)
+{
+    return CHANNEL_LINES_PER_CLOCK - b->lines % CHANNEL_LINES_PER_CLOCK;
 }
 
 /* ---- states ----------------------------------------------------------------- */
@@ -547,7 +554,7 @@ static void offload_done(struct promise *done, void *arg)
     ch->lines++;
     /* The offloaded line's reply is counted with the lines behind it, which
      * have waited since about the same read. */
-    batch_count(&b, true);
+    batch_count(&b, true, 1);
     if (process_lines(ch, &b))
         settle(ch, &b);
 }
@@ -566,7 +573,7 @@ static void answer_who_here(struct offload *o, const char *thread_name)
     if (buf && room >= sizeof("!who\n") - 1) {
         memcpy(buf, "!who\n", sizeof("!who\n") - 1);
         echo_session_commit(&one, sizeof("!who\n") - 1);
-        if (echo_session_next(&one, thread_name, &r) && r.len <= ECHO_WHO_MAX_BYTES) {
+        if (echo_session_next(&one, thread_name, 1, &r) && r.len <= ECHO_WHO_MAX_BYTES) {
             memcpy(o->line, r.data, r.len);
             o->len = r.len;
         }
@@ -723,7 +730,7 @@ static bool process_lines(struct channel *ch, struct batch *b)
     const char *thread_name = loop_name(ch->loop);   /* for !who */
 
     while (answers_lines(ch) && !b->spent &&
-           echo_session_next(&ch->session, thread_name, &reply)) {
+           echo_session_next(&ch->session, thread_name, batch_room(b), &reply)) {
         bool did_work = reply.work != ECHO_WORK_NONE;
         if (reply.work == ECHO_WORK_TASK) {
             /* The replies before it go out first, as before any work. */
@@ -759,7 +766,7 @@ static bool process_lines(struct channel *ch, struct batch *b)
             channel_end(ch, ECHO_END_NO_MEMORY);
             return false;
         }
-        ch->lines++;
+        ch->lines += reply.lines;
         if (reply.error != ECHO_ERROR_NONE)
             count_error(board, reply.error);
         if (reply.close_after) {
@@ -767,7 +774,7 @@ static bool process_lines(struct channel *ch, struct batch *b)
             ch->linger_end = reply.error == ECHO_ERROR_LINE_TOO_LONG ? ECHO_END_TOO_LONG
                                                                      : ECHO_END_QUIT;
         }
-        batch_count(b, did_work);
+        batch_count(b, did_work, (uint32_t)reply.lines);
     }
     return true;
 }

@@ -503,7 +503,7 @@ static void *mem_thread(void *arg)
         if (in && room >= 2) {
             memcpy(in, "a\n", 2);
             echo_session_commit(&s, 2);
-            while (echo_session_next(&s, "calibrate", &reply))
+            while (echo_session_next(&s, "calibrate", SIZE_MAX, &reply))
                 ;
         }
     }
@@ -609,7 +609,7 @@ static bool measure_handle(struct figures *f, double clock_ns)
                 memset(buf, 'a', 63);
                 buf[63] = '\n';
                 echo_session_commit(&s, 64);
-                while (echo_session_next(&s, "calibrate", &reply))
+                while (echo_session_next(&s, "calibrate", SIZE_MAX, &reply))
                     ;
             }
             per_line[b] = (now_ns() - t0 - clock_ns) / LINES;

@@ -41,7 +41,7 @@ int main(int argc, char **argv)
         memcpy(p, batch, sizeof(batch));
         echo_session_commit(&s, sizeof(batch));
         struct echo_reply r;
-        while (echo_session_next(&s, "bench", &r)) {
+        while (echo_session_next(&s, "bench", SIZE_MAX, &r)) {
             echo_do_work(&r);
             answered += r.len;
         }

@@ -2,6 +2,7 @@
 #include "fuzz_session.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,19 +52,34 @@ int fuzz_session_one(const uint8_t *data, size_t size)
         fed += n;
 
         struct echo_reply r;
-        while (echo_session_next(&s, "fuzz-thread", &r)) {
+        /* The run limit from the chunk seed too: 1 (a reply per line), or
+         * up to 7 lines, or no limit. */
+        size_t max_lines = (chunk_seed >> 8) % 3 == 0 ? 1
+                         : (chunk_seed >> 8) % 3 == 1 ? 7 : SIZE_MAX;
+        while (echo_session_next(&s, "fuzz-thread", max_lines, &r)) {
             CHECK(r.data != NULL && r.len > 0);
+            CHECK(r.lines >= 1 && r.lines <= max_lines);
             if (r.error == ECHO_ERROR_LINE_TOO_LONG) {
-                CHECK(r.close_after);
+                CHECK(r.close_after && r.lines == 1);
                 stopped = true;
                 break;
             }
-            /* The request line: its bytes rebuild the input. */
-            CHECK(r.request_len >= 1 && r.request_len - 1 <= max_line);
+            /* The request lines: their bytes rebuild the input; each one
+             * ends in its only '\n', within max_line, and a run's lines
+             * after the first are plain echoes. */
             CHECK(rebuilt_len + r.request_len <= len);
             const uint8_t *line = in + rebuilt_len;
-            CHECK(line[r.request_len - 1] == '\n');
-            CHECK(memchr(line, '\n', r.request_len - 1) == NULL);
+            size_t at = 0;
+            for (size_t i = 0; i < r.lines; i++) {
+                const uint8_t *nl = memchr(line + at, '\n', r.request_len - at);
+                CHECK(nl != NULL);
+                size_t one = (size_t)(nl - (line + at)) + 1;
+                CHECK(one - 1 <= max_line);
+                CHECK(i == 0 || line[at] != '!');
+                at += one;
+            }
+            CHECK(at == r.request_len);
+            CHECK(r.lines == 1 || (r.len == r.request_len && r.work == ECHO_WORK_NONE));
             rebuilt_len += r.request_len;
             static const char who[] = "!who model=fuzz thread=fuzz-thread conn=1\n";
             if (r.error == ECHO_ERROR_BAD_ARGUMENT)
