@@ -47,4 +47,26 @@ put_stubs() {
   done
 }
 
+# What only a forged pass needs, as extended regexes over code (comments
+# stripped): ending the process or a thread early, signalling or starting
+# another process, code that runs before main (a constructor) or after
+# it, inline assembly or token pasting (to hide a name), a jump out of a
+# test, and Check's own variables, log and summary line. No lab's
+# reference file has any of them (tests/labs/run.sh checks it), and no
+# lab's answer needs one.
+FORGERY_RE='\b(exit|_exit|_Exit|quick_exit|atexit|at_quick_exit|on_exit|pthread_exit|pthread_cancel|fork|vfork|clone|clone3|getppid|kill|tgkill|tkill|execve|execv|execvp|execvpe|execl|execlp|execle|fexecve|system|popen|posix_spawn|posix_spawnp|syscall|dlsym|dlopen|ptrace|setsid|setpgid|prctl|longjmp|siglongjmp|freopen|dup2|dup3|constructor|destructor|asm|__asm|__asm__)\b|##|\bCK_[A-Z_]*|testsuites|Checks:'
+
+# forgery_lines LABDIR: every line, in the files that hold the lab's
+# regions (whole files: lab-grade takes them whole from a student), whose
+# code matches FORGERY_RE, as "FILE:LINE: code". Comments are not code:
+# the compiler strips them first (keeping the line numbers).
+forgery_lines() {
+  lab_regions "$1" | awk '{ print $1 }' | sort -u | while read -r f; do
+    [ -f "$f" ] || continue
+    "${CC:-cc}" -fpreprocessed -dD -E "$f" 2>/dev/null |
+      awk '/^# [0-9]+ "/ { line = $2 - 1; next } { line++; sub(/^[ \t]+/, ""); print line ": " $0 }' |
+      grep -E -- "$FORGERY_RE" | sed "s|^|$f:|"
+  done
+}
+
 LAB_SCRIPTS=$(cd "$(dirname "$0")" && pwd)
