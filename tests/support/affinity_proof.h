@@ -23,8 +23,9 @@
  * treated as a stranger: anything it replies may be wrong. Returns true
  * when every answer agreed; false, with a sentence in why (which
  * connection, which line, what it said), at the first that did not.
- * Closes every connection it opened. A test's thread; blocking, each read
- * bounded by testnet's timeout. */
+ * Closes every connection it opened (the servers it is graded against
+ * take up to 64 at once). A test's thread; blocking, each read bounded by
+ * testnet's timeout. */
 bool affinity_holds(uint16_t port, int workers, char *why, size_t why_bytes);
 
 #endif
