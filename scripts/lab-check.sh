@@ -4,7 +4,9 @@
 # what it checks") and print, for a student, each step's points and a
 # total; with --json (or LAB_JSON=1) the same as one JSON object, for a
 # course system. Exit 0 only when every step passes; 1 when one fails or
-# the code does not compile; 2 on a usage error.
+# the code does not compile, or when it is not graded (it names what only
+# a forged pass needs: an exit, a constructor, Check's own log); 2 on a
+# usage error.
 #
 # A failure is said in the tests' words, not as raw assertion text: the
 # message a test gave (ck_assert_msg), else the name of the test that
@@ -66,6 +68,31 @@ jstr() {
     END { printf "\"" }'
 }
 
+max_points=$(echo "$steps" | awk -F'|' '{ s += $3 } END { print s + 0 }')
+
+# Not graded at all: code that names what only a forged pass needs
+# (lab-lib.sh's FORGERY_RE: ending the process, a constructor, Check's own
+# log). The fork-mode and log checks below catch an exit at run time too;
+# this catches the forgeries they cannot (a constructor that writes the
+# whole log), before anything runs. LAB_NO_SCAN=1 skips it, for the
+# grader's own tests of those run-time checks (lab-shortcuts.sh --run).
+forged=""
+[ "${LAB_NO_SCAN:-0}" = 1 ] || forged=$(forgery_lines "$labdir")
+if [ -n "$forged" ]; then
+  if [ "$json" = 1 ]; then
+    printf '{"lab":"%s","title":%s,"built":false,"graded":false,"forgery":%s,"steps":[],"total":0,"max":%s}\n' \
+      "$lab" "$(jstr "$title")" "$(jstr "$(printf '%s\n' "$forged" | head -8)")" "$max_points"
+  else
+    echo "lab $lab: $title"
+    echo "  not graded: this code ends or signals a process, runs outside the tests, or speaks"
+    echo "  for Check (its log, its variables, its summary line): what a forged pass needs, and"
+    echo "  no answer to a lab does. Take these out, and the steps will run:"
+    printf '%s\n' "$forged" | head -8 | sed 's/^/    /'
+    echo "lab $lab: 0 points (not graded)"
+  fi
+  exit 1
+fi
+
 built=1
 for b in $(echo "$steps" | awk -F'|' '{ gsub(/ /, "", $1); print $1 }' | sort -u); do
   make -s "$build/tests/$b" "$build/threadlab" >"$log-build.log" 2>&1 || { built=0; break; }
@@ -77,8 +104,7 @@ if [ "$built" = 0 ]; then
   errors=$(grep -E 'error|undefined reference' "$log-build.log" | head -8)
   if [ "$json" = 1 ]; then
     printf '{"lab":"%s","title":%s,"built":false,"build_errors":%s,"steps":[],"total":0,"max":%s}\n' \
-      "$lab" "$(jstr "$title")" "$(jstr "$errors")" \
-      "$(echo "$steps" | awk -F'|' '{ s += $3 } END { print s + 0 }')"
+      "$lab" "$(jstr "$title")" "$(jstr "$errors")" "$max_points"
   else
     echo "  build: FAIL: the code does not compile, so no step can run (whole log: $log-build.log)"
     echo "$errors" | sed 's/^/    /'

@@ -3,8 +3,11 @@
 # student's tree. From DIR only the files that hold lab NN's regions
 # (labs/NN-topic/regions) are taken; they are built with this tree's
 # everything else, tests included (so a test edited in DIR changes
-# nothing), in a scratch copy that is removed afterwards. Neither this
-# tree nor DIR is written to. Prints what `make lab-check` prints.
+# nothing; a test file is taken only when it holds a region, as lab 06's
+# proof, tests/support/affinity_proof.c), in a scratch copy that is
+# removed afterwards. Neither this tree nor DIR is written to. Prints
+# what `make lab-check` prints; the files taken are scanned for a forged
+# pass first (lab-check.sh).
 set -u
 . "$(dirname "$0")/lab-lib.sh"
 opt=""

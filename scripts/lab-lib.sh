@@ -47,4 +47,48 @@ put_stubs() {
   done
 }
 
+# What only a forged pass needs, as extended regexes over code (comments
+# stripped): ending the process or a thread early, signalling or starting
+# another process, code that runs before main (a constructor) or after
+# it, inline assembly or token pasting (to hide a name), a jump out of a
+# test, and Check's own variables, log and summary line. No lab's
+# reference file has any of them (tests/labs/run.sh checks it), and no
+# lab's answer needs one.
+FORGERY_RE='\b(exit|_exit|_Exit|quick_exit|atexit|at_quick_exit|on_exit|pthread_exit|pthread_cancel|fork|vfork|clone|clone3|getppid|kill|tgkill|tkill|execve|execv|execvp|execvpe|execl|execlp|execle|fexecve|system|popen|posix_spawn|posix_spawnp|syscall|dlsym|dlopen|ptrace|setsid|setpgid|prctl|longjmp|siglongjmp|freopen|dup2|dup3|constructor|destructor|asm|__asm|__asm__)\b|##|\bCK_[A-Z_]*|testsuites|Checks:'
+
+# strip_comments FILE: FILE with its C comments blanked (line numbers
+# kept) and its string literals left as they are, each line as
+# "LINE: code". In awk, so that the scan does not hang on one compiler's
+# flags.
+strip_comments() {
+  awk '{
+    out = ""; n = length($0); i = 1
+    while (i <= n) {
+      c = substr($0, i, 1); two = substr($0, i, 2)
+      if (in_comment) {
+        if (two == "*/") { in_comment = 0; i += 2; out = out " " } else i++
+      } else if (quote != "") {
+        out = out c
+        if (c == "\\") { out = out substr($0, i + 1, 1); i += 2; continue }
+        if (c == quote) quote = ""
+        i++
+      } else if (two == "/*") { in_comment = 1; i += 2
+      } else if (two == "//") { i = n + 1
+      } else { if (c == "\"" || c == "\047") quote = c; out = out c; i++ }
+    }
+    quote = ""
+    sub(/^[ \t]+/, "", out); print NR ": " out
+  }' "$1"
+}
+
+# forgery_lines LABDIR: every line, in the files that hold the lab's
+# regions (whole files: lab-grade takes them whole from a student), whose
+# code (comments are not code) matches FORGERY_RE, as "FILE:LINE: code".
+forgery_lines() {
+  lab_regions "$1" | awk '{ print $1 }' | sort -u | while read -r f; do
+    [ -f "$f" ] || continue
+    strip_comments "$f" | grep -E -- "$FORGERY_RE" | sed "s|^|$f:|"
+  done
+}
+
 LAB_SCRIPTS=$(cd "$(dirname "$0")" && pwd)

@@ -4,7 +4,9 @@
 # reference) is applied in a scratch copy of this tree, and the lab's
 # check must fail on it. Prints which step caught each mutant, names every
 # mutant that SURVIVED, and exits 1 if one did, or if a mutant no longer
-# applies or no longer compiles (then it proves nothing).
+# applies or no longer compiles (then it proves nothing). Then the
+# shortcuts of scripts/lab-shortcuts.sh (exit(0) first in the stubs, a
+# forged pass), built and run in a handout: none may earn a point.
 set -u
 . "$(dirname "$0")/lab-lib.sh"
 lab=${1:?usage: lab-mutants.sh LAB}
@@ -26,6 +28,8 @@ for m in "$labdir"/mutants/*.patch; do
   st=$?
   if grep -q "build: FAIL" "$scratch/check.log"; then
     echo "  mutant $name: DOES NOT COMPILE (a mutant must build to prove anything)"; bad=1
+  elif grep -q "(not graded)" "$scratch/check.log"; then
+    echo "  mutant $name: caught before any step ran: not graded (it names what a forged pass needs)"
   elif [ "$st" = 0 ]; then
     echo "  mutant $name: SURVIVED: lab $lab's check passes on this wrong answer"; bad=1
   else
@@ -35,4 +39,16 @@ for m in "$labdir"/mutants/*.patch; do
   patch -s -R -p1 -d "$scratch" <"$m" >/dev/null 2>&1 || { echo "  mutant $name: does not revert"; exit 1; }
 done
 [ "$bad" = 0 ] && echo "lab $lab: all $n mutants caught" || echo "lab $lab: some mutants not caught (above)"
+
+# The shortcuts, made for every region (scripts/lab-shortcuts.sh: exit(0)
+# first in a stub, a forged pass), in a fresh handout of the lab, built
+# and run with the forgery scan off too: none may earn a point.
+hand="$scratch/.handout"
+if sh "$LAB_SCRIPTS/handout.sh" "$lab" "$hand" >"$scratch/handout.log" 2>&1; then
+  [ -d "$build/obj" ] && mkdir -p "$hand/$build" && cp -a "$build/obj" "$hand/$build/"
+  BUILD=$build sh "$LAB_SCRIPTS/lab-shortcuts.sh" "$lab" "$hand" --run >"$scratch/shortcuts.log" 2>&1 || bad=1
+  grep -v ': not graded, 0 points$' "$scratch/shortcuts.log"
+else
+  echo "lab $lab: no handout for the shortcuts:"; tail -3 "$scratch/handout.log"; bad=1
+fi
 [ "$bad" = 0 ]

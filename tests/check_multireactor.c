@@ -1,8 +1,11 @@
 /* check_multireactor.c -- model 4: the shared echo suite, then what is the
- * multi-reactor's own: round robin over the workers, one thread per
- * connection for its whole life, a !sleep that stalls only its own loop,
- * and connections opening and closing from many threads (run it under
- * make check-tsan). */
+ * multi-reactor's own: round robin over the workers (from one boss or
+ * two), one thread per connection for its whole life, a refused
+ * connection answered by its worker, a !sleep that stalls only its own
+ * loop, and connections opening and closing from many threads (run it
+ * under make check-tsan). Last, lab 06's proof of affinity
+ * (support/affinity_proof.c) graded: it holds on this server and finds
+ * out each flawed fake (support/who_fake.c). */
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
@@ -14,10 +17,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "affinity_proof.h"
+#include "echo/session.h"
 #include "reactive/loopserver.h"
 #include "model_suite.h"
 #include "multireactor/multireactor.h"
 #include "testnet.h"
+#include "who_fake.h"
+
+static struct multireactor_server *start_multi_opts(struct server_opts *o)
+{
+    struct multireactor_server *s = multireactor_start(o);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
 
 static struct multireactor_server *start_multi(int workers)
 {
@@ -63,6 +76,66 @@ START_TEST(round_robin_over_the_workers)
     }
     for (int i = 0; i < N; i++)
         close(fds[i]);
+    multireactor_stop(s);
+}
+END_TEST
+
+/* Two bosses, each accepting on its own SO_REUSEPORT socket (the kernel
+ * picks one per connection by its addresses), share one chooser: each
+ * connection, answered before the next connects, still goes to the next
+ * worker. A counter per boss (or per thread) would restart the turn on
+ * each: with 24 connections spread over two bosses by a hash, all of
+ * them on one boss, the only way such a counter passes, has odds of
+ * 2^-23. */
+START_TEST(round_robin_across_two_bosses)
+{
+    enum { N = 24, W = 3 };
+    struct server_opts o;
+    ts_opts(&o);
+    o.bosses = 2;
+    o.workers = W;
+    struct multireactor_server *s = start_multi_opts(&o);
+    int fds[N];
+    for (int i = 0; i < N; i++) {
+        fds[i] = tn_connect(multireactor_port(s));
+        int w = who_worker(fds[i]);
+        ck_assert_msg(w == i % W + 1, "with two bosses, connection %d went to worker-%d, "
+                      "not worker-%d: the bosses do not share one turn", i, w, i % W + 1);
+    }
+    for (int i = 0; i < N; i++)
+        close(fds[i]);
+    multireactor_stop(s);
+}
+END_TEST
+
+/* Over --max-conns, the connection still goes to its worker, which
+ * answers "!err busy" and closes it cleanly; its place is given back when
+ * it closes, so the limit counts only the connections being served. */
+START_TEST(a_refused_connection_is_answered_by_its_worker)
+{
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.workers = 2;
+    o.max_conns = 1;
+    struct multireactor_server *s = start_multi_opts(&o);
+    int holder = tn_connect(multireactor_port(s));
+    ck_assert_int_eq(who_worker(holder), 1);
+    for (int i = 0; i < 3; i++) {
+        int extra = tn_connect(multireactor_port(s));
+        tn_send_str(extra, "me too\n");          /* served by mistake: echoed at once */
+        ssize_t n = tn_read_line(extra, line, sizeof(line) - 1);
+        line[n > 0 ? n : 0] = '\0';
+        ck_assert_msg(n == (ssize_t)strlen(ECHO_ERR_BUSY) && strcmp(line, ECHO_ERR_BUSY) == 0,
+                      "connection %d over --max-conns 1 got %s%s%s, not \"!err busy\"", i + 1,
+                      n > 0 ? "the line \"" : "", n > 0 ? strtok(line, "\n") : n == 0 ?
+                      "a close" : strerror((int)-n), n > 0 ? "\"" : "");
+        ck_assert_msg(tn_read_eof(extra) == 0, "a refused connection was not closed "
+                      "cleanly after \"!err busy\"");
+        close(extra);
+    }
+    ck_assert_int_eq(who_worker(holder), 1);   /* the one served is still served */
+    close(holder);
     multireactor_stop(s);
 }
 END_TEST
@@ -254,17 +327,58 @@ START_TEST(a_failed_hand_off_is_counted_and_does_not_hold_the_stop)
 }
 END_TEST
 
+/* ---- lab 06: the proof of affinity, graded --------------------------------------- */
+
+#define PROOF_WORKERS 3                 /* not a power of two: a mask shows */
+
+START_TEST(the_proof_holds_on_this_server)
+{
+    char why[AFFINITY_WHY_BYTES] = "";
+    struct multireactor_server *s = start_multi(PROOF_WORKERS);
+    bool holds = affinity_holds(multireactor_port(s), PROOF_WORKERS, why, sizeof(why));
+    multireactor_stop(s);
+    ck_assert_msg(holds, "your proof says this multi-reactor breaks affinity: %s", why);
+}
+END_TEST
+
+/* One fake per flaw (loop test i: who_fake_flaw i); the faithful one
+ * must pass, every other one must be found out. */
+START_TEST(the_proof_tells_each_fake_server_for_what_it_is)
+{
+    enum who_fake_flaw flaw = (enum who_fake_flaw)_i;
+    char why[AFFINITY_WHY_BYTES] = "";
+    struct who_fake *f = who_fake_start(flaw, PROOF_WORKERS);
+    ck_assert_ptr_nonnull(f);
+    bool holds = affinity_holds(who_fake_port(f), PROOF_WORKERS, why, sizeof(why));
+    who_fake_stop(f);
+    if (flaw == WHO_FAKE_FAITHFUL)
+        ck_assert_msg(holds, "your proof failed a server that %s: %s",
+                      who_fake_flaw_name(flaw), why);
+    else
+        ck_assert_msg(!holds, "your proof passed a server whose %s",
+                      who_fake_flaw_name(flaw));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = model_suite("multireactor");
     TCase *tc = tcase_create("multireactor");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, round_robin_over_the_workers);
+    tcase_add_test(tc, round_robin_across_two_bosses);
+    tcase_add_test(tc, a_refused_connection_is_answered_by_its_worker);
     tcase_add_test(tc, one_thread_per_connection_for_life);
     tcase_add_test(tc, sleep_stalls_only_its_own_loop);
     tcase_add_test(tc, connections_churn_from_many_threads);
     tcase_add_test(tc, a_failed_start_closes_no_fd_it_did_not_open);
     tcase_add_test(tc, a_failed_hand_off_is_counted_and_does_not_hold_the_stop);
     suite_add_tcase(s, tc);
+    TCase *proof = tcase_create("proof");
+    tcase_set_timeout(proof, 60);
+    tcase_add_test(proof, the_proof_holds_on_this_server);
+    tcase_add_loop_test(proof, the_proof_tells_each_fake_server_for_what_it_is, 0,
+                        WHO_FAKE_FLAWS);
+    suite_add_tcase(s, proof);
     return ts_run(s);
 }

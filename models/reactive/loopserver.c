@@ -193,6 +193,7 @@ static void on_acceptable(void *arg, uint32_t events)
                         s->nworkers);
         else
             board_event(s->board, EV_ACCEPT, "conn %llu", (unsigned long long)id);
+        /* lab 06 region: the hand-off, from here to the end of the loop body */
         struct handoff *h = malloc(sizeof(*h));
         if (!h) {
             count_lost_handoff(s, id, loop_name(w->loop), ENOMEM);
@@ -207,7 +208,6 @@ static void on_acceptable(void *arg, uint32_t events)
         if (refuse)
             board_event(s->board, EV_REJECT, "conn %llu: limit of %d connections "
                         "open (--max-conns)", (unsigned long long)id, s->opts.max_conns);
-        /* lab 06 region: the hand-off, from here to the end of the loop body */
         /* Through the worker's task queue: from here on, only the worker's
          * thread touches this connection. (Same loop: it runs at once.) */
         int rc = loop_run_in_loop(w->loop, register_task, h);

@@ -6,7 +6,8 @@
 # reference regions: scripts/lab-leaks.sh); and every command a lab's
 # README quotes exists (its --help runs), and each README's steps table
 # says the steps and points the grader prints, so the labs cannot rot. The
-# untouched handout earns no point. TEST_LAB=NN tests lab NN alone.
+# untouched handout earns no point, and no shortcut (an exit(0) first in a
+# stub, a forged pass: scripts/lab-shortcuts.sh) is graded at all. TEST_LAB=NN tests lab NN alone.
 set -u
 BIN=${THREADLAB_BIN:-build/threadlab}
 tmp=$(mktemp -d)
@@ -118,6 +119,14 @@ check_lab() {
   # gives points fails on it (a 0-point guard may pass).
   free=$(grep -E '^  step [0-9]+: +[1-9][0-9]*/' "$tmp/hand-$lab" | head -3)
   [ -z "$free" ] && ok || bad "lab $lab: the untouched handout earns points: $free"
+
+  # The shortcuts (scripts/lab-shortcuts.sh): exit(0) first in each stub,
+  # and a forged pass in each region and each file, are not graded at all
+  # (the forgery scan), and the reference trips no part of that scan.
+  # make check-mutants builds and runs them too, with the scan off.
+  if sh scripts/lab-shortcuts.sh "$lab" "$tmp/h$lab" >"$tmp/short-$lab" 2>&1; then ok
+  else bad "lab $lab: a shortcut is graded or earns points:"
+    grep -Ev ': not graded, 0 points$' "$tmp/short-$lab" | head -6; fi
 
   # Every mutant fails the check; the ones that survive are named. (A few
   # minutes of wall time on a busy machine: `make check-mutants` runs it,

@@ -1,17 +1,20 @@
-        /* TODO(lab 06): the hand-off. Thread: the boss's loop.
+        /* TODO(lab 06): the boss's side of the hand-off. Thread: this
+         * boss's loop.
          *
-         * The connection (fd, in h with its worker w, its id and whether
-         * it is refused) now belongs to w: from here on only w's loop
-         * thread may touch it, so register_task(h) must run on that
-         * thread, never on the boss's. When the boss and the worker are
-         * one loop (the single reactor) it runs at once. Once w has it,
-         * the boss never touches h or the fd again, not even to free them.
-         * If w's loop does not take it (its task queue is full, or it has
-         * ended), nothing may leak and nothing may stay counted: the fd,
-         * h, and the slot added to s->open_channels above are all given
-         * back (release_open_slot), and the loss is counted on the board
-         * (count_lost_handoff).
+         * The connection (fd, id) goes to worker w, and from the moment
+         * w has it only w's loop thread touches it: register_task runs
+         * there, never on this thread (when the boss and the worker are
+         * one loop, the single reactor, it runs at once). Before w can see
+         * it, it holds a place in s->open_channels (guarded by
+         * s->stop_lock): --max-conns reads that count, and a graceful stop
+         * waits for it to reach 0. A connection over the limit is handed
+         * over all the same, marked to be refused, and the board says why
+         * (EV_REJECT). A hand-off that fails (no memory; w's task queue
+         * full, or its loop ended) leaves nothing behind, neither the fd
+         * nor the memory nor the place, and is counted on the board
+         * (count_lost_handoff). Once w has it, the boss never touches it
+         * again, not even to free it.
          */
-        (void)h;
         (void)register_task;
-        (void)release_open_slot;
+        (void)count_lost_handoff;
+        close(fd);                      /* until then: nobody serves it */
