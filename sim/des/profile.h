@@ -38,7 +38,15 @@ struct profile {
     double read_empty_ns;        /* a read that finds nothing (EAGAIN): a
                                     loop reads a ready channel until then */
     double eventfd_ns;           /* a write to an eventfd (a loop's wakeup) */
-    double wakeup_ns;            /* a blocked thread woken until it runs */
+    double wakeup_ns;            /* an idle core woken by an interrupt from
+                                    another core: until its thread runs
+                                    (latency, not CPU) */
+    double wakeup_cpu_ns;        /* the CPU that wakeup costs, in place of a
+                                    switch (the interrupt, the way out of
+                                    idle: dear in a VM); a wakeup preemption
+                                    on another core pays it on top */
+    double wakeup_granularity_ns; /* CFS's: a woken thread preempts one that
+                                     has had this much more CPU (0: never) */
     double context_switch_ns;    /* one switch between threads on a core */
     double context_switch_log2_ns; /* more per doubling of runnable threads
                                       (caches and run queues get colder) */
