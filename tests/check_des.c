@@ -820,8 +820,9 @@ END_TEST
 
 /* A profile from before version 2 (no version line, no sigma or
  * cross_core_ns keys: sim/des/profiles/default.profile as it was written
- * on 2026-11-30) loads, and what it lacks keeps its value; a version
- * newer than this one is refused, not half read. */
+ * on 2026-11-30) loads, and what it lacks keeps its value, but for the
+ * keys of version 3, which keep the old meaning; a version newer than
+ * this one is refused, not half read. */
 START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
 {
     char dir[] = "/tmp/threadlab-profile-XXXXXX", path[96], err[256];
@@ -841,15 +842,25 @@ START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
     ck_assert_double_eq(p.cross_core_ns, 777);        /* not in the file: kept */
     ck_assert_double_eq(p.syscall_sigma, 0);
     ck_assert_str_eq(p.measured, "2026-11-30, threadlab calibrate on vm");
+    /* Before version 3 its wakeup_ns was the whole wakeup, and nothing
+     * preempted on a wakeup: it keeps that meaning. */
+    ck_assert_double_eq(p.wakeup_cpu_ns, p.context_switch_ns);
+    ck_assert_double_eq(p.wakeup_granularity_ns, 0);
     static const char *const versions[] = { "version = 1\nread_ns = 5\n",
-                                            "version = 2\nread_ns = 5\n" };
-    for (int i = 0; i < 2; i++) {
+                                            "version = 2\nread_ns = 5\n",
+                                            "version = 3\nread_ns = 5\n" };
+    for (int i = 0; i < 3; i++) {
         f = fopen(path, "w");
         fputs(versions[i], f);
         fclose(f);
+        profile_default(&p);
         ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
     }
-    static const char *const refused[] = { "version = 3\nread_ns = 5\n",
+    struct profile builtin;
+    profile_default(&builtin);                       /* version 3: missing keys kept */
+    ck_assert_double_eq(p.wakeup_cpu_ns, builtin.wakeup_cpu_ns);
+    ck_assert_double_eq(p.wakeup_granularity_ns, builtin.wakeup_granularity_ns);
+    static const char *const refused[] = { "version = 4\nread_ns = 5\n",
                                            "version = 1.5\n", "version = nan\n" };
     for (int i = 0; i < 3; i++) {
         f = fopen(path, "w");

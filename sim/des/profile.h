@@ -12,11 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The file format's version, written as "version = 2". Version 1 (no
- * version line: files before calibrate measured call by call) has the
- * same keys with the same meaning, and loads; a newer one is refused. */
-#define PROFILE_VERSION 2
-#define PROFILE_VERSION_TEXT "2"
+/* The file format's version, written as "version = 3". Version 1 (no
+ * version line: files before calibrate measured call by call) and 2
+ * load: their keys mean what they meant (before 3, wakeup_ns was an idle
+ * core's whole wakeup, charged as latency, and no woken thread preempted
+ * another: a file without wakeup_cpu_ns and wakeup_granularity_ns gets
+ * its context_switch_ns and 0). A newer version is refused. */
+#define PROFILE_VERSION 3
+#define PROFILE_VERSION_TEXT "3"
 #define PROFILE_FILE_MAX_BYTES 65536   /* a profile is ~2 KiB: more is not one */
 
 struct profile {
