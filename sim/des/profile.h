@@ -38,8 +38,9 @@ struct profile {
                                     of it to leave the switch (no model
                                     polls before a read: a blocking thread
                                     blocks in read itself) */
-    double read_empty_ns;        /* a read that finds nothing (EAGAIN): a
-                                    loop reads a ready channel until then */
+    double read_empty_ns;        /* a read that finds nothing (EAGAIN).
+                                    Measured, not charged: a loop stops on
+                                    a short read, as models/reactive does */
     double eventfd_ns;           /* a write to an eventfd (a loop's wakeup) */
     double wakeup_ns;            /* an idle core woken by an interrupt from
                                     another core: until its thread runs
