@@ -88,6 +88,16 @@ static void rq_push(struct machine *m, uint32_t t)
         m->on_core(m->ctx, t, false);
 }
 
+/* t at the head of the run queue: the next one a core takes. */
+static void rq_push_front(struct machine *m, uint32_t t)
+{
+    rq_push(m, t);                             /* makes room, tells on_core */
+    m->rq_len--;                               /* ... then move it to the head */
+    m->rq_head = (m->rq_head + m->rq_cap - 1) % m->rq_cap;
+    m->runq[m->rq_head] = t;
+    m->rq_len++;
+}
+
 static uint32_t rq_pop(struct machine *m)
 {
     uint32_t t = m->runq[m->rq_head];
@@ -259,30 +269,35 @@ static void stop_running(struct machine *m, int c)
     core->gen++;
 }
 
-/* The core whose thread has had the most CPU (by vruntime). Linux
- * checks the one core it picked for the woken thread (its previous, or
- * its waker's); with one run queue here, the likeliest victim stands for
- * that choice. Not the thread whose burst_done is running (the waker,
- * about to block or run on: it decides that itself). -1: none. */
-static int furthest_ahead(const struct machine *m)
+/* The core a woken thread t would preempt: Linux picks one of two, the
+ * core t ran on last or its waker's (wake_affine), and checks the thread
+ * running there; of the two, the one whose thread is further ahead (by
+ * vruntime). Not the thread whose burst_done is running (it decides for
+ * itself whether it blocks or runs on). -1: neither has a thread. */
+static int preempt_target(const struct machine *m, const struct vthread *th, int waker)
 {
-    int best = -1;
-    for (int c = 0; c < m->ncores; c++)
-        if (m->cores[c].thread != VT_NONE && m->cores[c].thread != m->in_done &&
-            (best < 0 || vruntime_now(m, m->cores[c].thread) >
-                         vruntime_now(m, m->cores[best].thread)))
+    int cand[2] = { th->last_core >= 0 ? th->last_core : 0, waker }, best = -1;
+    for (int i = 0; i < 2; i++) {
+        int c = cand[i];
+        if (c < 0 || m->cores[c].thread == VT_NONE || m->cores[c].thread == m->in_done)
+            continue;
+        if (best < 0 || vruntime_now(m, m->cores[c].thread) >
+                        vruntime_now(m, m->cores[best].thread))
             best = c;
+    }
     return best;
 }
 
 /* Wakeup preemption (CFS's check_preempt_wakeup): no core is idle, so the
- * woken thread t may take a core (furthest_ahead's) if the thread running
+ * woken thread t may take a core (preempt_target's) if the thread running
  * there is ahead of it by more than wakeup_granularity_ns of CPU
  * (vruntime: all threads weigh the same here). The preempted thread goes
- * back to the run queue. A thread that slept comes back at most 3 x the
- * granularity behind min_vruntime (CFS's sleeper credit, sched_latency /
- * 2: 6 ms against a granularity of 1 ms by default), so a sleeper takes
- * the core from a busy thread at once but cannot bank a long sleep.
+ * to the head of the run queue: CFS marks it the "last buddy", to run
+ * again as soon as the woken one is done, its cache still warm. A thread
+ * that slept comes back at most 3 x the granularity behind min_vruntime
+ * (CFS's sleeper credit, sched_latency / 2: 3 ms against a granularity of
+ * 1 ms by default), so a sleeper takes the core from a busy thread at
+ * once but cannot bank a long sleep.
  * True when t took a core. */
 static bool wakeup_preempts(struct machine *m, uint32_t t, int waker)
 {
@@ -295,7 +310,7 @@ static bool wakeup_preempts(struct machine *m, uint32_t t, int waker)
     vtime_t floor = m->min_vruntime > credit ? m->min_vruntime - credit : 0;
     if (th->vruntime_ns < floor)
         th->vruntime_ns = floor;
-    int c = furthest_ahead(m);
+    int c = preempt_target(m, th, waker);
     uint32_t cur = c >= 0 ? m->cores[c].thread : VT_NONE;
     /* (A thread still waiting for its core to wake has not started: it
      * keeps the core.) */
@@ -306,7 +321,7 @@ static bool wakeup_preempts(struct machine *m, uint32_t t, int waker)
     m->threads[cur].state = VT_RUNNABLE;
     m->preemptions++;
     m->wakeup_preemptions++;
-    rq_push(m, cur);
+    rq_push_front(m, cur);                  /* CFS's last buddy: it runs next */
     dispatch_as(m, c, t, ARRIVE_PREEMPT, waker != c);
     return true;
 }
