@@ -30,6 +30,12 @@ static void run_checked(const struct sim_opts *o, struct sim_report *r)
                   sim_model_name(o->model), r->mean_in_system, lw);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* ---- the engine ------------------------------------------------------------------- */
 
 START_TEST(events_come_out_in_time_order_ties_in_scheduling_order)
@@ -913,6 +919,30 @@ START_TEST(a_damaged_profile_never_hangs)
 }
 END_TEST
 
+/* syscall_sigma is the shape of reads and writes measured together: each
+ * call against its own kind's median. Reads of 800 ns and writes of
+ * 3 800, both drawn with shape 0.15: the shape comes out 0.15, where
+ * pooling the two sizes as they are (calibrate before) reads whatever
+ * the step between them gives: 0.50 here, 0.021 on this VM's calls. */
+START_TEST(calibrate_takes_the_shape_of_two_kinds_of_call_apart)
+{
+    static double reads[5000], writes[5000], pooled[10000];
+    struct rng r;
+    rng_seed(&r, 3);
+    for (int i = 0; i < 5000; i++) {
+        pooled[i] = reads[i] = 800 * rng_lognormal_factor(&r, 0.15);
+        pooled[5000 + i] = writes[i] = 3800 * rng_lognormal_factor(&r, 0.15);
+    }
+    double sigma = calibrate_shape_of_two(writes, 5000, reads, 5000);
+    qsort(pooled, 10000, sizeof(*pooled), cmp_double);
+    double naive = log(pooled[9000] / pooled[5000]) / 1.2816;
+    printf("reads and writes of shape 0.15: %.3f each against its kind, %.3f pooled\n",
+           sigma, naive);
+    ck_assert_double_eq_tol(sigma, 0.15, 0.01);
+    ck_assert_double_gt(fabs(naive - 0.15), 0.1);
+}
+END_TEST
+
 /* calibrate's rule. A round is its calls' percentiles: five calls in a
  * thousand preempted for 3 ms (a busy machine) leave it at the typical
  * call (their mean would be 16 us). Rounds that disagree are refused; a
@@ -965,6 +995,7 @@ int main(void)
     tcase_add_test(engine, an_older_profile_loads_and_a_newer_one_is_refused);
     tcase_add_test(engine, a_damaged_profile_never_hangs);
     tcase_add_test(engine, calibrate_trusts_what_agrees_and_refuses_the_rest);
+    tcase_add_test(engine, calibrate_takes_the_shape_of_two_kinds_of_call_apart);
     suite_add_tcase(s, engine);
     TCase *theory = tcase_create("queueing theory");
     tcase_set_timeout(theory, 120);
