@@ -268,7 +268,7 @@ static void run(const struct sim_opts *o, struct sim_report *r)
 
 /* A bare machine: threads that run one burst each and then block; when
  * each burst ended is noted. Test events (kind 1) wake a thread. */
-enum { EV_TEST_CORE, EV_TEST_WAKE, TEST_THREADS = 4 };
+enum { EV_TEST_CORE, EV_TEST_WAKE, TEST_THREADS = 64 };
 
 struct bare {
     struct des_engine eng;
@@ -313,7 +313,7 @@ static void bare_run(struct bare *b)
     while (des_next(&b->eng, &ev)) {
         if (ev.kind == EV_TEST_CORE)
             machine_core_event(&b->m, ev.id, ev.gen);
-        else
+        else if (b->m.threads[b->t[ev.id]].state == VT_BLOCKED)  /* else: still busy */
             machine_run(&b->m, b->t[ev.id], b->burst_ns[ev.id], 0);
     }
     b->busy_ns = machine_busy_ns(&b->m);
@@ -350,6 +350,33 @@ START_TEST(a_woken_thread_preempts_a_hog_past_the_granularity)
         ck_assert_uint_eq(b.done_at[1], cases[i].sleeper_done_ns);
         ck_assert_uint_eq(b.done_at[0], cases[i].hog_done_ns);
     }
+}
+END_TEST
+
+/* An always-runnable thread among many sleepers that wake faster than
+ * it can switch back (BIO's acceptor under 100 000 connections): each of
+ * its turns on the core lasts at least two switches, so its 1 ms of work
+ * gets done while 63 sleepers, in turn, wake every 3 us for 10 ms (each
+ * runs seldom, so each comes back far behind it in vruntime). Preempted
+ * at every wakeup it would pay switch after switch and finish only when
+ * they stop. */
+START_TEST(wakeups_do_not_starve_a_busy_thread)
+{
+    struct bare b;
+    bare_init(&b, 1);
+    b.prof.wakeup_granularity_ns = 1000;
+    b.prof.context_switch_ns = 2000;
+    bare_wake_at(&b, 0, 0, 1000000);                     /* the busy one: 1 ms */
+    for (vtime_t at = 100000; at < 10000000; at += 3000) {
+        int i = 1 + (int)((at / 3000) % (TEST_THREADS - 1));
+        b.burst_ns[i] = 1000;
+        ck_assert_int_eq(des_schedule(&b.eng, at, EV_TEST_WAKE, (uint32_t)i, 0), 0);
+    }
+    bare_run(&b);
+    printf("1 core, one of 63 sleepers woken every 3 us: the busy thread's 1 ms done at "
+           "%.3f ms\n",
+           b.done_at[0] / 1e6);
+    ck_assert_uint_lt(b.done_at[0], 8000000);
 }
 END_TEST
 
@@ -1005,6 +1032,7 @@ int main(void)
     suite_add_tcase(s, theory);
     TCase *sched = tcase_create("scheduler");
     tcase_add_test(sched, a_woken_thread_preempts_a_hog_past_the_granularity);
+    tcase_add_test(sched, wakeups_do_not_starve_a_busy_thread);
     tcase_add_test(sched, an_idle_core_wakeup_costs_wakeup_cpu_ns_a_switch_costs_context_switch_ns);
     tcase_add_test(sched, one_connection_wakes_an_idle_core_twice_a_line);
     suite_add_tcase(s, sched);

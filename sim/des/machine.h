@@ -52,6 +52,7 @@ struct vcore {
     uint32_t gen;                /* its pending event is stale if this moved */
     vtime_t segment_start;       /* when the current stretch of running began */
     vtime_t slice_end;
+    vtime_t on_core_since;       /* when its thread got this core */
     vtime_t busy_ns;
 };
 
