@@ -535,10 +535,10 @@ START_TEST(spread_costs_give_latency_a_tail)
 END_TEST
 
 /* cross_core_ns is paid by a thread that runs on another core than last
- * time. One BIO connection on two cores: client and server take turns on
- * core 0 (as Linux's wake-affine keeps them) and do not pay it once the
- * connection is set up; sixteen keep both cores busy, threads move, and
- * lines/s falls. */
+ * time. One BIO connection on two cores: client and server each keep a
+ * core (a woken thread goes back to its last core when it is idle) and
+ * do not pay it once the connection is set up; sixteen keep both cores
+ * busy, threads move, and lines/s falls. */
 START_TEST(a_move_to_another_core_costs_cross_core_ns)
 {
     struct sim_opts o;
