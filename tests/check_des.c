@@ -10,6 +10,8 @@
 
 #include "des/calibrate.h"
 #include "des/engine.h"
+#include "des/machine.h"
+#include "des/profile.h"
 #include "des/rng.h"
 #include "des/sim.h"
 
@@ -26,6 +28,12 @@ static void run_checked(const struct sim_opts *o, struct sim_report *r)
     ck_assert_msg(fabs(r->mean_in_system - lw) <= 0.01 * lw,
                   "%s: Little's law: L %.4f but lambda x W %.4f",
                   sim_model_name(o->model), r->mean_in_system, lw);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 /* ---- the engine ------------------------------------------------------------------- */
@@ -256,6 +264,174 @@ static void run(const struct sim_opts *o, struct sim_report *r)
     run_checked(o, r);
 }
 
+/* ---- the scheduler (sim/des/machine.c), on its own ------------------------------- */
+
+/* A bare machine: threads that run one burst each and then block; when
+ * each burst ended is noted. Test events (kind 1) wake a thread. */
+enum { EV_TEST_CORE, EV_TEST_WAKE, TEST_THREADS = 64 };
+
+struct bare {
+    struct des_engine eng;
+    struct machine m;
+    struct profile prof;
+    uint32_t t[TEST_THREADS];
+    vtime_t burst_ns[TEST_THREADS];      /* what each asks for when woken */
+    vtime_t done_at[TEST_THREADS];       /* when its burst ended (0: not yet) */
+    vtime_t busy_ns;                     /* the cores' busy time, at the end */
+};
+
+static void bare_done(void *ctx, uint32_t t)
+{
+    struct bare *b = ctx;
+    for (int i = 0; i < TEST_THREADS; i++)
+        if (b->t[i] == t)
+            b->done_at[i] = b->eng.now;
+    machine_block(&b->m, t);
+}
+
+static void bare_init(struct bare *b, int cores)
+{
+    memset(b, 0, sizeof(*b));
+    profile_zero(&b->prof);
+    ck_assert_int_eq(des_init(&b->eng, 64), 0);
+    ck_assert_int_eq(machine_init(&b->m, &b->eng, &b->prof, cores, EV_TEST_CORE, bare_done,
+                                  b), 0);
+    for (int i = 0; i < TEST_THREADS; i++)
+        b->t[i] = machine_spawn(&b->m, (uint32_t)i);
+}
+
+/* Thread i is woken at_ns from the start, for a burst of burst_ns. */
+static void bare_wake_at(struct bare *b, int i, vtime_t at_ns, vtime_t burst_ns)
+{
+    b->burst_ns[i] = burst_ns;
+    ck_assert_int_eq(des_schedule(&b->eng, at_ns, EV_TEST_WAKE, (uint32_t)i, 0), 0);
+}
+
+static void bare_run(struct bare *b)
+{
+    struct des_event ev;
+    while (des_next(&b->eng, &ev)) {
+        if (ev.kind == EV_TEST_CORE)
+            machine_core_event(&b->m, ev.id, ev.gen);
+        else if (b->m.threads[b->t[ev.id]].state == VT_BLOCKED)  /* else: still busy */
+            machine_run(&b->m, b->t[ev.id], b->burst_ns[ev.id], 0);
+    }
+    b->busy_ns = machine_busy_ns(&b->m);
+    machine_free(&b->m);
+    des_free(&b->eng);
+}
+
+/* CFS's wakeup preemption: on one core, a thread woken while a hog runs
+ * takes the core at once if the hog has had more than the granularity of
+ * CPU more than it, and waits for the hog's burst if not (the hog has run
+ * less, or wakeup preemption is off: the old FIFO machine). No time
+ * slice, so nothing else preempts. */
+START_TEST(a_woken_thread_preempts_a_hog_past_the_granularity)
+{
+    static const struct {
+        double gran_ns;
+        vtime_t wake_at_ns;
+        vtime_t sleeper_done_ns, hog_done_ns;
+    } cases[] = {
+        { 1e6, 5000000, 5001000, 10001000 },   /* hog 5 ms ahead: preempted */
+        { 1e6, 500000, 10001000, 10000000 },   /* hog 0.5 ms ahead: not yet */
+        { 0, 5000000, 10001000, 10000000 },    /* off: the sleeper waits its turn */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct bare b;
+        bare_init(&b, 1);
+        b.prof.wakeup_granularity_ns = cases[i].gran_ns;
+        bare_wake_at(&b, 0, 0, 10000000);                /* the hog: 10 ms */
+        bare_wake_at(&b, 1, cases[i].wake_at_ns, 1000);  /* a sleeper: 1 us */
+        bare_run(&b);
+        printf("1 core, granularity %.1f ms, a sleeper woken at %.1f ms: done at %.3f ms, "
+               "the hog at %.3f ms\n", cases[i].gran_ns / 1e6, cases[i].wake_at_ns / 1e6,
+               b.done_at[1] / 1e6, b.done_at[0] / 1e6);
+        ck_assert_uint_eq(b.done_at[1], cases[i].sleeper_done_ns);
+        ck_assert_uint_eq(b.done_at[0], cases[i].hog_done_ns);
+    }
+}
+END_TEST
+
+/* An always-runnable thread among many sleepers that wake faster than
+ * it can switch back (BIO's acceptor under 100 000 connections): each of
+ * its turns on the core lasts at least two switches, so its 1 ms of work
+ * gets done while 63 sleepers, in turn, wake every 3 us for 10 ms (each
+ * runs seldom, so each comes back far behind it in vruntime). Preempted
+ * at every wakeup it would pay switch after switch and finish only when
+ * they stop. */
+START_TEST(wakeups_do_not_starve_a_busy_thread)
+{
+    struct bare b;
+    bare_init(&b, 1);
+    b.prof.wakeup_granularity_ns = 1000;
+    b.prof.context_switch_ns = 2000;
+    bare_wake_at(&b, 0, 0, 1000000);                     /* the busy one: 1 ms */
+    for (vtime_t at = 100000; at < 10000000; at += 3000) {
+        int i = 1 + (int)((at / 3000) % (TEST_THREADS - 1));
+        b.burst_ns[i] = 1000;
+        ck_assert_int_eq(des_schedule(&b.eng, at, EV_TEST_WAKE, (uint32_t)i, 0), 0);
+    }
+    bare_run(&b);
+    printf("1 core, one of 63 sleepers woken every 3 us: the busy thread's 1 ms done at "
+           "%.3f ms\n",
+           b.done_at[0] / 1e6);
+    ck_assert_uint_lt(b.done_at[0], 8000000);
+}
+END_TEST
+
+/* What coming onto a core costs: a thread woken onto an idle core pays
+ * wakeup_cpu_ns of CPU (and starts wakeup_ns later); one taken from the
+ * run queue onto a core its predecessor left pays context_switch_ns.
+ * Two threads woken at once on one core: the first 5 + 20 + 1 us, the
+ * second after it, 1 + 1 us more. */
+START_TEST(an_idle_core_wakeup_costs_wakeup_cpu_ns_a_switch_costs_context_switch_ns)
+{
+    struct bare b;
+    bare_init(&b, 1);
+    b.prof.wakeup_ns = 5000;
+    b.prof.wakeup_cpu_ns = 20000;
+    b.prof.context_switch_ns = 1000;
+    bare_wake_at(&b, 0, 0, 1000);
+    bare_wake_at(&b, 1, 0, 1000);
+    bare_run(&b);
+    printf("1 core: woken onto the idle core, done at %.1f us; from the run queue, %.1f "
+           "us; busy %.1f us\n", b.done_at[0] / 1e3, b.done_at[1] / 1e3,
+           b.busy_ns / 1e3);
+    ck_assert_uint_eq(b.done_at[0], 26000);
+    ck_assert_uint_eq(b.done_at[1], 28000);
+    ck_assert_uint_eq(b.busy_ns, 23000);
+}
+END_TEST
+
+/* One connection, its client on the machine, two cores: the woken thread
+ * does not take its waker's core (the waker is still in the write() that
+ * wakes it), so client and server each keep a core, and every line wakes
+ * an idle core twice, as calibrate's ping-pong and this VM's quiet runs
+ * do (50-62 us of CPU a line where the syscalls are 14). */
+START_TEST(one_connection_wakes_an_idle_core_twice_a_line)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    double cpu_us[2];
+    for (int with = 0; with < 2; with++) {
+        sim_opts_init(&o, SIM_REACTOR);
+        o.cores = 2;
+        o.client_on_machine = true;
+        o.duration_s = 0.5;
+        o.prof.wakeup_cpu_ns = with ? 20000 : 0;
+        run(&o, r);
+        cpu_us[with] = r->cpu_busy_pct / 100 * 2 * r->window_s * 1e6 / r->window_lines;
+        ck_assert_double_eq_tol((double)r->context_switches / r->lines_ok, 2, 0.01);
+    }
+    printf("reactor, 1 conn, client on 2 cores: %.1f us of CPU a line, %.1f with an idle "
+           "wakeup of 20 us\n", cpu_us[0], cpu_us[1]);
+    ck_assert_double_eq_tol(cpu_us[1] - cpu_us[0], 40, 0.5);
+    free(r);
+}
+END_TEST
+
+
 /* Little's law on runs that lose lines (refused, left in the pool's
  * queue), open and closed loop, offload and sleeps, every model. */
 START_TEST(littles_law_holds_when_lines_are_lost)
@@ -359,10 +535,10 @@ START_TEST(spread_costs_give_latency_a_tail)
 END_TEST
 
 /* cross_core_ns is paid by a thread that runs on another core than last
- * time. One BIO connection on two cores: client and server take turns on
- * core 0 (as Linux's wake-affine keeps them) and do not pay it once the
- * connection is set up; sixteen keep both cores busy, threads move, and
- * lines/s falls. */
+ * time. One BIO connection on two cores: client and server each keep a
+ * core (a woken thread goes back to its last core when it is idle) and
+ * do not pay it once the connection is set up; sixteen keep both cores
+ * busy, threads move, and lines/s falls. */
 START_TEST(a_move_to_another_core_costs_cross_core_ns)
 {
     struct sim_opts o;
@@ -677,8 +853,9 @@ END_TEST
 
 /* A profile from before version 2 (no version line, no sigma or
  * cross_core_ns keys: sim/des/profiles/default.profile as it was written
- * on 2026-11-30) loads, and what it lacks keeps its value; a version
- * newer than this one is refused, not half read. */
+ * on 2026-11-30) loads, and what it lacks keeps its value, but for the
+ * keys of version 3, which keep the old meaning; a version newer than
+ * this one is refused, not half read. */
 START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
 {
     char dir[] = "/tmp/threadlab-profile-XXXXXX", path[96], err[256];
@@ -698,15 +875,25 @@ START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
     ck_assert_double_eq(p.cross_core_ns, 777);        /* not in the file: kept */
     ck_assert_double_eq(p.syscall_sigma, 0);
     ck_assert_str_eq(p.measured, "2026-11-30, threadlab calibrate on vm");
+    /* Before version 3 its wakeup_ns was the whole wakeup, and nothing
+     * preempted on a wakeup: it keeps that meaning. */
+    ck_assert_double_eq(p.wakeup_cpu_ns, p.context_switch_ns);
+    ck_assert_double_eq(p.wakeup_granularity_ns, 0);
     static const char *const versions[] = { "version = 1\nread_ns = 5\n",
-                                            "version = 2\nread_ns = 5\n" };
-    for (int i = 0; i < 2; i++) {
+                                            "version = 2\nread_ns = 5\n",
+                                            "version = 3\nread_ns = 5\n" };
+    for (int i = 0; i < 3; i++) {
         f = fopen(path, "w");
         fputs(versions[i], f);
         fclose(f);
+        profile_default(&p);
         ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
     }
-    static const char *const refused[] = { "version = 3\nread_ns = 5\n",
+    struct profile builtin;
+    profile_default(&builtin);                       /* version 3: missing keys kept */
+    ck_assert_double_eq(p.wakeup_cpu_ns, builtin.wakeup_cpu_ns);
+    ck_assert_double_eq(p.wakeup_granularity_ns, builtin.wakeup_granularity_ns);
+    static const char *const refused[] = { "version = 4\nread_ns = 5\n",
                                            "version = 1.5\n", "version = nan\n" };
     for (int i = 0; i < 3; i++) {
         f = fopen(path, "w");
@@ -756,6 +943,30 @@ START_TEST(a_damaged_profile_never_hangs)
     ck_assert_ptr_nonnull(strstr(err, "too big"));
     unlink(path);
     rmdir(dir);
+}
+END_TEST
+
+/* syscall_sigma is the shape of reads and writes measured together: each
+ * call against its own kind's median. Reads of 800 ns and writes of
+ * 3 800, both drawn with shape 0.15: the shape comes out 0.15, where
+ * pooling the two sizes as they are (calibrate before) reads whatever
+ * the step between them gives: 0.50 here, 0.021 on this VM's calls. */
+START_TEST(calibrate_takes_the_shape_of_two_kinds_of_call_apart)
+{
+    static double reads[5000], writes[5000], pooled[10000];
+    struct rng r;
+    rng_seed(&r, 3);
+    for (int i = 0; i < 5000; i++) {
+        pooled[i] = reads[i] = 800 * rng_lognormal_factor(&r, 0.15);
+        pooled[5000 + i] = writes[i] = 3800 * rng_lognormal_factor(&r, 0.15);
+    }
+    double sigma = calibrate_shape_of_two(writes, 5000, reads, 5000);
+    qsort(pooled, 10000, sizeof(*pooled), cmp_double);
+    double naive = log(pooled[9000] / pooled[5000]) / 1.2816;
+    printf("reads and writes of shape 0.15: %.3f each against its kind, %.3f pooled\n",
+           sigma, naive);
+    ck_assert_double_eq_tol(sigma, 0.15, 0.01);
+    ck_assert_double_gt(fabs(naive - 0.15), 0.1);
 }
 END_TEST
 
@@ -811,6 +1022,7 @@ int main(void)
     tcase_add_test(engine, an_older_profile_loads_and_a_newer_one_is_refused);
     tcase_add_test(engine, a_damaged_profile_never_hangs);
     tcase_add_test(engine, calibrate_trusts_what_agrees_and_refuses_the_rest);
+    tcase_add_test(engine, calibrate_takes_the_shape_of_two_kinds_of_call_apart);
     suite_add_tcase(s, engine);
     TCase *theory = tcase_create("queueing theory");
     tcase_set_timeout(theory, 120);
@@ -818,6 +1030,12 @@ int main(void)
                         (int)(sizeof(mmc_cases) / sizeof(mmc_cases[0])));
     tcase_add_loop_test(theory, reactor_matches_m_m_1, 0, 3);
     suite_add_tcase(s, theory);
+    TCase *sched = tcase_create("scheduler");
+    tcase_add_test(sched, a_woken_thread_preempts_a_hog_past_the_granularity);
+    tcase_add_test(sched, wakeups_do_not_starve_a_busy_thread);
+    tcase_add_test(sched, an_idle_core_wakeup_costs_wakeup_cpu_ns_a_switch_costs_context_switch_ns);
+    tcase_add_test(sched, one_connection_wakes_an_idle_core_twice_a_line);
+    suite_add_tcase(s, sched);
     TCase *lessons = tcase_create("lessons");
     tcase_set_timeout(lessons, 120);
     tcase_add_test(lessons, same_seed_same_run_other_seed_other_run);

@@ -36,6 +36,12 @@ struct calibrate_verdict {
  * processes do not move it. Sorts calls. Any thread. */
 double calibrate_round_figure(double *calls, int n);
 
+/* The shape (sigma) of two kinds of call measured together (reads and
+ * writes), each call taken relative to its own kind's median so that
+ * their different sizes are not read as spread: ln(p90 / p50) / z90 of
+ * the calls so scaled. Sorts both arrays. Any thread. */
+double calibrate_shape_of_two(double *a, int na, double *b, int nb);
+
 /* n rounds' figures of a cost (shape: of a sigma, judged in absolute
  * terms): the median, trusted when the rounds agree within
  * CALIBRATE_SPREAD_MAX of it (a shape: within CALIBRATE_SHAPE_SPREAD_MAX)

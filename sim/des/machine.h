@@ -1,15 +1,21 @@
 /* machine.h -- the simulated computer: cores, threads and a scheduler.
  *
- * A thread asks for CPU in bursts: "run me for 4 us, then tell me". The
- * scheduler puts a runnable thread on an idle core, or at the tail of the
- * run queue; a thread that has used its time slice while others wait goes
- * to the tail (preemption). Every switch onto a core costs
- * context_switch_ns, plus context_switch_log2_ns per doubling of the run
- * queue (a longer queue means colder caches), plus cross_core_ns when the
- * thread last ran on another core; a woken thread that finds an idle core
- * starts after wakeup_ns (the core waking up). When a burst is done the
- * machine calls the owner back, who runs another burst, blocks the thread
- * (waiting for I/O, sleeping) or ends it.
+ * A thread asks for CPU in bursts: "run me for 4 us, then tell me". A
+ * woken thread goes to the core it ran on last if that core is idle,
+ * else to another idle core; with no core idle it may take a busy core
+ * from a thread that has had more than wakeup_granularity_ns of CPU more
+ * than it (CFS's wakeup preemption, by vruntime), else it waits at the
+ * tail of the run queue. A thread that has used its time slice while
+ * others wait goes to the tail (preemption). What a switch onto a core
+ * costs depends on how the thread came (machine.c, switch_cost):
+ * context_switch_ns (plus context_switch_log2_ns per doubling of the run
+ * queue) for one thread after another; an idle core woken from another
+ * core costs wakeup_cpu_ns of CPU instead and starts the thread
+ * wakeup_ns later (the interrupt and the way out of idle); a wakeup
+ * preemption from another core pays wakeup_cpu_ns on top of the switch;
+ * cross_core_ns more when the thread last ran on another core. When a
+ * burst is done the machine calls the owner back, who runs another
+ * burst, blocks the thread (waiting for I/O, sleeping) or ends it.
  */
 #ifndef THREADLAB_MACHINE_H
 #define THREADLAB_MACHINE_H
@@ -35,6 +41,10 @@ struct vthread {
     vtime_t burst_left;          /* CPU still owed in this burst */
     vtime_t burst_start;         /* when this burst first got a core (its
                                     wait for CPU ended) */
+    vtime_t vruntime_ns;         /* CPU it has had (CFS's vruntime, all
+                                    threads of one weight), raised on a
+                                    wakeup to min_vruntime less the
+                                    sleeper credit */
 };
 
 struct vcore {
@@ -42,6 +52,7 @@ struct vcore {
     uint32_t gen;                /* its pending event is stale if this moved */
     vtime_t segment_start;       /* when the current stretch of running began */
     vtime_t slice_end;
+    vtime_t on_core_since;       /* when its thread got this core */
     vtime_t busy_ns;
 };
 
@@ -74,6 +85,12 @@ struct machine {
     void (*on_core)(void *ctx, uint32_t t, bool running);
 
     uint64_t context_switches, preemptions;
+    uint64_t wakeup_preemptions; /* of the preemptions: a woken thread took
+                                    a busy core (wakeup_granularity_ns) */
+    vtime_t min_vruntime;        /* CFS's: the least vruntime, never back */
+    int waker_core;              /* the core whose burst ended last ... */
+    vtime_t waker_at;            /* ... at this time: who wakes whom */
+    uint32_t in_done;            /* the thread whose burst_done runs now */
     struct rng *costs;           /* draws each switch and the wakeup before
                                     it (wakeup_sigma); NULL: every one costs
                                     the profile's figure */

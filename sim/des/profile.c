@@ -17,7 +17,8 @@ static const struct {
 } keys[] = {
 #define KEY(name) { #name, offsetof(struct profile, name) }
     KEY(read_ns), KEY(write_ns), KEY(accept_ns), KEY(close_ns), KEY(epoll_wait_ns), KEY(poll_ns), KEY(read_empty_ns),
-    KEY(eventfd_ns), KEY(wakeup_ns), KEY(context_switch_ns),
+    KEY(eventfd_ns), KEY(wakeup_ns), KEY(wakeup_cpu_ns), KEY(wakeup_granularity_ns),
+    KEY(context_switch_ns),
     KEY(context_switch_log2_ns), KEY(cross_core_ns), KEY(thread_create_ns), KEY(handle_ns),
     KEY(net_one_way_ns), KEY(time_slice_ns), KEY(syscall_sigma), KEY(wakeup_sigma),
     KEY(stack_kb), KEY(stack_touched_kb),
@@ -33,7 +34,13 @@ void profile_default(struct profile *p)
         .measured = "2026-11-30, threadlab calibrate on vm (2 cores, "
                     "Linux 6.18.44-fc-v595)",
         .read_ns = 3349, .write_ns = 3515, .accept_ns = 2495, .close_ns = 7740,
-        .epoll_wait_ns = 463, .eventfd_ns = 457, .wakeup_ns = 25415,
+        .epoll_wait_ns = 463, .eventfd_ns = 457,
+        /* An idle core's wakeup, measured on 2026-12-01 (calibrate's
+         * pass between two pinned threads): 21 948 ns of it CPU (rounds
+         * within 7.6%), and what the quiet run's pass took beyond that
+         * (34.2 us at 17:19 UTC), latency. CFS's default granularity on
+         * 2 cores: 1 ms x (1 + log2 2). */
+        .wakeup_ns = 7050, .wakeup_cpu_ns = 21948, .wakeup_granularity_ns = 2000000,
         .context_switch_ns = 2354, .context_switch_log2_ns = 150,
         .thread_create_ns = 50483, .handle_ns = 19, .net_one_way_ns = 6214,
         .time_slice_ns = 3000000, .stack_kb = 8192, .stack_touched_kb = 24,
@@ -113,7 +120,7 @@ static void read_measured(struct profile *p, char *line)
 
 /* One line, comment cut off: 1 if it set a key, 0 if blank, -1 with a
  * message if it is not a line of a profile. */
-static int load_line(struct profile *p, char *line, char *err, size_t err_len)
+static int load_line(struct profile *p, char *line, int *version, char *err, size_t err_len)
 {
     char key[64], extra;
     double value;
@@ -127,6 +134,8 @@ static int load_line(struct profile *p, char *line, char *err, size_t err_len)
         const char *why = isfinite(value) ? version_refused(value) : "is not a version";
         if (why)
             snprintf(err, err_len, "version = %g %s", value, why);
+        else
+            *version = (int)value;
         return why ? -1 : 0;
     }
     size_t i;
@@ -152,7 +161,11 @@ int profile_load(struct profile *p, const char *path, char *err, size_t err_len)
     if (!f)
         return -1;
     char line[512], why[200];
-    int lineno = 0, nkeys = 0, rc = 0;
+    int lineno = 0, nkeys = 0, rc = 0, version = 1;
+    /* Keys a file before version 3 cannot have, noted to tell "not in
+     * the file" from "in it" (below). */
+    double unset = -1, cpu_before = p->wakeup_cpu_ns, gran_before = p->wakeup_granularity_ns;
+    p->wakeup_cpu_ns = p->wakeup_granularity_ns = unset;
     while (rc >= 0 && fgets(line, sizeof(line), f)) {
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
@@ -166,9 +179,17 @@ int profile_load(struct profile *p, const char *path, char *err, size_t err_len)
                 read_measured(p, line);
             *hash = '\0';
         }
-        rc = load_line(p, line, why, sizeof(why));
+        rc = load_line(p, line, &version, why, sizeof(why));
         nkeys += rc > 0;
     }
+    /* Before version 3, wakeup_ns was an idle core's whole wakeup, as
+     * latency, the switch was all its CPU, and no woken thread preempted:
+     * such a file keeps that meaning. A newer file's missing keys keep
+     * the values they had. */
+    if (p->wakeup_cpu_ns == unset)
+        p->wakeup_cpu_ns = version < 3 ? p->context_switch_ns : cpu_before;
+    if (p->wakeup_granularity_ns == unset)
+        p->wakeup_granularity_ns = version < 3 ? 0 : gran_before;
     /* A read error (an I/O error, a file that shrank) is said as such. */
     int read_errno = ferror(f) ? errno : 0;
     fclose(f);

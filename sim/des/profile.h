@@ -12,11 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The file format's version, written as "version = 2". Version 1 (no
- * version line: files before calibrate measured call by call) has the
- * same keys with the same meaning, and loads; a newer one is refused. */
-#define PROFILE_VERSION 2
-#define PROFILE_VERSION_TEXT "2"
+/* The file format's version, written as "version = 3". Version 1 (no
+ * version line: files before calibrate measured call by call) and 2
+ * load: their keys mean what they meant (before 3, wakeup_ns was an idle
+ * core's whole wakeup, charged as latency, and no woken thread preempted
+ * another: a file without wakeup_cpu_ns and wakeup_granularity_ns gets
+ * its context_switch_ns and 0). A newer version is refused. */
+#define PROFILE_VERSION 3
+#define PROFILE_VERSION_TEXT "3"
 #define PROFILE_FILE_MAX_BYTES 65536   /* a profile is ~2 KiB: more is not one */
 
 struct profile {
@@ -35,10 +38,19 @@ struct profile {
                                     of it to leave the switch (no model
                                     polls before a read: a blocking thread
                                     blocks in read itself) */
-    double read_empty_ns;        /* a read that finds nothing (EAGAIN): a
-                                    loop reads a ready channel until then */
+    double read_empty_ns;        /* a read that finds nothing (EAGAIN).
+                                    Measured, not charged: a loop stops on
+                                    a short read, as models/reactive does */
     double eventfd_ns;           /* a write to an eventfd (a loop's wakeup) */
-    double wakeup_ns;            /* a blocked thread woken until it runs */
+    double wakeup_ns;            /* an idle core woken by an interrupt from
+                                    another core: until its thread runs
+                                    (latency, not CPU) */
+    double wakeup_cpu_ns;        /* the CPU that wakeup costs, in place of a
+                                    switch (the interrupt, the way out of
+                                    idle: dear in a VM); a wakeup preemption
+                                    on another core pays it on top */
+    double wakeup_granularity_ns; /* CFS's: a woken thread preempts one that
+                                     has had this much more CPU (0: never) */
     double context_switch_ns;    /* one switch between threads on a core */
     double context_switch_log2_ns; /* more per doubling of runnable threads
                                       (caches and run queues get colder) */

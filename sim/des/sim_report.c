@@ -46,6 +46,7 @@ static void fill_cpu(struct sim *s)
     r->cpu_busy_pct = sum / o->cores;
     r->context_switches = s->m.context_switches;
     r->preemptions = s->m.preemptions;
+    r->wakeup_preemptions = s->m.wakeup_preemptions;
 }
 
 /* Little's law, L = lambda x W, over the whole run: L from the area under
@@ -144,8 +145,9 @@ void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE
             (unsigned long long)r->conns_opened, (unsigned long long)r->conns_refused,
             (unsigned long long)r->conns_unserved);
     fprintf(out, "  cpu      %.1f%% busy on %d cores while sending; %llu context switches "
-            "(%llu preemptions)\n", r->cpu_busy_pct, o->cores,
-            (unsigned long long)r->context_switches, (unsigned long long)r->preemptions);
+            "(%llu preemptions, %llu of them by a woken thread)\n", r->cpu_busy_pct, o->cores,
+            (unsigned long long)r->context_switches, (unsigned long long)r->preemptions,
+            (unsigned long long)r->wakeup_preemptions);
     fprintf(out, "  cores   ");
     if (o->cores <= 16) {
         for (int c = 0; c < o->cores; c++)
@@ -188,7 +190,8 @@ void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE 
             "\"latency_us\":{\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p99.9\":%.1f,"
             "\"max\":%.1f},\"mean_wait_us\":%.3f,\"conns_opened\":%llu,"
             "\"conns_refused\":%llu,\"conns_unserved\":%llu,\"cpu_busy_pct\":%.2f,"
-            "\"context_switches\":%llu,\"preemptions\":%llu,\"peak_threads\":%u,"
+            "\"context_switches\":%llu,\"preemptions\":%llu,\"wakeup_preemptions\":%llu,"
+            "\"peak_threads\":%u,"
             "\"peak_stack_bytes\":%.0f,\"peak_resident_bytes\":%.0f,\"peak_conn_bytes\":%.0f,"
             "\"events\":%llu,",
             sim_model_name(o->model), o->cores, o->conns, (unsigned long long)o->seed,
@@ -203,7 +206,7 @@ void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE 
             (unsigned long long)r->conns_opened, (unsigned long long)r->conns_refused,
             (unsigned long long)r->conns_unserved, r->cpu_busy_pct,
             (unsigned long long)r->context_switches, (unsigned long long)r->preemptions,
-            r->peak_threads, r->peak_stack_bytes, r->peak_resident_bytes, r->peak_conn_bytes,
+            (unsigned long long)r->wakeup_preemptions, r->peak_threads, r->peak_stack_bytes, r->peak_resident_bytes, r->peak_conn_bytes,
             (unsigned long long)r->events);
     fprintf(out, "\"mean_latency_us\":%.3f,\"p_wait\":%.6f,\"mean_in_system\":%.4f,"
             "\"arrival_per_s\":%.1f,\"sojourn_us\":%.3f,", r->mean_latency_ns / 1e3,

@@ -78,8 +78,11 @@ n=$(grep -cE "^(bio|pool|reactor|multireactor) +[0-9]+ " "$tmp/qa")
 # keeps their built-in values, says which, and exits 1 (not a failure here).
 "$BIN" calibrate --out "$tmp/here.profile" 2>"$tmp/cal.log"; st=$?
 { [ "$st" = 0 ] || { [ "$st" = 1 ] && grep -q "keeping the built-in" "$tmp/cal.log"; }; } \
-  && grep -q "^wakeup_ns = [0-9]" "$tmp/here.profile" \
-  && grep -q "^version = 2$" "$tmp/here.profile" \
+  && grep -q "^wakeup_ns = [0-9]" "$tmp/here.profile" && grep -q "^wakeup_cpu_ns = [0-9]" "$tmp/here.profile" \
+  && grep -q "^wakeup_granularity_ns = [0-9]" "$tmp/here.profile" \
+  && grep -q "^# spread wakeup_granularity_ns [0-9]*: \(read from /\|not shown by this kernel\)" \
+       "$tmp/here.profile" \
+  && grep -q "^version = 3$" "$tmp/here.profile" \
   && grep -q "^# spread write_ns [0-9.]*: calls p10 [0-9]* p50 [0-9]* p90 [0-9]*; rounds within [0-9.]*%$" \
        "$tmp/here.profile" && ok \
   || { bad "calibrate: exit $st"; cat "$tmp/cal.log"; }
