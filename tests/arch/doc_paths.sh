@@ -11,7 +11,8 @@
 # (a link such as docs/README.md's [models/bio.md](models/bio.md)).
 # Placeholders (labs/NN-topic/, check_*.c, models/<model>/, {a,b}) are
 # patterns, not paths, and are skipped. A bare source name (`channel.c`)
-# must be the name of some file in the tree: a renamed file leaves none.
+# must be the name of some file in the tree: a renamed file leaves none
+# (a system header in angle brackets, <stdatomic.h>, is not the tree's).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 export LC_ALL=C            # bytes: a Chinese character ends a path too
@@ -44,6 +45,7 @@ for md in $mds; do
     missing=1
   done
   for hit in $(grep -oE '(^|[^A-Za-z0-9_./-])[A-Za-z0-9_]+\.[ch]([^A-Za-z0-9_]|$)' "$md"); do
+    case "$hit" in '<'*) continue ;; esac     # <stdatomic.h>: the system's
     name=$(printf '%s' "$hit" | sed -E 's#^[^A-Za-z0-9_]##; s#[^A-Za-z0-9_]$##')
     grep -qxF "$name" "$names" && continue
     echo "$md: $name (no file of that name)"

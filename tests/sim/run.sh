@@ -103,35 +103,58 @@ done
 [ -n "$seen" ] && ok || { bad "--viz never showed conn 1 handed to worker-1"; screen | head -40; }
 screen | grep -Eq "^ sim:mreactor  pid [0-9]+" && ok || bad "no pane for the simulated server"
 tmux -S "$sock" send-keys -t sim ' '
-sleep 0.6
+for _ in $(seq 100); do status_line | grep -q PAUSED && break; sleep 0.1; done
+sleep 0.3                  # an event drawn after the pause was read
 before=$(status_line | sed -n 's/.*event \([0-9]*\).*/\1/p')
 status_line | grep -q PAUSED && ok || bad "space did not pause: $(status_line)"
 tmux -S "$sock" send-keys -t sim s
-sleep 0.6
-after=$(status_line | sed -n 's/.*event \([0-9]*\).*/\1/p')
+# The screen is drawn when the key is read: on a loaded machine that may
+# take a while, so each check waits (up to 10 s) for what it expects.
+for _ in $(seq 100); do
+  after=$(status_line | sed -n 's/.*event \([0-9]*\).*/\1/p')
+  [ -n "$after" ] && [ "$after" != "$before" ] && break
+  sleep 0.1
+done
 [ -n "$before" ] && [ "$after" = $((before + 1)) ] && ok \
   || bad "s did not run exactly one event ($before -> $after)"
+# paused_status: the status line without its speed, once it is not what
+# $1 was (or after 10 s).
+paused_status() {
+  for _ in $(seq 100); do
+    line=$(status_line | sed 's/speed [^ ]*//')
+    [ "$line" != "$1" ] && break
+    sleep 0.1
+  done
+  echo "$line"
+}
+# wait_status: the same, until it is $1 (or after 10 s).
+wait_status() {
+  for _ in $(seq 100); do
+    line=$(status_line | sed 's/speed [^ ]*//')
+    [ "$line" = "$1" ] && break
+    sleep 0.1
+  done
+  echo "$line"
+}
 # b steps back exactly: the run is made again from the seed to just before
 # the last event; stepping on again gives the same event.
 line_a=$(status_line | sed 's/speed [^ ]*//')
 tmux -S "$sock" send-keys -t sim s
-sleep 0.6
-line_b=$(status_line | sed 's/speed [^ ]*//')
+line_b=$(paused_status "$line_a")
 tmux -S "$sock" send-keys -t sim b
-sleep 1.5
-[ "$(status_line | sed 's/speed [^ ]*//')" = "$line_a" ] && ok \
-  || bad "b did not return to the event before: $(status_line) vs $line_a"
+now=$(wait_status "$line_a")
+[ "$now" = "$line_a" ] && ok || bad "b did not return to the event before: $now vs $line_a"
 tmux -S "$sock" send-keys -t sim s
-sleep 0.6
-[ "$(status_line | sed 's/speed [^ ]*//')" = "$line_b" ] && ok \
-  || bad "s after b did not give the same event again"
+now=$(wait_status "$line_b")
+[ "$now" = "$line_b" ] && ok || bad "s after b did not give the same event again: $now vs $line_b"
+
 # ? lists the simulator's own keys (not top's help), and ? again hides them.
+keys="keys: space pause/resume, s one event on, b one event back"
 tmux -S "$sock" send-keys -t sim '?'
-sleep 0.6
-status_line | grep -q "keys: space pause/resume, s one event on, b one event back" && ok \
-  || bad "? did not list the sim's keys: $(status_line)"
+for _ in $(seq 100); do status_line | grep -q "$keys" && break; sleep 0.1; done
+status_line | grep -q "$keys" && ok || bad "? did not list the sim's keys: $(status_line)"
 tmux -S "$sock" send-keys -t sim '?'
-sleep 0.6
+for _ in $(seq 100); do status_line | grep -q "event [0-9]" && break; sleep 0.1; done
 status_line | grep -q "event [0-9]" && ok || bad "? again did not bring the status back"
 tmux -S "$sock" send-keys -t sim q
 # The report is printed on the terminal once the full screen is gone.
