@@ -142,6 +142,21 @@ START_TEST(io_ratio_task_budget)
     assert_budget(1000, 99, 10);
     assert_budget(3000000000u, 1, 297000000000u);
     assert_budget(0, 50, 0);
+    /* And inputs no one can list in advance: drawn from a seed that the
+     * failure message names (THREADLAB_TEST_SEED=N repeats a run). */
+    const char *env = getenv("THREADLAB_TEST_SEED");
+    unsigned seed = env ? (unsigned)strtoul(env, NULL, 10)
+                        : (unsigned)now_ns() ^ (unsigned)getpid();
+    unsigned state = seed;
+    for (int i = 0; i < 64; i++) {
+        int ratio = 1 + (int)(rand_r(&state) % 99);
+        uint64_t io_ns = ((uint64_t)rand_r(&state) << 20 ^ (uint64_t)rand_r(&state)) % (1ull << 40);
+        uint64_t want = io_ns * (uint64_t)(100 - ratio) / (uint64_t)ratio;
+        uint64_t got = loop_task_budget_ns(io_ns, ratio);
+        ck_assert_msg(got == want, "ioRatio %d after %" PRIu64 " ns of I/O: a task budget of %" PRIu64
+                      " ns, not %" PRIu64 " ns (inputs drawn at random; THREADLAB_TEST_SEED=%u repeats "
+                      "them)", ratio, io_ns, got, want, seed);
+    }
 }
 END_TEST
 
