@@ -77,7 +77,7 @@ max_points=$(echo "$steps" | awk -F'|' '{ s += $3 } END { print s + 0 }')
 # whole log), before anything runs. LAB_NO_SCAN=1 skips it, for the
 # grader's own tests of those run-time checks (lab-shortcuts.sh --run).
 forged=""
-[ "${LAB_NO_SCAN:-0}" = 1 ] || forged=$(forgery_lines "$labdir")
+[ "${LAB_NO_SCAN:-0}" = 1 ] || forged=$(forgery_lines "$labdir"; sh "$LAB_SCRIPTS/lab-symbols.sh" "$lab")
 if [ -n "$forged" ]; then
   if [ "$json" = 1 ]; then
     printf '{"lab":"%s","title":%s,"built":false,"graded":false,"forgery":%s,"steps":[],"total":0,"max":%s}\n' \

@@ -3,12 +3,14 @@
  * --max-threads refusing the rest with "!err busy". */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include "blocking/conn.h"
 #include "echo/session.h"
 #include "model_suite.h"
+#include "probe/board.h"
 #include "testnet.h"
 
 static void wait_for_live_threads(struct bio_server *s, uint64_t want)
@@ -450,6 +453,102 @@ START_TEST(a_connection_served_after_the_stop_answers_what_is_held)
 }
 END_TEST
 
+/* A thread blocked in read() on a silent connection sleeps there until
+ * bytes, the stop's signal or its SO_RCVTIMEO (the idle deadline, here a
+ * minute away) come: over 0.5 s it wakes a handful of times and runs for
+ * no measurable time. One that polls the stop flag with a short
+ * SO_RCVTIMEO (10 ms) wakes fifty times. Counted, not timed. */
+START_TEST(an_idle_reader_sleeps_in_read)
+{
+    struct conn_on_pair p;
+    char got[8];
+    server_opts_init(&p.opts);
+    p.opts.idle_timeout_ms = 60000;
+    conn_pair_run(&p);
+    pthread_setname_np(p.thread, "conn-idle-test");
+    tn_send_str(p.client, "a\n");
+    ck_assert(tn_readable(p.client, 5000));
+    ck_assert_int_eq(recv(p.client, got, sizeof(got), 0), 2);
+    usleep(50000);                      /* back in read() */
+    struct tn_thread_use before = tn_thread_use("conn-idle-test");
+    usleep(500000);
+    struct tn_thread_use after = tn_thread_use("conn-idle-test");
+    conn_pair_finish(&p);
+    ck_assert_int_eq(before.threads, 1);
+    long woke = after.switches - before.switches, ran = after.cpu_ticks - before.cpu_ticks;
+    ck_assert_msg(woke <= 10 && ran <= 5,
+                  "a thread blocked in read() on a silent connection woke %ld times and ran %ld ms "
+                  "in 0.5 s: it polls; it should block until bytes, the stop's signal or the idle "
+                  "deadline come (at most 10 wakeups, 50 ms)", woke, ran * 1000 / sysconf(_SC_CLK_TCK));
+}
+END_TEST
+
+/* A stop answers the bytes the kernel held when the thread saw it, and no
+ * byte that came after. The stop is on before the serving begins, and the
+ * held line is a !sleep: the thread reads it (the server's end of the
+ * pair then holds nothing: it was read), and the test sends a line while
+ * the thread sleeps in it. A thread that reads whatever is there at the
+ * end answers that line too. (On a machine so slow that the line comes
+ * after the thread has ended, a wrong answer could pass; the right one
+ * never fails.) */
+START_TEST(a_stop_answers_nothing_sent_after_it)
+{
+    struct conn_on_pair p;
+    char got[64];
+    server_opts_init(&p.opts);
+    conn_pair_open(&p);
+    conn_registry_stop_input(&p.conns);
+    tn_send_str(p.client, "!sleep 300\n");
+    conn_pair_serve(&p);
+    int held = 1;
+    for (uint64_t until = now_ms() + 5000; held > 0 && now_ms() < until; usleep(1000))
+        ck_assert_int_eq(ioctl(p.conn.fd, FIONREAD, &held), 0);
+    ck_assert_msg(held == 0, "the held line was never read after the stop");
+    tn_send_str(p.client, "late\n");
+    ck_assert_msg(conn_pair_joined_within(&p, 5000),
+                  "after a stop, the thread was still serving 5 s later");
+    ck_assert_int_eq(p.end, ECHO_END_EOF);
+    size_t used = 0;                    /* every reply packet there */
+    for (ssize_t n; used < sizeof(got) - 1 &&
+                    (n = recv(p.client, got + used, sizeof(got) - 1 - used, MSG_DONTWAIT)) > 0;)
+        used += (size_t)n;
+    got[used] = '\0';
+    bool only_held = p.lines == 1 && strcmp(got, "!sleep 300\n") == 0;
+    for (char *c = got; *c; c++)
+        *c = *c == '\n' ? ' ' : *c;          /* one line for the grader's message */
+    ck_assert_msg(only_held,
+                  "a stop answered %" PRIu64 " lines ('%s'): the line sent after the stop began "
+                  "was read and answered; only the bytes held when the thread saw the stop are "
+                  "(read no further than those)", p.lines, got);
+    conn_pair_free(&p);
+}
+END_TEST
+
+/* What a connection did shows on its server's board: the lines it
+ * answered and the bytes in and out, counted as each read is answered. */
+START_TEST(a_session_is_counted_on_the_board)
+{
+    struct conn_on_pair p;
+    char got[16];
+    server_opts_init(&p.opts);
+    conn_pair_open(&p);
+    struct board *b = board_create("bio", "test");
+    ck_assert_ptr_nonnull(b);
+    p.srv.board = b;
+    conn_pair_serve(&p);
+    tn_send_str(p.client, "a\nbb\n");
+    ck_assert_int_eq(read_packets(p.client, got, 5) >= 1, 1);
+    conn_pair_finish(&p);
+    uint64_t lines = board_counter(b, CTR_LINES), in = board_counter(b, CTR_BYTES_IN),
+             out = board_counter(b, CTR_BYTES_OUT);
+    board_close(b);
+    ck_assert_msg(lines == 2 && in == 5 && out == 5,
+                  "after a session of 2 lines (5 bytes each way) the board counts %" PRIu64
+                  " lines, %" PRIu64 " bytes in and %" PRIu64 " out: publish each read's lines "
+                  "and bytes", lines, in, out);
+}
+END_TEST
+
 /* Signals for the storm below: a handler that does nothing, without
  * SA_RESTART, as the eintr fault shim does for the whole process. */
 static void on_storm_signal(int sig)
@@ -528,6 +627,9 @@ int main(void)
     tcase_add_test(tc, a_stop_wakes_a_thread_blocked_in_read);
     tcase_add_test(tc, a_connection_served_after_the_stop_answers_what_is_held);
     tcase_add_test(tc, the_idle_timeout_holds_under_a_signal_storm);
+    tcase_add_test(tc, an_idle_reader_sleeps_in_read);
+    tcase_add_test(tc, a_stop_answers_nothing_sent_after_it);
+    tcase_add_test(tc, a_session_is_counted_on_the_board);
     suite_add_tcase(s, tc);
     return ts_run(s);
 }

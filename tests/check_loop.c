@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -141,6 +142,21 @@ START_TEST(io_ratio_task_budget)
     assert_budget(1000, 99, 10);
     assert_budget(3000000000u, 1, 297000000000u);
     assert_budget(0, 50, 0);
+    /* And inputs no one can list in advance: drawn from a seed that the
+     * failure message names (THREADLAB_TEST_SEED=N repeats a run). */
+    const char *env = getenv("THREADLAB_TEST_SEED");
+    unsigned seed = env ? (unsigned)strtoul(env, NULL, 10)
+                        : (unsigned)now_ns() ^ (unsigned)getpid();
+    unsigned state = seed;
+    for (int i = 0; i < 64; i++) {
+        int ratio = 1 + (int)(rand_r(&state) % 99);
+        uint64_t io_ns = ((uint64_t)rand_r(&state) << 20 ^ (uint64_t)rand_r(&state)) % (1ull << 40);
+        uint64_t want = io_ns * (uint64_t)(100 - ratio) / (uint64_t)ratio;
+        uint64_t got = loop_task_budget_ns(io_ns, ratio);
+        ck_assert_msg(got == want, "ioRatio %d after %" PRIu64 " ns of I/O: a task budget of %" PRIu64
+                      " ns, not %" PRIu64 " ns (inputs drawn at random; THREADLAB_TEST_SEED=%u repeats "
+                      "them)", ratio, io_ns, got, want, seed);
+    }
 }
 END_TEST
 
@@ -228,11 +244,12 @@ static void nested_task(void *arg)
 /* The first task of the burst holds the loop awake until the whole burst
  * is queued: every other execute then finds it awake, so the wakeup rule
  * allows exactly one write, whatever the scheduler does. */
-static atomic_bool burst_queued;
+static atomic_bool burst_queued, burst_held;
 
 static void hold_until_burst_queued(void *arg)
 {
     (void)arg;
+    atomic_store(&burst_held, true);
     while (!atomic_load(&burst_queued))
         usleep(100);
     atomic_fetch_add(&nested_ran, 1);
@@ -252,9 +269,17 @@ START_TEST(wakeup_written_only_when_needed)
     ck_assert(tn_wait_thread_state("test-loop", 'S', 10000));   /* asleep */
     loop_stats(l, &before_burst);
     loop_execute(l, hold_until_burst_queued, NULL);
+    /* Once the loop runs the first task it has read its wake eventfd: the
+     * 999 executes that follow find it awake, and write nothing to it. The
+     * eventfd's own counter says so, whatever wakeups_written claims. */
+    WAIT_UNTIL(atomic_load(&burst_held));
+    ck_assert_msg(atomic_load(&burst_held), "the woken loop never ran its first task");
     for (int i = 1; i < 1000; i++)
         loop_execute(l, nested_task, NULL);
+    uint64_t unread = tn_eventfd_pending();
     atomic_store(&burst_queued, true);
+    ck_assert_msg(unread == 0, "%" PRIu64 " eventfd writes for tasks queued while the loop "
+                  "was awake (it was running the first): only a sleeping loop needs one", unread);
     ck_assert_int_eq(wait_count(&nested_ran, 1000), 1000);
     loop_stats(l, &st);
     /* One write woke the sleeping loop; the other 999 found it awake. */
@@ -265,6 +290,29 @@ START_TEST(wakeup_written_only_when_needed)
     loop_stats(l, &st);
     ck_assert_uint_le(st.wakeups_written, before + 1);   /* the outer one only */
     stop_loop(l);
+}
+END_TEST
+
+/* An idle loop sleeps in epoll_wait until a task, a timer or I/O comes:
+ * over 0.4 s with none it wakes a handful of times and runs for no
+ * measurable time. One that caps its wait at 1 ms wakes hundreds of times
+ * (and may forge wakeups_written: its thread's switches say otherwise).
+ * Counted, not timed. */
+START_TEST(an_idle_loop_sleeps)
+{
+    struct loop *l = start_loop(50);
+    ck_assert(tn_wait_thread_state("test-loop", 'S', 10000));   /* asleep */
+    usleep(50000);
+    struct tn_thread_use before = tn_thread_use("test-loop");
+    usleep(400000);
+    struct tn_thread_use after = tn_thread_use("test-loop");
+    stop_loop(l);
+    ck_assert_int_eq(before.threads, 1);
+    long woke = after.switches - before.switches, ran = after.cpu_ticks - before.cpu_ticks;
+    ck_assert_msg(woke <= 20 && ran <= 5,
+                  "an idle loop woke %ld times and ran %ld ms in 0.4 s: it polls or spins; it "
+                  "should sleep in epoll_wait until a task, a timer or I/O comes (at most 20 "
+                  "wakeups, 50 ms)", woke, ran * 1000 / sysconf(_SC_CLK_TCK));
 }
 END_TEST
 
@@ -1187,6 +1235,7 @@ int main(void)
     tcase_add_test(run, group_spreads_round_robin);
     tcase_add_test(run, foreign_threads_execute_in_order);
     tcase_add_test(run, wakeup_written_only_when_needed);
+    tcase_add_test(run, an_idle_loop_sleeps);
     tcase_add_test(run, execute_after_end_is_refused);
     tcase_add_test(run, timers_fire_in_deadline_order_never_early);
     tcase_add_test(run, fixed_rate_fires_the_expected_number_of_times);

@@ -107,6 +107,39 @@ START_TEST(k_tasks_over_max_m_wait)
 }
 END_TEST
 
+static void nothing_task(void *arg, struct pool_thread *self)
+{
+    (void)arg;
+    (void)self;
+}
+
+/* An idle watchdog sleeps on its condition until something changes (a
+ * task, an idle thread due, the shutdown): over 0.4 s of a pool with
+ * nothing to do it wakes a handful of times and runs for no measurable
+ * time. One that polls every millisecond wakes hundreds of times; one that
+ * spins runs all along (or, preempted, switches). Counted, not timed. */
+START_TEST(an_idle_watchdog_sleeps)
+{
+    struct pool_opts o = small_opts(1, 4, 100);
+    o.idle_ms = 60000;                      /* no thread comes due meanwhile */
+    struct pool *p = pool_create(&o);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(pool_submit(p, nothing_task, NULL, 0), 0);
+    wait_stats(p, 0, 0);
+    usleep(50000);                          /* the thread back to idle, settled */
+    struct tn_thread_use before = tn_thread_use("watchdog");
+    usleep(400000);
+    struct tn_thread_use after = tn_thread_use("watchdog");
+    pool_shutdown(p, true);
+    ck_assert_int_eq(before.threads, 1);
+    long woke = after.switches - before.switches, ran = after.cpu_ticks - before.cpu_ticks;
+    ck_assert_msg(woke <= 20 && ran <= 5,
+                  "an idle pool's watchdog woke %ld times and ran %ld ms in 0.4 s: it polls or "
+                  "spins; it should sleep until a task comes or a thread falls due (at most 20 "
+                  "wakeups, 50 ms)", woke, ran * 1000 / sysconf(_SC_CLK_TCK));
+}
+END_TEST
+
 START_TEST(idle_threads_shrink_to_min)
 {
     struct pool_opts o = small_opts(2, 6, 100);
@@ -668,6 +701,7 @@ int main(void)
     tcase_set_timeout(lib, 30);
     tcase_add_test(lib, k_tasks_over_max_m_wait);
     tcase_add_test(lib, idle_threads_shrink_to_min);
+    tcase_add_test(lib, an_idle_watchdog_sleeps);
     tcase_add_test(lib, adaptive_min_follows_the_queue);
     tcase_add_test(lib, shrinking_respects_the_adaptive_min);
     tcase_add_test(lib, an_idle_thread_is_used_before_a_new_one);

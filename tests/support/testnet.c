@@ -147,6 +147,96 @@ int tn_thread_count(const char *prefix)
     return t.n;
 }
 
+/* The number after "key:" in a /proc status file, or 0. */
+static long status_field(const char *path, const char *key)
+{
+    char line[128];
+    long v = 0;
+    size_t n = strlen(key);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, key, n) == 0 && line[n] == ':')
+            v = strtol(line + n + 1, NULL, 10);
+    fclose(f);
+    return v;
+}
+
+/* utime + stime (fields 14 and 15 of a /proc stat file), or 0. */
+static long stat_cpu_ticks(const char *path)
+{
+    char stat[512] = "";
+    unsigned long utime = 0, stime = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    if (!fgets(stat, sizeof(stat), f))
+        stat[0] = '\0';
+    fclose(f);
+    const char *paren = strrchr(stat, ')');    /* "N (comm) S ppid ..." */
+    if (!paren || sscanf(paren + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                         &utime, &stime) != 2)
+        return 0;
+    return (long)(utime + stime);
+}
+
+struct tn_thread_use tn_thread_use(const char *prefix)
+{
+    struct tn_thread_use use = { 0, 0, 0 };
+    DIR *d = opendir("/proc/self/task");
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[300], name[32] = "";
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (!fgets(name, sizeof(name), f))
+            name[0] = '\0';
+        fclose(f);
+        if (strncmp(name, prefix, strlen(prefix)) != 0)
+            continue;
+        use.threads++;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+        use.switches += status_field(path, "voluntary_ctxt_switches") +
+                        status_field(path, "nonvoluntary_ctxt_switches");
+        snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+        use.cpu_ticks += stat_cpu_ticks(path);
+    }
+    closedir(d);
+    return use;
+}
+
+uint64_t tn_eventfd_pending(void)
+{
+    uint64_t sum = 0;
+    DIR *d = opendir("/proc/self/fd");
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[300], target[64] = "", line[128];
+        snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(path, target, sizeof(target) - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        if (strcmp(target, "anon_inode:[eventfd]") != 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        while (fgets(line, sizeof(line), f))
+            if (strncmp(line, "eventfd-count:", 14) == 0)
+                sum += strtoull(line + 14, NULL, 16);    /* the kernel prints hex */
+        fclose(f);
+    }
+    closedir(d);
+    return sum;
+}
+
 struct state_wait { const char *prefix; char state; int n; };
 
 static void count_in_state(const char *name, char state, void *arg)

@@ -44,6 +44,21 @@ int tn_thread_count(const char *prefix);
  * in this state ('S': asleep in a wait, such as epoll_wait). */
 bool tn_wait_thread_state(const char *prefix, char state, int timeout_ms);
 
+/* How much the threads whose name starts with prefix woke and ran: their
+ * context switches, voluntary and not (/proc/self/task/N/status), and
+ * their CPU time in clock ticks (utime + stime, .../stat), summed. A
+ * thread asleep on a condition or in epoll_wait adds neither, however
+ * busy the machine is: a bound on them is a bound on what the thread's
+ * code does, not on the scheduler (a thread that polls adds switches, one
+ * that spins adds CPU time or, preempted, switches). */
+struct tn_thread_use { int threads; long switches; long cpu_ticks; };
+struct tn_thread_use tn_thread_use(const char *prefix);
+
+/* The sum of the counters of this process's eventfds (the "eventfd-count"
+ * of /proc/self/fdinfo/N, read without draining them): the writes that
+ * no one has read yet, which the code writing them cannot misreport. */
+uint64_t tn_eventfd_pending(void);
+
 /* Every thread as "name (state)", comma-separated: what a failed thread
  * check prints, to say which thread stayed and what it was doing. */
 void tn_thread_names(char *out, size_t cap);

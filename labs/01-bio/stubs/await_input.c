@@ -7,8 +7,12 @@ static bool await_input(const struct conn_server *srv, struct conn *c,
      * Returns true when the thread may block in read() (or an EOF or an
      * error is there to report), false with *end set when the connection
      * ends here: a timeout passed (the idle one, or the line one while a
-     * partial line waits: input_deadline says which is next), or a stop
-     * began and every byte held at that moment has been read.
+     * partial line waits: input_deadline says which is next, and which
+     * end), or a stop began and every byte held at that moment has been
+     * read (then *end = ECHO_END_EOF: the stop ends input as a client's
+     * EOF would; ECHO_END_STOPPED is the server giving up at its stop
+     * timeout, not this). Bytes that come after that moment are never
+     * read: the check sends one line after the stop and expects no reply.
      *
      * The stop: until the thread has seen it, it first says it may block
      * in read() (c->phase = CONN_READING, a sequentially consistent store),

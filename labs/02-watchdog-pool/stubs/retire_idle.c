@@ -4,7 +4,9 @@ static uint64_t retire_idle(struct pool *p, uint64_t now)
      *
      * End (retire_task_thread, with a reason for the event log) each task
      * thread that is idle, has no task handed to it, and has been idle
-     * longer than idle_ms, while the pool stays at or above its current
+     * for idle_ms or more (it is due at idle_since_ns + idle_ms, in ns:
+     * at that very instant, so the watchdog woken then ends it rather than
+     * sleeping again), while the pool stays at or above its current
      * minimum: p->min_now, which --adaptive moves; o.min_threads is only
      * its floor. A thread that is running, or has a task waiting for it,
      * is never ended. Return when the next idle thread will be due, so

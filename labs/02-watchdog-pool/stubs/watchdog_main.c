@@ -14,7 +14,9 @@ static void *watchdog_main(void *arg)
      *   - The watchdog never sleeps while a task could be handed out, and
      *     never spins: it sleeps until it is signalled or until its next
      *     duty is due (the next adaptive sample, the next idle thread to
-     *     end).
+     *     end). The check counts the watchdog thread's wakeups and CPU
+     *     time while the pool is idle: polling, even every millisecond,
+     *     fails it.
      *   - Nothing queued: idle threads above the current minimum end after
      *     idle_ms (retire_idle). With --adaptive the minimum moves with the
      *     queue (sample_queue), sampled on time even while all are busy.
