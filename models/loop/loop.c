@@ -241,10 +241,22 @@ static uint64_t run_timed(struct loop *l, loop_task_cb fn, void *arg)
 
 /* ---- timers ------------------------------------------------------------- */
 
+/* Timers allocated and not yet freed (loop_timers_alive). Process-wide, not
+ * per loop: a handle may be given back after its loop is freed. */
+static _Atomic uint64_t timers_alive;
+
+uint64_t loop_timers_alive(void)
+{
+    return atomic_load_explicit(&timers_alive, memory_order_relaxed);
+}
+
+/* Drop one reference; the last one frees the timer. */
 static void timer_unref(struct loop_timer *t)
 {
-    if (atomic_fetch_sub(&t->refs, 1) == 1)
+    if (atomic_fetch_sub(&t->refs, 1) == 1) {
         free(t);
+        atomic_fetch_sub_explicit(&timers_alive, 1, memory_order_relaxed);
+    }
 }
 
 static struct loop_timer *from_node(struct heap_node *n)
@@ -285,7 +297,9 @@ static struct loop_timer *schedule(struct loop *l, uint64_t delay_ns,
     t->node.deadline_ns = now_ns() + delay_ns;
     atomic_init(&t->state, TIMER_PENDING);
     atomic_init(&t->refs, 2);         /* the handle + the loop's hold */
+    atomic_fetch_add_explicit(&timers_alive, 1, memory_order_relaxed);
     if (loop_run_in_loop(l, timer_add_task, t) < 0) {
+        atomic_fetch_sub_explicit(&timers_alive, 1, memory_order_relaxed);
         free(t);
         errno = ESHUTDOWN;
         return NULL;

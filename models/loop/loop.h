@@ -186,6 +186,15 @@ bool loop_timer_cancel(struct loop_timer *t);
  * fixed rate, until the loop stops). Any thread. */
 void loop_timer_release(struct loop_timer *t);
 
+/* Timers made and not yet freed, in this process, every loop's together
+ * (a process-wide count: the last reference may go after its loop is
+ * freed). A timer is freed when its last reference goes: the handle's
+ * (cancel or release) and the loop's (when it is done or the loop ends).
+ * So once every handle is given back and the loops have ended, this is
+ * back where it was before them; a timer whose reference is never dropped
+ * keeps it up. For leak checks, without a sanitizer. Any thread. */
+uint64_t loop_timers_alive(void);
+
 /* ---- for the models ---- */
 
 /* The loop thread's slot on the board (loop thread only: handlers that

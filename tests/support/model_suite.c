@@ -24,6 +24,7 @@
 #include "echo/session.h"
 #include "fleet/fleet.h"
 #include "load/load.h"
+#include "loop/loop.h"
 #include "registry.h"
 #include "probe/board_read.h"
 #include "reactive/channel.h"
@@ -789,6 +790,80 @@ START_TEST(ten_thousand_connections_come_and_go)
 }
 END_TEST
 
+/* ---- the server's own board ------------------------------------------------ */
+
+/* This process's own board (a test server publishes one). */
+static struct board_snapshot *read_own_board(void)
+{
+    struct board_entry e[BOARD_LIST_MAX];
+    int n = board_list(e, BOARD_LIST_MAX, false);
+    struct board_snapshot *snap = malloc(sizeof(*snap));
+    char err[160];
+    ck_assert_ptr_nonnull(snap);
+    for (int i = 0; i < n; i++)
+        if (e[i].pid == getpid() && board_read(e[i].path, snap, err, sizeof(err)) == 0)
+            return snap;
+    ck_abort_msg("no board of this process (%d boards listed)", n);
+    return NULL;
+}
+
+/* How the connections this process's server closed ended, as its board
+ * counts them (board_conn_ended: one counter per timeout, and every close). */
+struct timeout_ends { uint64_t idle, slow_line, stalled, closed; };
+
+static struct timeout_ends timeout_ends_now(void)
+{
+    struct board_snapshot *b = read_own_board();
+    struct timeout_ends e = { b->counters[CTR_CLOSED_IDLE], b->counters[CTR_CLOSED_SLOW_LINE],
+                              b->counters[CTR_CLOSED_STALLED], b->counters[CTR_CLOSED] };
+    free(b);
+    return e;
+}
+
+/* Wait (up to 10 s) until `closed` connections are counted closed, and
+ * `timeouts` of them by a timeout: a server counts a close just after the
+ * client sees it. The counts then. */
+static struct timeout_ends wait_ends(uint64_t closed, uint64_t timeouts)
+{
+    uint64_t deadline = now_ms() + 10000;
+    struct timeout_ends e = timeout_ends_now();
+    while ((e.closed < closed || e.idle + e.slow_line + e.stalled < timeouts) &&
+           now_ms() < deadline) {
+        usleep(10000);
+        e = timeout_ends_now();
+    }
+    return e;
+}
+
+/* Each timeout ends a connection with its own reason, counted as that on
+ * the board: a stall or a slow line is no idle connection. */
+static void assert_ended_as(const char *who, struct timeout_ends e, uint64_t idle,
+                            uint64_t slow_line, uint64_t stalled)
+{
+    ck_assert_msg(e.idle == idle && e.slow_line == slow_line && e.stalled == stalled,
+                  "%s: the board counts %llu closed as idle, %llu by the line timeout and "
+                  "%llu as stalled (%llu closed in all), not %llu, %llu and %llu: each "
+                  "timeout ends a connection with its own reason", who,
+                  (unsigned long long)e.idle, (unsigned long long)e.slow_line,
+                  (unsigned long long)e.stalled, (unsigned long long)e.closed,
+                  (unsigned long long)idle, (unsigned long long)slow_line,
+                  (unsigned long long)stalled);
+}
+
+/* The server's stop freed every timer it made (the channels' deadline and
+ * linger timers, in the loop models): loop_timers_alive is back where it
+ * was before the server started. A timer with a reference never dropped
+ * (its handle, or the loop's hold) stays alive, and a leak of one per
+ * timeout fired soon holds more memory than the connections. The blocking
+ * models make none. */
+static void assert_timers_freed(const char *scenario, uint64_t before)
+{
+    uint64_t left = loop_timers_alive() - before;
+    ck_assert_msg(left == 0, "%s: %lld timers still alive after the server stopped (a "
+                  "reference never dropped: the handle a timer fired through, or the "
+                  "loop's hold on one that is done)", scenario, (long long)left);
+}
+
 /* ---- limits every model has ------------------------------------------------ */
 
 START_TEST(max_conns_refuses_with_busy)
@@ -900,6 +975,7 @@ START_TEST(idle_connections_are_closed)
     /* The talker's pauses are 100 ms, the timeout 800: a busy machine may
      * stretch a pause by 700 ms before the talker really idles. */
     o.idle_timeout_ms = 800;
+    uint64_t timers_before = loop_timers_alive();
     ts_start(&t, model_under_test, &o);
     int silent = tn_connect(t.port), chatty = tn_connect(t.port);
     uint64_t start = now_ms();
@@ -913,9 +989,11 @@ START_TEST(idle_connections_are_closed)
     ck_assert_msg(waited >= 800, "closed after %llu ms", (unsigned long long)waited);
     tn_send_str(chatty, "still\n");              /* the talker never idled */
     ck_assert_int_eq(tn_read_line(chatty, line, sizeof(line)), 6);
+    assert_ended_as("a silent connection past --idle-timeout", wait_ends(1, 1), 1, 0, 0);
     close(silent);
     close(chatty);
     ts_stop(&t);
+    assert_timers_freed("idle connections closed", timers_before);
 }
 END_TEST
 
@@ -951,6 +1029,7 @@ START_TEST(slow_lines_are_closed)
     char line[64];
     ts_opts(&o);
     o.line_timeout_ms = 400;
+    uint64_t timers_before = loop_timers_alive();
     ts_start(&t, model_under_test, &o);
     int drip = tn_connect(t.port), normal = tn_connect(t.port);
     uint64_t start = now_ms();
@@ -966,9 +1045,11 @@ START_TEST(slow_lines_are_closed)
     uint64_t took = now_ms() - start;
     ck_assert_msg(closed, "a line dripping for 3 s was never closed");
     ck_assert_msg(took >= 400, "closed after %llu ms", (unsigned long long)took);
+    assert_ended_as("a line dripping past --line-timeout", wait_ends(1, 1), 0, 1, 0);
     close(drip);
     close(normal);
     ts_stop(&t);
+    assert_timers_freed("slow lines closed", timers_before);
 }
 END_TEST
 
@@ -999,6 +1080,7 @@ START_TEST(clients_that_never_read_are_closed)
     char line[64];
     ts_opts(&o);
     o.stall_timeout_ms = 400;
+    uint64_t timers_before = loop_timers_alive();
     ts_start(&t, model_under_test, &o);
     struct flood_sender f = { .fd = tn_connect(t.port) };
     int other = tn_connect(t.port);
@@ -1006,11 +1088,60 @@ START_TEST(clients_that_never_read_are_closed)
     pthread_create(&th, NULL, flood_send, &f);
     pthread_join(th, NULL);                       /* ends when the server closes */
     ck_assert_msg(atomic_load(&f.failed), "a client that never read was never closed");
+    assert_ended_as("a client that never read past --stall-timeout", wait_ends(1, 1), 0, 0, 1);
     tn_send_str(other, "fine\n");
     ck_assert_int_eq(tn_read_line(other, line, sizeof(line)), 5);
     close(f.fd);
     close(other);
     ts_stop(&t);
+    assert_timers_freed("clients that never read closed", timers_before);
+}
+END_TEST
+
+/* A lingering close (the reply to !quit is out, our side is shut, the
+ * client's bytes are read and dropped until it closes or linger_ms pass
+ * in which it took none of our output) is no idle connection: the
+ * linger's own timer ends it, linger_ms at least after the !quit (at most
+ * twice that here: one more period if the reply was still unacknowledged
+ * when the linger began), and --idle-timeout does not, however long the
+ * client stays silent. A loop that timed out a lingering channel by its
+ * last read closed it after 200 ms, counted as idle. */
+START_TEST(a_lingering_close_is_not_timed_out)
+{
+    enum { IDLE_MS = 200, LINGER_MS = 1000 };
+    struct test_server t;
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.idle_timeout_ms = IDLE_MS;
+    o.linger_ms = LINGER_MS;
+    uint64_t timers_before = loop_timers_alive();
+    ts_start(&t, model_under_test, &o);
+    int fd = tn_connect(t.port);
+    uint64_t start = now_ms();
+    tn_send_str(fd, "!quit\n");
+    ck_assert_int_eq(tn_read_line(fd, line, sizeof(line)), 6);
+    ck_assert_int_eq(tn_read_eof(fd), 0);         /* our side is shut: it lingers */
+    struct timeout_ends e = wait_ends(1, 0);      /* silent; it closes nothing */
+    uint64_t took = now_ms() - start;
+    printf("  %-12s lingering after !quit (linger %d ms, --idle-timeout %d): closed after "
+           "%llu ms; idle %llu, line timeout %llu, stalled %llu\n", model_under_test,
+           LINGER_MS, IDLE_MS, (unsigned long long)took, (unsigned long long)e.idle,
+           (unsigned long long)e.slow_line, (unsigned long long)e.stalled);
+    fflush(stdout);
+    ck_assert_msg(e.closed == 1, "a lingering close (linger %d ms) was not over %llu ms "
+                  "after the !quit", LINGER_MS, (unsigned long long)took);
+    ck_assert_msg(e.idle + e.slow_line + e.stalled == 0, "a connection lingering after "
+                  "!quit (linger %d ms, --idle-timeout %d) was closed by a timeout after "
+                  "%llu ms (the board counts %llu idle, %llu line timeout, %llu stalled): "
+                  "a lingering channel ends when its linger does, and no timeout ends it",
+                  LINGER_MS, IDLE_MS, (unsigned long long)took, (unsigned long long)e.idle,
+                  (unsigned long long)e.slow_line, (unsigned long long)e.stalled);
+    ck_assert_msg(took >= LINGER_MS, "a lingering close ended %llu ms after the !quit, "
+                  "before its linger of %d ms", (unsigned long long)took, LINGER_MS);
+    close(fd);
+    ts_stop(&t);
+    assert_timers_freed("a lingering close", timers_before);
 }
 END_TEST
 
@@ -1893,21 +2024,6 @@ END_TEST
 
 /* ---- ioRatio on the real server ---------------------------------------------- */
 
-/* This process's own board (a test server publishes one). */
-static struct board_snapshot *read_own_board(void)
-{
-    struct board_entry e[BOARD_LIST_MAX];
-    int n = board_list(e, BOARD_LIST_MAX, false);
-    struct board_snapshot *snap = malloc(sizeof(*snap));
-    char err[160];
-    ck_assert_ptr_nonnull(snap);
-    for (int i = 0; i < n; i++)
-        if (e[i].pid == getpid() && board_read(e[i].path, snap, err, sizeof(err)) == 0)
-            return snap;
-    ck_abort_msg("no board of this process (%d boards listed)", n);
-    return NULL;
-}
-
 /* Under load --conns 64 --depth 4 --mix task=200:50, the worker loops'
  * task share of the time both I/O and tasks wanted the loop (the loop's
  * own accounting: task_ns less task_idle_ns against io_ns) is 100 - ratio,
@@ -2084,6 +2200,7 @@ Suite *model_suite(const char *model_name)
     tcase_add_test(limits, a_line_at_work_is_not_idle);
     tcase_add_test(limits, slow_lines_are_closed);
     tcase_add_test(limits, clients_that_never_read_are_closed);
+    tcase_add_test(limits, a_lingering_close_is_not_timed_out);
     suite_add_tcase(s, limits);
 
     TCase *task = tcase_create("task");

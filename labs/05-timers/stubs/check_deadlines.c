@@ -18,7 +18,10 @@ static void check_deadlines(void *arg)
      * lingers or is offloaded, which no timeout may end. The handle it
      * fired through is its own to give back (loop_timer_release), once.
      *
-     * Board: each end is counted by its kind (channel_end does that).
+     * Board: each end is counted by its kind (channel_end does that), so
+     * a timeout ends a channel with its own reason: a slow line or a
+     * stall is no idle channel. A lingering channel ends when its linger
+     * does (linger_expired), not at a timeout.
      */
     (void)arg;
     (void)rearm_deadline;

@@ -21,7 +21,9 @@ static void run_due_timers(struct loop *l, uint64_t now)
      *     one for the loop. Each is dropped exactly once, the loop's when
      *     the timer is done, and the memory is never touched after the
      *     last one: a callback, or another thread, may cancel the timer
-     *     and drop the handle while it runs. A cancel's removal task
+     *     and drop the handle while it runs. The last one frees the timer
+     *     (loop_timers_alive counts those not freed yet: a reference never
+     *     dropped shows there, and the check reads it). A cancel's removal task
      *     (timer_remove_task) drops only its own reference when it finds
      *     the timer out of the heap.
      */
