@@ -98,10 +98,12 @@ void tn_close_reset(int fd)
     close(fd);
 }
 
-/* Call visit(name, state, arg) for each thread of this process, with its
- * name (/proc/self/task/N/comm, newline cut) and its state letter (R, S,
- * D, Z... from .../stat). A thread that ends meanwhile is skipped. */
-static void each_thread(void (*visit)(const char *name, char state, void *arg), void *arg)
+/* Call visit(tid, name, state, arg) for each thread of this process, with
+ * its id (N of /proc/self/task/N), its name (.../comm, newline cut) and
+ * its state letter (R, S, D, Z... from .../stat). A thread that ends
+ * meanwhile is skipped. */
+static void each_thread(void (*visit)(const char *tid, const char *name, char state, void *arg),
+                        void *arg)
 {
     DIR *d = opendir("/proc/self/task");
     ck_assert_ptr_nonnull(d);
@@ -125,15 +127,16 @@ static void each_thread(void (*visit)(const char *name, char state, void *arg), 
             fclose(f);
         }
         const char *paren = strrchr(stat, ')');    /* "N (comm) S ..." */
-        visit(name, paren && paren[1] && paren[2] ? paren[2] : '?', arg);
+        visit(e->d_name, name, paren && paren[1] && paren[2] ? paren[2] : '?', arg);
     }
     closedir(d);
 }
 
 struct thread_tally { const char *prefix; int n; };
 
-static void count_thread(const char *name, char state, void *arg)
+static void count_thread(const char *tid, const char *name, char state, void *arg)
 {
+    (void)tid;
     struct thread_tally *t = arg;
     (void)state;
     if (strncmp(name, t->prefix, strlen(t->prefix)) == 0)
@@ -181,33 +184,28 @@ static long stat_cpu_ticks(const char *path)
     return (long)(utime + stime);
 }
 
+struct thread_use_sum { const char *prefix; struct tn_thread_use use; };
+
+static void add_thread_use(const char *tid, const char *name, char state, void *arg)
+{
+    struct thread_use_sum *sum = arg;
+    char path[300];
+    (void)state;
+    if (strncmp(name, sum->prefix, strlen(sum->prefix)) != 0)
+        return;
+    sum->use.threads++;
+    snprintf(path, sizeof(path), "/proc/self/task/%s/status", tid);
+    sum->use.switches += status_field(path, "voluntary_ctxt_switches") +
+                         status_field(path, "nonvoluntary_ctxt_switches");
+    snprintf(path, sizeof(path), "/proc/self/task/%s/stat", tid);
+    sum->use.cpu_ticks += stat_cpu_ticks(path);
+}
+
 struct tn_thread_use tn_thread_use(const char *prefix)
 {
-    struct tn_thread_use use = { 0, 0, 0 };
-    DIR *d = opendir("/proc/self/task");
-    ck_assert_ptr_nonnull(d);
-    for (struct dirent *e; (e = readdir(d));) {
-        char path[300], name[32] = "";
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        if (!fgets(name, sizeof(name), f))
-            name[0] = '\0';
-        fclose(f);
-        if (strncmp(name, prefix, strlen(prefix)) != 0)
-            continue;
-        use.threads++;
-        snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
-        use.switches += status_field(path, "voluntary_ctxt_switches") +
-                        status_field(path, "nonvoluntary_ctxt_switches");
-        snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
-        use.cpu_ticks += stat_cpu_ticks(path);
-    }
-    closedir(d);
-    return use;
+    struct thread_use_sum sum = { prefix, { 0, 0, 0 } };
+    each_thread(add_thread_use, &sum);
+    return sum.use;
 }
 
 uint64_t tn_eventfd_pending(void)
@@ -239,8 +237,9 @@ uint64_t tn_eventfd_pending(void)
 
 struct state_wait { const char *prefix; char state; int n; };
 
-static void count_in_state(const char *name, char state, void *arg)
+static void count_in_state(const char *tid, const char *name, char state, void *arg)
 {
+    (void)tid;
     struct state_wait *w = arg;
     if (state == w->state && strncmp(name, w->prefix, strlen(w->prefix)) == 0)
         w->n++;
@@ -261,8 +260,9 @@ bool tn_wait_thread_state(const char *prefix, char state, int timeout_ms)
 
 struct thread_list { char *out; size_t cap, used; };
 
-static void list_thread(const char *name, char state, void *arg)
+static void list_thread(const char *tid, const char *name, char state, void *arg)
 {
+    (void)tid;
     struct thread_list *l = arg;
     if (l->used >= l->cap)
         return;
