@@ -470,12 +470,10 @@ START_TEST(an_idle_reader_sleeps_in_read)
     ck_assert(tn_readable(p.client, 5000));
     ck_assert_int_eq(recv(p.client, got, sizeof(got), 0), 2);
     usleep(50000);                      /* back in read() */
-    struct tn_thread_use before = tn_thread_use("conn-idle-test");
-    usleep(500000);
-    struct tn_thread_use after = tn_thread_use("conn-idle-test");
+    struct tn_thread_use idle = tn_thread_use_over("conn-idle-test", 500);
     conn_pair_finish(&p);
-    ck_assert_int_eq(before.threads, 1);
-    long woke = after.switches - before.switches, ran = after.cpu_ticks - before.cpu_ticks;
+    ck_assert_int_eq(idle.threads, 1);
+    long woke = idle.switches, ran = idle.cpu_ticks;
     ck_assert_msg(woke <= 10 && ran <= 5,
                   "a thread blocked in read() on a silent connection woke %ld times and ran %ld ms "
                   "in 0.5 s: it polls; it should block until bytes, the stop's signal or the idle "

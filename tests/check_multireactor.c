@@ -45,14 +45,11 @@ static struct multireactor_server *start_multi(int workers)
 /* The worker a connection is on, from !who. */
 static int who_worker(int fd)
 {
-    char line[128];
-    tn_send_str(fd, "!who\n");
-    ssize_t n = tn_read_line(fd, line, sizeof(line));
-    ck_assert_int_gt(n, 0);
-    line[n] = '\0';
-    const char *t = strstr(line, "thread=worker-");
-    ck_assert_msg(t != NULL, "!who said: %s", line);
-    return atoi(t + strlen("thread=worker-"));
+    char thread[64];
+    tn_who_thread(fd, thread, sizeof(thread));
+    ck_assert_msg(strncmp(thread, "worker-", strlen("worker-")) == 0,
+                  "!who named thread %s, not a worker", thread);
+    return atoi(thread + strlen("worker-"));
 }
 
 START_TEST(round_robin_over_the_workers)

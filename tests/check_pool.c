@@ -127,12 +127,10 @@ START_TEST(an_idle_watchdog_sleeps)
     ck_assert_int_eq(pool_submit(p, nothing_task, NULL, 0), 0);
     wait_stats(p, 0, 0);
     usleep(50000);                          /* the thread back to idle, settled */
-    struct tn_thread_use before = tn_thread_use("watchdog");
-    usleep(400000);
-    struct tn_thread_use after = tn_thread_use("watchdog");
+    struct tn_thread_use idle = tn_thread_use_over("watchdog", 400);
     pool_shutdown(p, true);
-    ck_assert_int_eq(before.threads, 1);
-    long woke = after.switches - before.switches, ran = after.cpu_ticks - before.cpu_ticks;
+    ck_assert_int_eq(idle.threads, 1);
+    long woke = idle.switches, ran = idle.cpu_ticks;
     ck_assert_msg(woke <= 20 && ran <= 5,
                   "an idle pool's watchdog woke %ld times and ran %ld ms in 0.4 s: it polls or "
                   "spins; it should sleep until a task comes or a thread falls due (at most 20 "

@@ -66,21 +66,6 @@ END_TEST
  * run on the business pool, each on whichever business thread is free
  * (the name it gives), one at a time and in order with the plain lines
  * between them. Without the pool, the loop answers. */
-/* The business thread an offloaded !who names, from "!who ... thread=NAME
- * conn=..." (NAME copied into out). */
-static void offloaded_who_name(int fd, char *out, size_t cap)
-{
-    char line[160];
-    tn_send_str(fd, "!who\n");
-    ssize_t n = tn_read_line(fd, line, sizeof(line));
-    ck_assert_int_gt(n, 0);
-    line[n] = '\0';
-    const char *at = strstr(line, "thread=");
-    ck_assert_msg(at != NULL, "offloaded !who said: %s", line);
-    at += strlen("thread=");
-    snprintf(out, cap, "%.*s", (int)strcspn(at, " \n"), at);
-}
-
 /* Each offloaded !who names the business thread that ran it. With two
  * business threads, one held by a !sleep, a !who can run only on the
  * other; then the roles swap. The two names must differ: code that names
@@ -95,11 +80,11 @@ START_TEST(offloaded_who_names_the_thread_that_ran_it)
     char first[32], second[32], line[32];
     tn_send_str(a, "!sleep 1000\n");           /* holds one business thread */
     usleep(100000);
-    offloaded_who_name(b, first, sizeof(first));  /* on the other one */
+    tn_who_thread(b, first, sizeof(first));  /* on the other one */
     bool a_held = !tn_readable(a, 0);
     tn_send_str(b, "!sleep 1500\n");           /* holds that other one */
     ck_assert_int_gt(tn_read_line(a, line, sizeof(line)), 0);   /* the first is free */
-    offloaded_who_name(c, second, sizeof(second));
+    tn_who_thread(c, second, sizeof(second));
     bool b_held = !tn_readable(b, 0);
     if (a_held && b_held)
         ck_assert_msg(strcmp(first, second) != 0, "two offloaded !who, run on two different "

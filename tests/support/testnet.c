@@ -12,7 +12,6 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include <unistd.h>
 
 int tn_connect(uint16_t port)
 {
@@ -96,6 +95,19 @@ void tn_close_reset(int fd)
     struct linger l = { .l_onoff = 1, .l_linger = 0 };
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
     close(fd);
+}
+
+void tn_who_thread(int fd, char *out, size_t cap)
+{
+    char line[160];
+    tn_send_str(fd, "!who\n");
+    ssize_t n = tn_read_line(fd, line, sizeof(line));
+    ck_assert_int_gt(n, 0);
+    line[n] = '\0';
+    const char *at = strstr(line, "thread=");
+    ck_assert_msg(at != NULL, "!who said: %s", line);
+    at += strlen("thread=");
+    snprintf(out, cap, "%.*s", (int)strcspn(at, " \n"), at);
 }
 
 /* Call visit(tid, name, state, arg) for each thread of this process, with
@@ -206,6 +218,15 @@ struct tn_thread_use tn_thread_use(const char *prefix)
     struct thread_use_sum sum = { prefix, { 0, 0, 0 } };
     each_thread(add_thread_use, &sum);
     return sum.use;
+}
+
+struct tn_thread_use tn_thread_use_over(const char *prefix, int ms)
+{
+    struct tn_thread_use before = tn_thread_use(prefix);
+    usleep((useconds_t)ms * 1000);
+    struct tn_thread_use after = tn_thread_use(prefix);
+    return (struct tn_thread_use){ before.threads, after.switches - before.switches,
+                                   after.cpu_ticks - before.cpu_ticks };
 }
 
 uint64_t tn_eventfd_pending(void)

@@ -36,6 +36,10 @@ bool tn_readable(int fd, int wait_ms);
 /* Close with a reset (SO_LINGER 0) instead of a FIN. */
 void tn_close_reset(int fd);
 
+/* Ask "!who" on fd and copy the thread its reply names ("!who model=M
+ * thread=NAME conn=C") into out; fails the test if the reply has none. */
+void tn_who_thread(int fd, char *out, size_t cap);
+
 /* Threads of this process whose name starts with prefix ("" for all), from
  * /proc/self/task/N/comm. Naming keeps sanitizer helper threads out. */
 int tn_thread_count(const char *prefix);
@@ -53,6 +57,10 @@ bool tn_wait_thread_state(const char *prefix, char state, int timeout_ms);
  * that spins adds CPU time or, preempted, switches). */
 struct tn_thread_use { int threads; long switches; long cpu_ticks; };
 struct tn_thread_use tn_thread_use(const char *prefix);
+
+/* The same over the next ms milliseconds: what the threads did meanwhile
+ * (threads: how many there were at the start). Sleeps ms. */
+struct tn_thread_use tn_thread_use_over(const char *prefix, int ms);
 
 /* The sum of the counters of this process's eventfds (the "eventfd-count"
  * of /proc/self/fdinfo/N, read without draining them): the writes that
