@@ -104,6 +104,43 @@ START_TEST(the_lognormal_factor_has_mean_one)
 }
 END_TEST
 
+/* A cost's tail (rng.h, struct cost_shape): without one, the draws are
+ * rng_lognormal_factor's, draw for draw; with one, the calls' p99 and
+ * p99.9 are where the profile puts them, while the body (p50, p90) stays
+ * the log-normal's. A knot below the one before it does not bend the
+ * tail back. */
+START_TEST(a_cost_tail_puts_p99_and_p999_where_measured)
+{
+    struct rng a, b;
+    rng_seed(&a, 11);
+    rng_seed(&b, 11);
+    for (int i = 0; i < 1000; i++)
+        ck_assert_double_eq(rng_cost_factor(&a, (struct cost_shape){ 0.2, 0, 0 }),
+                            rng_lognormal_factor(&b, 0.2));
+    ck_assert_double_eq(rng_cost_factor(&a, (struct cost_shape){ 0, 0, 0 }), 1);
+    enum { N = 1000000 };
+    static double x[N];
+    struct cost_shape tail = { 0.1, 2.5, 9.0 };
+    double body_mean = exp(0.1 * 0.1 / 2), sum = 0;
+    for (int i = 0; i < N; i++) {
+        x[i] = rng_cost_factor(&a, tail) * body_mean;    /* relative to the median */
+        sum += x[i];
+    }
+    qsort(x, N, sizeof(x[0]), cmp_double);
+    ck_assert_double_eq_tol(x[N / 2], 1.0, 0.005);
+    ck_assert_double_eq_tol(x[N * 9 / 10], exp(0.1 * 1.2816), 0.005);
+    ck_assert_double_eq_tol(x[N * 99 / 100], 2.5, 0.05);
+    ck_assert_double_eq_tol(x[N * 999 / 1000], 9.0, 0.3);
+    /* The tail's calls add to the mean: a profile's figure is the body's. */
+    ck_assert_double_gt(sum / N / body_mean, 1.02);
+    printf("tail 2.5 / 9.0: p99 %.2f, p99.9 %.2f, mean %.3f x the body's\n",
+           x[N * 99 / 100], x[N * 999 / 1000], sum / N / body_mean);
+    struct cost_shape bent = { 0.5, 1.1, 1.05 };     /* both below the p90 knot */
+    for (double z = -3; z < 4.5; z += 0.25)
+        ck_assert_double_le(rng_cost_ln(bent, z), rng_cost_ln(bent, z + 0.25));
+}
+END_TEST
+
 /* ---- queueing theory ------------------------------------------------------------- */
 
 /* Erlang C: the mean wait in queue of M/M/c with arrival rate lambda and
@@ -830,7 +867,8 @@ START_TEST(a_profile_file_round_trips_and_bad_ones_are_refused)
     static const char *const bad[] = { "nosuch_ns = 5\n", "read_ns = fast\n",
                                        "read_ns = -4\n", "read_ns = 5 6\n",
                                        "read_ns = nan\n", "wakeup_ns = inf\n",
-                                       "stack_kb = 0\n", "time_slice_ns = 0.5\n" };
+                                       "stack_kb = 0\n", "time_slice_ns = 0.5\n",
+                                       "syscall_p99 = 0.5\n", "wakeup_p999 = 5000\n" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         FILE *f = fopen(path, "w");
         fputs(bad[i], f);
@@ -881,8 +919,9 @@ START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
     ck_assert_double_eq(p.wakeup_granularity_ns, 0);
     static const char *const versions[] = { "version = 1\nread_ns = 5\n",
                                             "version = 2\nread_ns = 5\n",
-                                            "version = 3\nread_ns = 5\n" };
-    for (int i = 0; i < 3; i++) {
+                                            "version = 3\nread_ns = 5\n",
+                                            "version = 4\nread_ns = 5\n" };
+    for (int i = 0; i < 4; i++) {
         f = fopen(path, "w");
         fputs(versions[i], f);
         fclose(f);
@@ -890,10 +929,11 @@ START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
         ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
     }
     struct profile builtin;
-    profile_default(&builtin);                       /* version 3: missing keys kept */
+    profile_default(&builtin);                       /* version 4: missing keys kept */
     ck_assert_double_eq(p.wakeup_cpu_ns, builtin.wakeup_cpu_ns);
     ck_assert_double_eq(p.wakeup_granularity_ns, builtin.wakeup_granularity_ns);
-    static const char *const refused[] = { "version = 4\nread_ns = 5\n",
+    ck_assert_double_eq(p.syscall_p999, builtin.syscall_p999);
+    static const char *const refused[] = { "version = 5\nread_ns = 5\n",
                                            "version = 1.5\n", "version = nan\n" };
     for (int i = 0; i < 3; i++) {
         f = fopen(path, "w");
@@ -1017,6 +1057,7 @@ int main(void)
     tcase_add_test(engine, events_come_out_in_time_order_ties_in_scheduling_order);
     tcase_add_test(engine, the_rng_repeats_for_a_seed);
     tcase_add_test(engine, the_lognormal_factor_has_mean_one);
+    tcase_add_test(engine, a_cost_tail_puts_p99_and_p999_where_measured);
     tcase_add_test(engine, bad_options_are_refused);
     tcase_add_test(engine, a_profile_file_round_trips_and_bad_ones_are_refused);
     tcase_add_test(engine, an_older_profile_loads_and_a_newer_one_is_refused);

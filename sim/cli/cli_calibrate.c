@@ -2,13 +2,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "des/profile.h"
+
 #include "cli.h"
 #include "des/calibrate.h"
 
 static void calibrate_usage(FILE *out)
 {
     fprintf(out,
-            "usage: threadlab calibrate [--out FILE]\n"
+            "usage: threadlab calibrate [--out FILE] [--only GROUP,...] [--base FILE]\n"
             "\n"
             "Measure on this machine what the simulator charges: read, write,\n"
             "accept, close, epoll_wait, an eventfd write, a context switch, an idle\n"
@@ -32,15 +34,26 @@ static void calibrate_usage(FILE *out)
             "Writes a profile for threadlab sim --profile FILE.\n"
             "\n"
             "  --out FILE   where to write it (default threadlab.profile; - for stdout)\n"
+            "  --only GROUP,...  measure only these groups of figures: syscalls\n"
+            "               (read_ns, write_ns, syscall_sigma), accept (accept_ns,\n"
+            "               close_ns), epoll (epoll_wait_ns, eventfd_ns), poll (poll_ns,\n"
+            "               read_empty_ns), threads (thread_create_ns, stack_kb), memory\n"
+            "               (stack_touched_kb, kernel_stack_kb), handle (handle_ns),\n"
+            "               switches (context_switch_ns, wakeup_cpu_ns, wakeup_ns,\n"
+            "               wakeup_sigma, wakeup_granularity_ns); the rest come from\n"
+            "               --base. make bench-sim measures switches and syscalls again\n"
+            "               beside each row: on a VM they drift within minutes\n"
+            "  --base FILE  the profile the other figures come from (default: the\n"
+            "               built-in one); a damaged file is refused, exit 2\n"
             "  -h, --help   this help\n");
 }
 
 /* Measure, and write the profile to out ("-": stdout). Returns the exit
  * status: 1 if a figure was refused or the file cannot be written. */
-static int measure_and_save(const char *out)
+static int measure_and_save(struct profile *base, unsigned groups, const char *out)
 {
-    struct profile p;
-    int refused = calibrate_measure(&p, stderr);
+    struct profile p = *base;
+    int refused = calibrate_measure_groups(&p, groups, stderr);
     if (strcmp(out, "-") == 0) {
         if (profile_save(&p, "/dev/stdout") < 0) {
             perror("threadlab calibrate");
@@ -58,10 +71,47 @@ static int measure_and_save(const char *out)
     return refused ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }
 
+/* "switches,syscalls" as group bits; 0 with a message when a name is not
+ * a group. */
+static unsigned parse_groups(const char *list)
+{
+    unsigned groups = 0;
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", list);
+    for (char *save = NULL, *name = strtok_r(buf, ",", &save); name;
+         name = strtok_r(NULL, ",", &save)) {
+        unsigned g = calibrate_group(name);
+        if (!g) {
+            fprintf(stderr, "threadlab calibrate: --only: '%s' is not a group (syscalls, "
+                    "accept, epoll, poll, threads, memory, handle, switches)\n", name);
+            return 0;
+        }
+        groups |= g;
+    }
+    if (!groups)
+        fprintf(stderr, "threadlab calibrate: --only: no group named\n");
+    return groups;
+}
+
 int cli_calibrate(int argc, char **argv)
 {
-    const char *out = "threadlab.profile";
-    const struct cli_opt options[] = { { CLI_TEXT("out", &out) }, { 0 } };
+    const char *out = "threadlab.profile", *only = NULL, *base_path = NULL;
+    const struct cli_opt options[] = {
+        { CLI_TEXT("out", &out) }, { CLI_TEXT("only", &only) }, { CLI_TEXT("base", &base_path) },
+        { 0 },
+    };
     int rc = cli_parse_options("calibrate", argc, argv, options, calibrate_usage, 0, NULL);
-    return rc == CLI_PARSED ? measure_and_save(out) : rc;
+    if (rc != CLI_PARSED)
+        return rc;
+    unsigned groups = only ? parse_groups(only) : CALIBRATE_ALL;
+    if (!groups)
+        return CLI_EXIT_USAGE;
+    struct profile base;
+    profile_default(&base);
+    char err[300];
+    if (base_path && profile_load(&base, base_path, err, sizeof(err)) < 0) {
+        fprintf(stderr, "threadlab calibrate: --base %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    return measure_and_save(&base, groups, out);
 }

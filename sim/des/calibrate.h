@@ -15,6 +15,21 @@
  * figures were refused for a spread too wide to trust (0: all measured). */
 int calibrate_measure(struct profile *p, FILE *progress);
 
+/* The groups of figures measured together, by name: "syscalls" (read_ns,
+ * write_ns, syscall_sigma), "accept" (accept_ns, close_ns), "epoll"
+ * (epoll_wait_ns, eventfd_ns), "poll" (poll_ns, read_empty_ns), "threads"
+ * (thread_create_ns, stack_kb), "memory" (stack_touched_kb,
+ * kernel_stack_kb), "handle" (handle_ns), "switches" (context_switch_ns,
+ * the wakeups, wakeup_sigma, wakeup_granularity_ns). */
+#define CALIBRATE_NGROUPS 8
+#define CALIBRATE_ALL ((1u << CALIBRATE_NGROUPS) - 1)
+/* A group's bit, or 0 for a name that is not one. */
+unsigned calibrate_group(const char *name);
+/* Measure only the groups set in `groups`, over what p holds (a profile
+ * loaded from a file: the rest stays as it is). Returns as
+ * calibrate_measure. */
+int calibrate_measure_groups(struct profile *p, unsigned groups, FILE *progress);
+
 /* ---- the rule a figure is trusted by (pure: measures nothing) -------------- */
 
 #define CALIBRATE_ROUNDS 5          /* rounds per figure */

@@ -172,7 +172,9 @@ static void dispatch_as(struct machine *m, int c, uint32_t t, enum arrival how, 
 {
     struct vcore *core = &m->cores[c];
     struct vthread *th = &m->threads[t];
-    double spread = m->costs ? rng_lognormal_factor(m->costs, m->prof->wakeup_sigma) : 1;
+    struct cost_shape shape = { m->prof->wakeup_sigma, m->prof->wakeup_p99,
+                                m->prof->wakeup_p999 };
+    double spread = m->costs ? rng_cost_factor(m->costs, shape) : 1;
     double cs = switch_cost(m, c, th, how, remote, spread);
     vtime_t delay = how == ARRIVE_IDLE ? (vtime_t)(m->prof->wakeup_ns * spread) : 0;
     th->last_core = c;

@@ -21,6 +21,7 @@ static const struct {
     KEY(context_switch_ns),
     KEY(context_switch_log2_ns), KEY(cross_core_ns), KEY(thread_create_ns), KEY(handle_ns),
     KEY(net_one_way_ns), KEY(time_slice_ns), KEY(syscall_sigma), KEY(wakeup_sigma),
+    KEY(syscall_p99), KEY(syscall_p999), KEY(wakeup_p99), KEY(wakeup_p999),
     KEY(stack_kb), KEY(stack_touched_kb),
     KEY(kernel_stack_kb), KEY(conn_kb),
 #undef KEY
@@ -66,6 +67,8 @@ static const char *value_refused(const char *key, double value)
         return "is out of range (0 to 1e12)";
     if (strstr(key, "_sigma") && value > 3)
         return "is out of range (a log-normal shape from 0 to 3)";
+    if ((strstr(key, "_p99")) && value != 0 && (value < 1 || value > 1000))
+        return "is out of range (0, or a multiple of the median from 1 to 1000)";
     if (strcmp(key, "stack_kb") == 0 && value < 4)
         return "is too small (a stack is at least 4 KiB)";
     if (strcmp(key, "time_slice_ns") == 0 && value > 0 && value < 1000)

@@ -51,12 +51,45 @@ uint64_t rng_below(struct rng *r, uint64_t n)
     return n ? rng_next(r) % n : 0;
 }
 
+/* Box-Muller: a standard normal from two uniforms. */
+static double normal(struct rng *r)
+{
+    double u1 = 1.0 - rng_uniform(r), u2 = rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
 double rng_lognormal_factor(struct rng *r, double sigma)
 {
     if (sigma <= 0)
         return 1;
-    /* Box-Muller: a standard normal from two uniforms. */
-    double u1 = 1.0 - rng_uniform(r), u2 = rng_uniform(r);
-    double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+    double z = normal(r);
     return exp(sigma * z - sigma * sigma / 2);  /* E[exp(sZ)] = exp(s^2 / 2) */
+}
+
+#define Z90 1.2816               /* the standard normal's 90th, 99th and */
+#define Z99 2.3263               /* 99.9th percentiles */
+#define Z999 3.0902
+#define Z_MAX 4.5
+
+double rng_cost_ln(struct cost_shape shape, double z)
+{
+    double body = shape.sigma * z;
+    if (z <= Z90 || (shape.p99 <= 0 && shape.p999 <= 0))
+        return body;
+    /* The knots, each at least the one before (a tail never bends back). */
+    double at90 = shape.sigma * Z90;
+    double at99 = shape.p99 > 0 ? fmax(log(shape.p99), at90) : shape.sigma * Z99;
+    double at999 = shape.p999 > 0 ? fmax(log(shape.p999), at99)
+                                  : at99 + shape.sigma * (Z999 - Z99);
+    if (z <= Z99)
+        return at90 + (z - Z90) * (at99 - at90) / (Z99 - Z90);
+    return at99 + (fmin(z, Z_MAX) - Z99) * (at999 - at99) / (Z999 - Z99);
+}
+
+double rng_cost_factor(struct rng *r, struct cost_shape shape)
+{
+    if (shape.sigma <= 0 && shape.p99 <= 0 && shape.p999 <= 0)
+        return 1;
+    double z = normal(r);
+    return exp(rng_cost_ln(shape, z) - shape.sigma * shape.sigma / 2);
 }

@@ -24,6 +24,26 @@ double rng_exp(struct rng *r, double mean);
  * and no number is drawn. */
 double rng_lognormal_factor(struct rng *r, double sigma);
 
+/* A cost's shape: a log-normal of sigma up to its p90, and beyond that
+ * the measured tail (a call at its p99 costs p99 times its median, at its
+ * p99.9 p999 times; 0: the log-normal's own). ln(cost / median) is
+ * piecewise linear in the normal deviate z, through the knots p90, p99
+ * and p99.9, and goes on past the last at its slope (up to z = 4.5, the
+ * 1 in 300 000th call): a log-normal whose spread grows in the tail. */
+struct cost_shape {
+    double sigma, p99, p999;
+};
+
+/* A factor to multiply a cost's figure by: its body has mean 1 (the
+ * figure is the log-normal's mean, as calibrate writes it), and the tail
+ * adds the rare long calls on top. Without a tail this is exactly
+ * rng_lognormal_factor, draw for draw. */
+double rng_cost_factor(struct rng *r, struct cost_shape shape);
+
+/* ln(factor) at the normal deviate z, before the body's mean is taken
+ * off: what rng_cost_factor draws, for the tests. */
+double rng_cost_ln(struct cost_shape shape, double z);
+
 /* Uniform integer in [0, n). */
 uint64_t rng_below(struct rng *r, uint64_t n);
 

@@ -100,7 +100,9 @@ vtime_t sim__line_sent_at(const struct sim *s, uint32_t c, uint32_t k)
 
 vtime_t sim__syscall_ns(struct sim *s, double mean_ns)
 {
-    return (vtime_t)(mean_ns * rng_lognormal_factor(&s->costs, s->o->prof.syscall_sigma));
+    const struct profile *p = &s->o->prof;
+    struct cost_shape shape = { p->syscall_sigma, p->syscall_p99, p->syscall_p999 };
+    return (vtime_t)(mean_ns * rng_cost_factor(&s->costs, shape));
 }
 
 void sim__at(struct sim *s, double delay_ns, uint32_t kind, uint32_t id, uint32_t gen)

@@ -154,6 +154,7 @@ struct sim {
     bool client_blocked;
     uint32_t *client_q;
     uint32_t cq_head, cq_len, cq_cap;
+    uint32_t client_round_left;  /* replies left of its epoll_wait's round */
 
     /* what the report needs on top of the counters */
     double wait_sum_ns;          /* line at the server -> it first got a core */
