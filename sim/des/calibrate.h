@@ -16,11 +16,12 @@
 int calibrate_measure(struct profile *p, FILE *progress);
 
 /* The groups of figures measured together, by name: "syscalls" (read_ns,
- * write_ns, syscall_sigma), "accept" (accept_ns, close_ns), "epoll"
+ * write_ns, syscall_sigma, syscall_p99, syscall_p999), "accept" (accept_ns, close_ns), "epoll"
  * (epoll_wait_ns, eventfd_ns), "poll" (poll_ns, read_empty_ns), "threads"
  * (thread_create_ns, stack_kb), "memory" (stack_touched_kb,
  * kernel_stack_kb), "handle" (handle_ns), "switches" (context_switch_ns,
- * the wakeups, wakeup_sigma, wakeup_granularity_ns). */
+ * the wakeups, wakeup_sigma, wakeup_p99, wakeup_p999,
+ * wakeup_granularity_ns). */
 #define CALIBRATE_NGROUPS 8
 #define CALIBRATE_ALL ((1u << CALIBRATE_NGROUPS) - 1)
 /* A group's bit, or 0 for a name that is not one. */
