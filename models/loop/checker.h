@@ -48,7 +48,9 @@ struct loop_checker_stats {
     uint64_t traces_missed;         /* the thread did not print within the wait */
     uint64_t unblocks;              /* flagged handlers seen to return */
     uint64_t last_first_warning_ns; /* how long the handler had run at its first warning */
-    uint64_t last_first_late_ns;    /* of which the checker was late (scheduling) */
+    uint64_t last_first_late_ns;    /* of which was not the checker's doing: it
+                                       woke late (scheduling), or the loop
+                                       published the handler's start late */
     uint64_t last_unblocked_ns;     /* its length as the loop measured it; 0: not known */
 };
 
