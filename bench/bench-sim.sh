@@ -77,7 +77,7 @@ for spec in "bio" "pool --max 64" "reactor" "multireactor"; do
   model=${spec%% *}
   la=$(load1)
   : >"$tmp/runs"; : >"$tmp/sims"; : >"$tmp/refused"
-  for rep in $(seq "$REPEATS"); do
+  for _ in $(seq "$REPEATS"); do
     # This repeat's costs, measured just before its real run, and its
     # simulation with them.
     "$BIN" calibrate --only switches,syscalls --base "$PROFILE" --out "$tmp/row.profile" \

@@ -86,8 +86,10 @@ static unsigned parse_groups(const char *list)
          name = strtok_r(NULL, ",", &save)) {
         unsigned g = calibrate_group(name);
         if (!g) {
-            fprintf(stderr, "threadlab calibrate: --only: '%s' is not a group (syscalls, "
-                    "accept, epoll, poll, threads, memory, handle, switches)\n", name);
+            fprintf(stderr, "threadlab calibrate: --only: '%s' is not a group (", name);
+            for (int i = 0; calibrate_group_name(i); i++)
+                fprintf(stderr, "%s%s", i ? ", " : "", calibrate_group_name(i));
+            fprintf(stderr, ")\n");
             return 0;
         }
         groups |= g;

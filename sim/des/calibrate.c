@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "des/rng.h"
 #include "echo/session.h"
 #include "net/net.h"
 #include "net/clock.h"
@@ -47,9 +48,9 @@ static int cmp_double(const void *a, const void *b)
 
 /* ---- a round's calls, and the log-normal fitted to them ------------------------ */
 
-#define Z90 1.2816               /* the standard normal's 90th, 99th and */
-#define Z99 2.3263               /* 99.9th percentiles */
-#define Z999 3.0902
+#define Z90 RNG_Z90
+#define Z99 RNG_Z99
+#define Z999 RNG_Z999
 
 /* What one round's calls cost: five of their percentiles (the last two,
  * the tail, for the simulator's draws: rng.h, struct cost_shape). */
@@ -1009,6 +1010,11 @@ static void read_wakeup_granularity(struct profile *p, long ncpu, FILE *progress
 static const char *const group_names[CALIBRATE_NGROUPS] = {
     "syscalls", "accept", "epoll", "poll", "threads", "memory", "handle", "switches",
 };
+
+const char *calibrate_group_name(int g)
+{
+    return g >= 0 && g < CALIBRATE_NGROUPS ? group_names[g] : NULL;
+}
 
 unsigned calibrate_group(const char *name)
 {

@@ -26,6 +26,8 @@ int calibrate_measure(struct profile *p, FILE *progress);
 #define CALIBRATE_ALL ((1u << CALIBRATE_NGROUPS) - 1)
 /* A group's bit, or 0 for a name that is not one. */
 unsigned calibrate_group(const char *name);
+/* Group g's name (bit 1 << g), or NULL past the last. */
+const char *calibrate_group_name(int g);
 /* Measure only the groups set in `groups`, over what p holds (a profile
  * loaded from a file: the rest stays as it is). Returns as
  * calibrate_measure. */

@@ -60,16 +60,13 @@ static double normal(struct rng *r)
 
 double rng_lognormal_factor(struct rng *r, double sigma)
 {
-    if (sigma <= 0)
-        return 1;
-    double z = normal(r);
-    return exp(sigma * z - sigma * sigma / 2);  /* E[exp(sZ)] = exp(s^2 / 2) */
+    return rng_cost_factor(r, (struct cost_shape){ sigma, 0, 0 });
 }
 
-#define Z90 1.2816               /* the standard normal's 90th, 99th and */
-#define Z99 2.3263               /* 99.9th percentiles */
-#define Z999 3.0902
-#define Z_MAX 4.5
+#define Z90 RNG_Z90
+#define Z99 RNG_Z99
+#define Z999 RNG_Z999
+#define Z_MAX 4.5                /* the tail goes on to the 1 in 300 000th call */
 
 double rng_cost_ln(struct cost_shape shape, double z)
 {
@@ -91,5 +88,6 @@ double rng_cost_factor(struct rng *r, struct cost_shape shape)
     if (shape.sigma <= 0 && shape.p99 <= 0 && shape.p999 <= 0)
         return 1;
     double z = normal(r);
+    /* E[exp(sigma Z)] = exp(sigma^2 / 2): the body's mean is 1. */
     return exp(rng_cost_ln(shape, z) - shape.sigma * shape.sigma / 2);
 }

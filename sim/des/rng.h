@@ -24,6 +24,13 @@ double rng_exp(struct rng *r, double mean);
  * and no number is drawn. */
 double rng_lognormal_factor(struct rng *r, double sigma);
 
+/* The standard normal's 90th, 99th and 99.9th percentiles: where a
+ * cost's shape has its knots (below), and what calibrate divides a
+ * measured ratio by to read it as a log-normal's sigma. */
+#define RNG_Z90 1.2816
+#define RNG_Z99 2.3263
+#define RNG_Z999 3.0902
+
 /* A cost's shape: a log-normal of sigma up to its p90, and beyond that
  * the measured tail (a call at its p99 costs p99 times its median, at its
  * p99.9 p999 times; 0: the log-normal's own). ln(cost / median) is
