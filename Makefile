@@ -11,6 +11,7 @@
 #                     cost (docs/performance.md; not part of check)
 #   make bench-sim    real models against their simulations (calibrates first
 #                     into build/bench-sim.profile; PROFILE=file to skip that)
+#   make sched-probe  this machine's scheduler, as docs/simulator.md quotes it
 #   make soak         ten minutes of faults against every model (not in check)
 #   make handout LAB=NN DEST=dir   a lab's handout (no answers in it)
 #   make lab-check LAB=NN          points per step and a total (LAB_JSON=1: JSON)
@@ -77,7 +78,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo recordings handout lab-check lab-grade lab-mutants check-mutants answers check check-asan check-tsan check-valgrind check-faults bench bench-sim peers fuzz soak install clean
+.PHONY: all demo recordings handout lab-check lab-grade lab-mutants check-mutants answers check check-asan check-tsan check-valgrind check-faults bench bench-sim sched-probe peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -262,6 +263,22 @@ answers:
 # Each real model against its simulation, and the simulator's speed.
 bench-sim: $(BIN)
 	bench/bench-sim.sh $(BIN) $(PROFILE)
+
+# What docs/simulator.md ("Third pass") says of this machine's scheduler:
+# a woken thread beside a busy one, a wakeup onto a busy core, and who
+# switches in the real servers (about a minute; it measures, it asserts
+# nothing).
+$(BUILD)/sched-probe: bench/sched-probe.c
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -o $@ $< -pthread
+sched-probe: $(BUILD)/sched-probe $(BIN)
+	$(BUILD)/sched-probe beside 200
+	$(BUILD)/sched-probe beside 200 100
+	$(BUILD)/sched-probe beside 1000 100
+	$(BUILD)/sched-probe busy-core
+	bench/switches.sh $(BIN) bio 16
+	bench/switches.sh $(BIN) multireactor 16
+	bench/switches.sh $(BIN) multireactor 64
 
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/threadlab

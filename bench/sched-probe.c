@@ -1,0 +1,210 @@
+/* sched-probe.c -- two questions put to this machine's scheduler, for
+ * docs/simulator.md ("Third pass"); `make sched-probe` builds and runs
+ * both. Needs two cores. Not part of make check: it measures, it asserts
+ * nothing.
+ *
+ *   sched-probe beside PERIOD_US [BURN_US]
+ *       A thread pinned to core 1 beside a thread spinning there, woken
+ *       every PERIOD_US from core 0 (a pipe), burning BURN_US after each
+ *       wakeup: how long from the write until it runs (percentiles). Does
+ *       a woken thread take the core from a busy one at once, or wait?
+ *   sched-probe busy-core
+ *       A 64-byte TCP ping-pong between threads pinned to cores 0 and 1,
+ *       with core 1 idle between passes, then kept busy by a SCHED_IDLE
+ *       spinner (which any woken thread preempts): the round trip, and
+ *       each side's CPU per round trip. What does a wakeup onto a busy
+ *       core cost?
+ */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { WAKES = 2000, ROUND_TRIPS = 20000, MSG = 64 };
+
+static atomic_bool stop;
+
+static double clock_ns(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static void pin(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *spin(void *idle_policy)
+{
+    pin(1);
+    if (idle_policy) {
+        struct sched_param none = { 0 };
+        pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);
+    }
+    while (!atomic_load(&stop))
+        ;
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ---- beside: a woken thread next to a spinning one ------------------------- */
+
+struct woken {
+    int fd;
+    double burn_ns;
+    double latency_ns[WAKES];
+    int n;
+};
+
+static void *woken_main(void *arg)
+{
+    struct woken *w = arg;
+    pin(1);
+    double sent;
+    while (read(w->fd, &sent, sizeof(sent)) == sizeof(sent) && sent >= 0) {
+        double now = clock_ns(CLOCK_MONOTONIC);
+        if (w->n < WAKES)
+            w->latency_ns[w->n++] = now - sent;
+        while (clock_ns(CLOCK_MONOTONIC) < now + w->burn_ns)
+            ;
+    }
+    return NULL;
+}
+
+static int beside(double period_us, double burn_us)
+{
+    static struct woken w;
+    int p[2];
+    if (pipe(p) < 0)
+        return 1;
+    w.fd = p[0];
+    w.burn_ns = burn_us * 1e3;
+    pthread_t spinner, woken;
+    pthread_create(&spinner, NULL, spin, NULL);
+    pthread_create(&woken, NULL, woken_main, &w);
+    pin(0);
+    usleep(100000);
+    for (int i = 0; i < WAKES; i++) {
+        struct timespec gap = { 0, (long)(period_us * 1e3) };
+        nanosleep(&gap, NULL);
+        double now = clock_ns(CLOCK_MONOTONIC);
+        if (write(p[1], &now, sizeof(now)) != sizeof(now))
+            break;
+    }
+    double end = -1;
+    (void)!write(p[1], &end, sizeof(end));
+    pthread_join(woken, NULL);
+    atomic_store(&stop, true);
+    pthread_join(spinner, NULL);
+    qsort(w.latency_ns, (size_t)w.n, sizeof(w.latency_ns[0]), cmp_double);
+    printf("woken every %.0f us beside a spinner, burning %.0f us: from write to running "
+           "p50 %.0f us, p90 %.0f, p99 %.0f, longest %.0f (%d wakeups)\n", period_us, burn_us,
+           w.latency_ns[w.n / 2] / 1e3, w.latency_ns[w.n * 9 / 10] / 1e3,
+           w.latency_ns[w.n * 99 / 100] / 1e3, w.latency_ns[w.n - 1] / 1e3, w.n);
+    return 0;
+}
+
+/* ---- busy-core: a ping-pong whose server core is idle, then busy ------------ */
+
+static int fds[2];
+static double server_cpu_ns;
+
+static int read_msg(int fd, char *buf)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    if (poll(&p, 1, -1) != 1)
+        return -1;
+    for (int got = 0; got < MSG;) {
+        ssize_t n = read(fd, buf + got, (size_t)(MSG - got));
+        if (n <= 0)
+            return -1;
+        got += (int)n;
+    }
+    return 0;
+}
+
+static void *server_main(void *arg)
+{
+    (void)arg;
+    pin(1);
+    char buf[MSG];
+    double cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (int i = 0; i < ROUND_TRIPS; i++)
+        if (read_msg(fds[1], buf) < 0 || write(fds[1], buf, MSG) != MSG)
+            break;
+    server_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    return NULL;
+}
+
+static int ping_pong(bool core_busy)
+{
+    int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(a);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 1) < 0 ||
+        getsockname(l, (struct sockaddr *)&a, &len) < 0)
+        return 1;
+    fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(fds[0], (struct sockaddr *)&a, sizeof(a)) < 0 || (fds[1] = accept(l, NULL, NULL)) < 0)
+        return 1;
+    setsockopt(fds[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    setsockopt(fds[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    atomic_store(&stop, false);
+    pthread_t spinner, server;
+    if (core_busy)
+        pthread_create(&spinner, NULL, spin, &one);
+    pthread_create(&server, NULL, server_main, NULL);
+    pin(0);
+    char buf[MSG];
+    memset(buf, 'x', sizeof(buf));
+    double t0 = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (int i = 0; i < ROUND_TRIPS; i++)
+        if (write(fds[0], buf, MSG) != MSG || read_msg(fds[0], buf) < 0)
+            break;
+    double cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0, wall = clock_ns(CLOCK_MONOTONIC) - t0;
+    pthread_join(server, NULL);
+    atomic_store(&stop, true);
+    if (core_busy)
+        pthread_join(spinner, NULL);
+    close(fds[0]);
+    close(fds[1]);
+    close(l);
+    printf("server's core %s: round trip %.1f us; CPU a round trip: client %.1f us, "
+           "server %.1f us\n", core_busy ? "busy (a SCHED_IDLE spinner)" : "idle",
+           wall / ROUND_TRIPS / 1e3, cpu / ROUND_TRIPS / 1e3,
+           server_cpu_ns / ROUND_TRIPS / 1e3);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+        fprintf(stderr, "sched-probe: needs two cores\n");
+        return 1;
+    }
+    if (argc >= 3 && strcmp(argv[1], "beside") == 0 && atof(argv[2]) > 0)
+        return beside(atof(argv[2]), argc > 3 ? atof(argv[3]) : 0);
+    if (argc == 2 && strcmp(argv[1], "busy-core") == 0)
+        return ping_pong(false) || ping_pong(true);
+    fprintf(stderr, "usage: sched-probe beside PERIOD_US [BURN_US] | sched-probe busy-core\n");
+    return 2;
+}
