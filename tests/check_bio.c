@@ -35,15 +35,6 @@ static void wait_for_live_threads(struct bio_server *s, uint64_t want)
                  (unsigned long long)st.live_threads, (unsigned long long)want);
 }
 
-/* Threads are named just after they start: poll for the name. */
-static void wait_named_threads(const char *prefix, int want)
-{
-    uint64_t deadline = now_ms() + 5000;
-    while (tn_thread_count(prefix) != want && now_ms() < deadline)
-        usleep(2000);
-    ck_assert_int_eq(tn_thread_count(prefix), want);
-}
-
 START_TEST(thread_per_connection_created_and_reaped)
 {
     enum { N = 40 };
@@ -63,7 +54,7 @@ START_TEST(thread_per_connection_created_and_reaped)
         tn_send_str(fds[i], "hi\n");      /* a reply proves its thread runs */
         ck_assert_int_eq(tn_read_line(fds[i], line, sizeof(line)), 3);
     }
-    wait_named_threads("conn-", N);
+    tn_expect_threads("conn-", N);
     /* The acceptor counts a thread just after pthread_create returns, and
      * by then the thread may have answered: poll for the count too. */
     uint64_t deadline = now_ms() + 5000;
@@ -83,7 +74,7 @@ START_TEST(thread_per_connection_created_and_reaped)
         usleep(10000);
     } while (st.threads_reaped < N && now_ms() < deadline);
     ck_assert_uint_eq(st.threads_reaped, N);
-    ck_assert_int_eq(tn_thread_count("conn-"), 0);
+    tn_expect_threads("conn-", 0);
     bio_stop(s);
 }
 END_TEST
@@ -160,10 +151,10 @@ START_TEST(stop_with_idle_connections_joins_all)
     for (int i = 0; i < 10; i++)
         fds[i] = tn_connect(bio_port(s));
     wait_for_live_threads(s, 10);
-    wait_named_threads("conn-", 10);
+    tn_expect_threads("conn-", 10);
     bio_stop(s);           /* must not wait for the clients to leave */
-    ck_assert_int_eq(tn_thread_count("conn-"), 0);
-    ck_assert_int_eq(tn_thread_count("acceptor"), 0);
+    tn_expect_threads("conn-", 0);
+    tn_expect_threads("acceptor", 0);
     for (int i = 0; i < 10; i++) {
         ck_assert_int_eq(tn_read_eof(fds[i]), 0);
         close(fds[i]);

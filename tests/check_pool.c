@@ -102,8 +102,8 @@ START_TEST(k_tasks_over_max_m_wait)
     ck_assert_uint_eq(st.completed, K);
     ck_assert_int_eq(st.size, M);               /* never more than M */
     pool_shutdown(p, true);
-    ck_assert_int_eq(tn_thread_count("t-"), 0);
-    ck_assert_int_eq(tn_thread_count("watchdog"), 0);
+    tn_expect_threads("t-", 0);
+    tn_expect_threads("watchdog", 0);
 }
 END_TEST
 
@@ -159,10 +159,7 @@ START_TEST(idle_threads_shrink_to_min)
     usleep(300000);                     /* and it stays at min */
     pool_stats(p, &st);
     ck_assert_int_eq(st.size, 2);
-    deadline = now_ms() + 2000;      /* joined, not just asked to end */
-    while (tn_thread_count("t-") != 2 && now_ms() < deadline)
-        usleep(5000);
-    ck_assert_int_eq(tn_thread_count("t-"), 2);
+    tn_expect_threads("t-", 2);      /* ended, not just asked to */
     pool_shutdown(p, true);
 }
 END_TEST
@@ -384,7 +381,7 @@ START_TEST(shutdown_drains_or_drops)
     pool_shutdown(p, true);              /* drain: everything runs */
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(atomic_load(&runs[i]), 1);
-    ck_assert_int_eq(tn_thread_count("t-"), 0);
+    tn_expect_threads("t-", 0);
 
     pthread_mutex_lock(&gate_lock);
     gate_open = false;
@@ -402,8 +399,8 @@ START_TEST(shutdown_drains_or_drops)
     ck_assert_int_eq(atomic_load(&runs[0]), 1);
     ck_assert_int_eq(atomic_load(&dropped[1]) + atomic_load(&dropped[2]), 2);
     ck_assert_int_eq(atomic_load(&runs[1]) + atomic_load(&runs[2]), 0);
-    ck_assert_int_eq(tn_thread_count("t-"), 0);
-    ck_assert_int_eq(tn_thread_count("watchdog"), 0);
+    tn_expect_threads("t-", 0);
+    tn_expect_threads("watchdog", 0);
 }
 END_TEST
 

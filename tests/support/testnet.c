@@ -162,6 +162,15 @@ int tn_thread_count(const char *prefix)
     return t.n;
 }
 
+void tn_expect_threads(const char *prefix, int want)
+{
+    uint64_t deadline = now_ms() + 5000;
+    int n;
+    while ((n = tn_thread_count(prefix)) != want && now_ms() < deadline)
+        usleep(2000);
+    ck_assert_msg(n == want, "%d threads named \"%s*\" after 5 s, wanted %d", n, prefix, want);
+}
+
 /* The number after "key:" in a /proc status file, or 0. */
 static long status_field(const char *path, const char *key)
 {

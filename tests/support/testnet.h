@@ -44,6 +44,15 @@ void tn_who_thread(int fd, char *out, size_t cap);
  * /proc/self/task/N/comm. Naming keeps sanitizer helper threads out. */
 int tn_thread_count(const char *prefix);
 
+/* Wait up to 5 s for tn_thread_count(prefix) to be want, then assert it.
+ * A thread that pthread_join has returned for can still be listed for a
+ * moment: the kernel wakes the joiner when it clears the thread's id, a
+ * step before it takes the thread out of /proc (a loaded machine can stop
+ * the thread between the two). A thread its creator names after
+ * pthread_create can answer before it has its name: counting new
+ * threads needs the wait too. */
+void tn_expect_threads(const char *prefix, int want);
+
 /* Wait up to timeout_ms for a thread whose name starts with prefix to be
  * in this state ('S': asleep in a wait, such as epoll_wait). */
 bool tn_wait_thread_state(const char *prefix, char state, int timeout_ms);
