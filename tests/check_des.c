@@ -1049,6 +1049,38 @@ START_TEST(calibrate_trusts_what_agrees_and_refuses_the_rest)
 }
 END_TEST
 
+/* n calls of median 1 whose top 1% cost `p99` times it and top 0.1%
+ * `p999` times: where each knot must land. */
+static void tail_calls(double *v, int n, double p99, double p999)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = i >= n - n / 1000 ? p999 : i >= n - n / 100 ? p99 : 0.9 + 0.2 * i / n;
+}
+
+/* A tail knot is judged on all rounds' calls pooled, the even rounds
+ * against the odd: halves that agree give the pooled knot (as calibrate
+ * writes it, exp(value x z)); halves whose p99.9 differ five times are
+ * refused, however well their p99 agrees. */
+START_TEST(calibrate_judges_a_tail_in_two_halves)
+{
+    static double even[6000], odd[4000];
+    tail_calls(even, 6000, 2.0, 8.0);
+    tail_calls(odd, 4000, 2.0, 8.0);
+    struct calibrate_verdict p99 = calibrate_judge_tail(even, 6000, odd, 4000, 99);
+    struct calibrate_verdict p999 = calibrate_judge_tail(even, 6000, odd, 4000, 999);
+    ck_assert(p99.trusted && p999.trusted);
+    ck_assert_double_eq_tol(exp(p99.value * RNG_Z99), 2.0, 1e-3);
+    ck_assert_double_eq_tol(exp(p999.value * RNG_Z999), 8.0, 1e-3);
+    ck_assert_double_eq_tol(p999.spread, 0, 1e-9);
+    tail_calls(odd, 4000, 2.0, 40.0);
+    ck_assert(calibrate_judge_tail(even, 6000, odd, 4000, 99).trusted);
+    p999 = calibrate_judge_tail(even, 6000, odd, 4000, 999);
+    ck_assert(!p999.trusted);
+    ck_assert_double_eq_tol(p999.spread, log(5.0) / RNG_Z999, 1e-3);
+    ck_assert(!calibrate_judge_tail(even, 0, odd, 4000, 99).trusted);
+}
+END_TEST
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);    /* the figures survive a failing fork */
@@ -1058,6 +1090,7 @@ int main(void)
     tcase_add_test(engine, the_rng_repeats_for_a_seed);
     tcase_add_test(engine, the_lognormal_factor_has_mean_one);
     tcase_add_test(engine, a_cost_tail_puts_p99_and_p999_where_measured);
+    tcase_add_test(engine, calibrate_judges_a_tail_in_two_halves);
     tcase_add_test(engine, bad_options_are_refused);
     tcase_add_test(engine, a_profile_file_round_trips_and_bad_ones_are_refused);
     tcase_add_test(engine, an_older_profile_loads_and_a_newer_one_is_refused);

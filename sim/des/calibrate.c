@@ -173,6 +173,34 @@ struct calibrate_verdict calibrate_judge(const double *rounds, int n, bool shape
     return out;
 }
 
+/* ln(q-quantile) / z of n sorted calls of median 1 (0: no tail). */
+static double tail_knot(const double *sorted, int n, int q)
+{
+    double z = q == 99 ? Z99 : Z999;
+    double at = sorted[(long)n * q / (q == 99 ? 100 : 1000)];
+    return at > 1 ? log(at) / z : 0;
+}
+
+struct calibrate_verdict calibrate_judge_tail(double *even, int ne, double *odd, int no,
+                                              int q)
+{
+    double *all = ne > 0 && no > 0 ? malloc((size_t)(ne + no) * sizeof(*all)) : NULL;
+    if (!all)
+        return (struct calibrate_verdict){ .spread = INFINITY };
+    memcpy(all, even, (size_t)ne * sizeof(*all));
+    memcpy(all + ne, odd, (size_t)no * sizeof(*all));
+    qsort(all, (size_t)(ne + no), sizeof(*all), cmp_double);
+    qsort(even, (size_t)ne, sizeof(*even), cmp_double);
+    qsort(odd, (size_t)no, sizeof(*odd), cmp_double);
+    struct calibrate_verdict out = {
+        .value = tail_knot(all, ne + no, q),
+        .spread = fabs(tail_knot(even, ne, q) - tail_knot(odd, no, q)),
+    };
+    out.trusted = out.spread <= SHAPE_SPREAD_MAX;
+    free(all);
+    return out;
+}
+
 struct calibrate_verdict calibrate_judge_part(const double *parts, const double *wholes,
                                               int n)
 {
@@ -244,22 +272,50 @@ static bool settle_shape(struct figures *f, const char *key, const struct dist *
     return settle_as(f, key, rounds, dst, true);
 }
 
-/* A tail knot (rng.h, struct cost_shape) of a cost's rounds: its calls'
- * p99 (q 99) or p99.9 (q 999) as a multiple of their median. Each round
- * is judged by the log-normal shape that knot alone would give,
- * ln(ratio) / z, as a shape is, so that a tail that moves from round to
- * round (a few calls in a thousand) is refused like any figure. */
-static bool settle_tail(struct figures *f, const char *key, const struct dist *rounds,
-                        int q, double *dst)
+/* The calls of a figure's rounds for its tail knots, each over its own
+ * round's median, the even rounds' apart from the odd ones': what
+ * calibrate_judge_tail judges. */
+struct tail_pool {
+    double *half[2];
+    int n[2], cap;                    /* calls in each half, room in each */
+};
+
+static bool tail_pool_init(struct tail_pool *tp, int calls_a_round)
 {
-    double z = q == 99 ? Z99 : Z999, v[ROUNDS];
-    for (int r = 0; r < ROUNDS; r++) {
-        double ratio = rounds[r].p50 > 0 ? (q == 99 ? rounds[r].p99 : rounds[r].p999) /
-                                           rounds[r].p50 : 1;
-        v[r] = ratio > 1 ? log(ratio) / z : 0;
-    }
-    struct pending pd = { .key = key, .dst = dst, .shape = true, .tail_z = z,
-                          .v = calibrate_judge(v, ROUNDS, true) };
+    tp->cap = calls_a_round * ((ROUNDS + 1) / 2);
+    tp->n[0] = tp->n[1] = 0;
+    tp->half[0] = malloc((size_t)tp->cap * sizeof(double));
+    tp->half[1] = malloc((size_t)tp->cap * sizeof(double));
+    return tp->half[0] && tp->half[1];
+}
+
+static void tail_pool_free(struct tail_pool *tp)
+{
+    free(tp->half[0]);
+    free(tp->half[1]);
+}
+
+/* Round r's n calls, each less `less` (what another figure charges) and
+ * over `median` (the round's median of what is left). */
+static void tail_pool_add(struct tail_pool *tp, int r, const double *calls, int n,
+                          double less, double median)
+{
+    int h = r % 2;
+    for (int i = 0; i < n && tp->n[h] < tp->cap && median > 0; i++)
+        tp->half[h][tp->n[h]++] = (calls[i] - less) / median;
+}
+
+/* A tail knot (rng.h, struct cost_shape) of a cost: its calls' p99 (q 99)
+ * or p99.9 (q 999) as a multiple of their median, judged in two halves
+ * (calibrate_judge_tail), so that a tail that moves (a few calls in a
+ * thousand) is refused like any figure. */
+static bool settle_tail(struct figures *f, const char *key, struct tail_pool *tp, int q,
+                        double *dst)
+{
+    struct pending pd = { .key = key, .dst = dst, .shape = true,
+                          .tail_z = q == 99 ? Z99 : Z999,
+                          .v = calibrate_judge_tail(tp->half[0], tp->n[0], tp->half[1],
+                                                    tp->n[1], q) };
     pd.calls = dist_const(0);
     add_pending(f, &pd);
     return pd.v.trusted;
@@ -268,8 +324,8 @@ static bool settle_tail(struct figures *f, const char *key, const struct dist *r
 /* "read_ns 3100: calls p10 2900 p50 3050 p90 3600; rounds within 4.1%" */
 static void describe(const struct pending *pd, char *out, size_t len)
 {
-    if (pd->tail_z > 0) {              /* "syscall_p999 8.41 x the median: rounds within 0.052" */
-        snprintf(out, len, "%s %.2f x the median: rounds within %.3f", pd->key,
+    if (pd->tail_z > 0) {              /* "syscall_p999 8.41 x the median: halves within 0.052" */
+        snprintf(out, len, "%s %.2f x the median: halves within %.3f", pd->key,
                  exp(pd->v.value * pd->tail_z), pd->v.spread);
         return;
     }
@@ -440,7 +496,8 @@ static bool measure_read_write(struct figures *f, double clock_ns, long ncpu)
         close(listener);
     struct dist reads[ROUNDS], writes[ROUNDS], calls[ROUNDS];
     static double rd[2 * XCHG_CALLS], wr[2 * XCHG_CALLS];
-    bool failed = made < XCHG_CONNS;
+    struct tail_pool tails = { { NULL, NULL }, { 0, 0 }, 0 };
+    bool failed = made < XCHG_CONNS || !tail_pool_init(&tails, 4 * XCHG_CALLS);
     for (int r = 0; r < ROUNDS && !failed; r++) {
         atomic_bool done = false;
         pthread_t t[2];
@@ -475,6 +532,8 @@ static bool measure_read_write(struct figures *f, double clock_ns, long ncpu)
         }
         writes[r] = dist_of(wr, n);
         reads[r] = dist_of(rd, n);
+        tail_pool_add(&tails, r, wr, n, 0, writes[r].p50);
+        tail_pool_add(&tails, r, rd, n, 0, reads[r].p50);
         /* The shape of both kinds, each call against its own kind's
          * median (a read is a fifth of a write: pooled as they are, the
          * two sizes hid the spread), as the percentiles of a call of
@@ -485,13 +544,16 @@ static bool measure_read_write(struct figures *f, double clock_ns, long ncpu)
         close(sides[0].fd[i]);
         close(sides[1].fd[i]);
     }
-    if (failed)
-        return true;                      /* nothing to measure with: keep the defaults */
-    bool ok = settle(f, "write_ns", writes, &f->p->write_ns);
-    ok = settle(f, "read_ns", reads, &f->p->read_ns) && ok;
-    ok = settle_tail(f, "syscall_p99", calls, 99, &f->p->syscall_p99) && ok;
-    ok = settle_tail(f, "syscall_p999", calls, 999, &f->p->syscall_p999) && ok;
-    return settle_shape(f, "syscall_sigma", calls, &f->p->syscall_sigma) && ok;
+    bool ok = true;
+    if (!failed) {                        /* else nothing to measure with: keep the defaults */
+        ok = settle(f, "write_ns", writes, &f->p->write_ns);
+        ok = settle(f, "read_ns", reads, &f->p->read_ns) && ok;
+        ok = settle_tail(f, "syscall_p99", &tails, 99, &f->p->syscall_p99) && ok;
+        ok = settle_tail(f, "syscall_p999", &tails, 999, &f->p->syscall_p999) && ok;
+        ok = settle_shape(f, "syscall_sigma", calls, &f->p->syscall_sigma) && ok;
+    }
+    tail_pool_free(&tails);
+    return ok;
 }
 
 /* accept_ns and close_ns: connections made ahead, then accepted and
@@ -797,6 +859,8 @@ struct pingpong {
 struct passes_out {
     struct dist wall;                 /* a pass, start to end (half a round trip) */
     double cpu_ns;                    /* both threads' CPU over the passes, per pass */
+    const double *each;               /* each pass (until the next round), n of them */
+    int n;
 };
 
 /* This thread's CPU time so far (CLOCK_THREAD_CPUTIME_ID), in ns. */
@@ -837,7 +901,7 @@ static struct passes_out passes(int client_cpu, int server_cpu)
 {
     static double half[PASSES];
     int fds[2];
-    struct passes_out none = { dist_const(0), 0 };
+    struct passes_out none = { dist_const(0), 0, NULL, 0 };
     if (tcp_pair(fds, NULL) < 0)
         return none;
     struct pingpong pp = { fds[0], fds[1], client_cpu, server_cpu, 0 };
@@ -869,7 +933,7 @@ static struct passes_out passes(int client_cpu, int server_cpu)
     if (done == 0)
         return none;
     return (struct passes_out){ dist_of(half, done),
-                                (client_cpu_ns + pp.server_cpu_ns) / (2.0 * done) };
+                                (client_cpu_ns + pp.server_cpu_ns) / (2.0 * done), half, done };
 }
 
 /* context_switch_ns, wakeup_cpu_ns, wakeup_ns and wakeup_sigma, each
@@ -924,8 +988,9 @@ static bool measure_switches(struct figures *f, long ncpu, double clock_ns)
     struct dist idle_wake[ROUNDS];
     double same[ROUNDS], one_pass[ROUNDS];
     double across[ROUNDS], wake[ROUNDS], wake_cpu[ROUNDS];
-    if (ncpu < 2)
-        return true;                      /* no other core to wake: keep the defaults */
+    struct tail_pool tails;
+    if (ncpu < 2 || !tail_pool_init(&tails, PASSES)) /* no other core to wake: keep the defaults */
+        return true;
     for (int r = 0; r < ROUNDS; r++) {
         struct passes_out one = passes(0, 0), two = passes(0, 1);
         one_pass[r] = dist_mean(one.wall);
@@ -933,6 +998,7 @@ static bool measure_switches(struct figures *f, long ncpu, double clock_ns)
         double calls = p->write_ns + p->poll_ns + p->read_ns;
         across[r] = dist_mean(two.wall);
         idle_wake[r] = dist_less(two.wall, calls);
+        tail_pool_add(&tails, r, two.each, two.n, calls, idle_wake[r].p50);
         wake_cpu[r] = two.cpu_ns - calls;
         wake[r] = across[r] - two.cpu_ns;
     }
@@ -950,9 +1016,11 @@ static bool measure_switches(struct figures *f, long ncpu, double clock_ns)
     bool ok = settle_part(f, "context_switch_ns", same, one_pass, &p->context_switch_ns);
     ok = settle_part(f, "wakeup_cpu_ns", wake_cpu, across, &p->wakeup_cpu_ns) && ok;
     ok = settle_part(f, "wakeup_ns", wake, across, &p->wakeup_ns) && ok;
-    ok = settle_tail(f, "wakeup_p99", idle_wake, 99, &p->wakeup_p99) && ok;
-    ok = settle_tail(f, "wakeup_p999", idle_wake, 999, &p->wakeup_p999) && ok;
-    return settle_shape(f, "wakeup_sigma", idle_wake, &p->wakeup_sigma) && ok;
+    ok = settle_tail(f, "wakeup_p99", &tails, 99, &p->wakeup_p99) && ok;
+    ok = settle_tail(f, "wakeup_p999", &tails, 999, &p->wakeup_p999) && ok;
+    ok = settle_shape(f, "wakeup_sigma", idle_wake, &p->wakeup_sigma) && ok;
+    tail_pool_free(&tails);
+    return ok;
 }
 
 /* wakeup_granularity_ns is Linux's, not measured: the scheduler's own

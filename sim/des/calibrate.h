@@ -66,6 +66,18 @@ double calibrate_shape_of_two(double *a, int na, double *b, int nb);
  * and, for a cost, above 0. Any thread. */
 struct calibrate_verdict calibrate_judge(const double *rounds, int n, bool shape);
 
+/* A tail knot (p99: q 99, p99.9: q 999) of calls pooled over all rounds,
+ * each call already divided by its own round's median (so that a median
+ * that moves between rounds does not pass for a tail): the pooled calls'
+ * q-quantile as ln(it) / z, the shape that knot alone gives. A round has
+ * too few calls beyond its p99.9 to judge that knot round by round (two
+ * in 2000 wakeups), so the rounds are judged in two halves instead, the
+ * even rounds' calls against the odd ones' (interleaved: a machine that
+ * drifts moves both): trusted when the halves agree within
+ * CALIBRATE_SHAPE_SPREAD_MAX. Sorts both arrays. Any thread. */
+struct calibrate_verdict calibrate_judge_tail(double *even, int ne, double *odd, int no,
+                                              int q);
+
 /* A part of a measured whole (a wakeup: a pass less its switch), round by
  * round with the whole it came from: the noise is judged against the
  * whole. A part a little below 0 is lost in that noise and is 0; below
