@@ -264,10 +264,11 @@ answers:
 bench-sim: $(BIN)
 	bench/bench-sim.sh $(BIN) $(PROFILE)
 
-# What docs/simulator.md ("Third pass") says of this machine's scheduler:
-# a woken thread beside a busy one, a wakeup onto a busy core, and who
-# switches in the real servers (about a minute; it measures, it asserts
-# nothing).
+# What docs/simulator.md ("Third pass", "Fourth pass") says of this
+# machine's scheduler: a woken thread beside a busy one, a wakeup onto a
+# busy core, what else takes a core from its one thread, and who switches
+# in the real servers, with perf's trace of how long each waited for a
+# core (about a minute; it measures, it asserts nothing).
 $(BUILD)/sched-probe: bench/sched-probe.c
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $< -pthread
@@ -276,6 +277,7 @@ sched-probe: $(BUILD)/sched-probe $(BIN)
 	$(BUILD)/sched-probe beside 200 100
 	$(BUILD)/sched-probe beside 1000 100
 	$(BUILD)/sched-probe busy-core
+	$(BUILD)/sched-probe gaps
 	bench/switches.sh $(BIN) bio 16
 	bench/switches.sh $(BIN) multireactor 16
 	bench/switches.sh $(BIN) multireactor 64

@@ -14,6 +14,12 @@
  *       spinner (which any woken thread preempts): the round trip, and
  *       each side's CPU per round trip. What does a wakeup onto a busy
  *       core cost?
+ *   sched-probe gaps [SECONDS]
+ *       A thread pinned to each core, reading the clock in a loop for
+ *       SECONDS (default 3), nothing else to run: every jump of the clock
+ *       between two reads is time its core did something else (an
+ *       interrupt, the tick, the host running another vCPU). How often,
+ *       how long, and the steal time the kernel counted meanwhile.
  */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -195,6 +201,77 @@ static int ping_pong(bool core_busy)
     return 0;
 }
 
+/* ---- gaps: what a core does besides its one thread --------------------------- */
+
+enum { GAP_BINS = 7 };
+static const double gap_upper_us[GAP_BINS] = { 20, 50, 100, 500, 1000, 4000, 1e12 };
+
+struct gap_tally {
+    int cpu;
+    double seconds;
+    long n[GAP_BINS];
+    double lost_ns, longest_ns;
+};
+
+static void *gap_main(void *arg)
+{
+    struct gap_tally *g = arg;
+    pin(g->cpu);
+    double start = clock_ns(CLOCK_MONOTONIC), last = start, end = start + g->seconds * 1e9;
+    while (last < end) {
+        double now = clock_ns(CLOCK_MONOTONIC), gap = now - last;
+        last = now;
+        if (gap < 5e3)                   /* two clock reads, or a cache miss */
+            continue;
+        int b = 0;
+        while (gap > gap_upper_us[b] * 1e3)
+            b++;
+        g->n[b]++;
+        g->lost_ns += gap;
+        if (gap > g->longest_ns)
+            g->longest_ns = gap;
+    }
+    return NULL;
+}
+
+/* The machine's steal time so far, in clock ticks (/proc/stat, "cpu"). */
+static long long steal_ticks(void)
+{
+    long long v[8] = { 0 };
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return 0;
+    int got = fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2],
+                     &v[3], &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    return got == 8 ? v[7] : 0;
+}
+
+static int gaps(double seconds)
+{
+    static struct gap_tally g[2];
+    pthread_t t[2];
+    long long steal0 = steal_ticks();
+    for (int i = 0; i < 2; i++) {
+        g[i] = (struct gap_tally){ .cpu = i, .seconds = seconds };
+        pthread_create(&t[i], NULL, gap_main, &g[i]);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    double steal_s = (double)(steal_ticks() - steal0) / (double)sysconf(_SC_CLK_TCK);
+    for (int i = 0; i < 2; i++) {
+        printf("core %d, %.0f s alone: gaps over 5 us a second:", i, seconds);
+        for (int b = 0; b < GAP_BINS; b++)
+            printf(" %s%.0f us %.1f", b + 1 < GAP_BINS ? "<" : ">",
+                   gap_upper_us[b + 1 < GAP_BINS ? b : b - 1], (double)g[i].n[b] / seconds);
+        printf("; %.2f%% of the core lost, longest %.0f us\n",
+               100 * g[i].lost_ns / (seconds * 1e9), g[i].longest_ns / 1e3);
+    }
+    printf("steal time the kernel counted meanwhile: %.2f%% of both cores\n",
+           100 * steal_s / (2 * seconds));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
@@ -205,6 +282,9 @@ int main(int argc, char **argv)
         return beside(atof(argv[2]), argc > 3 ? atof(argv[3]) : 0);
     if (argc == 2 && strcmp(argv[1], "busy-core") == 0)
         return ping_pong(false) || ping_pong(true);
-    fprintf(stderr, "usage: sched-probe beside PERIOD_US [BURN_US] | sched-probe busy-core\n");
+    if (argc >= 2 && strcmp(argv[1], "gaps") == 0 && (argc == 2 || atof(argv[2]) > 0))
+        return gaps(argc > 2 ? atof(argv[2]) : 3);
+    fprintf(stderr, "usage: sched-probe beside PERIOD_US [BURN_US] | sched-probe busy-core | "
+            "sched-probe gaps [SECONDS]\n");
     return 2;
 }
