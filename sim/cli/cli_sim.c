@@ -91,6 +91,12 @@ static void sim_usage(FILE *out)
             "  --big              with --viz: projector mode, as top's --big\n"
             "  --lang en|zh       with --viz: the screen in English or Chinese, as\n"
             "                     top's --lang\n"
+            "  --waits            also report how long threads waited for a core once\n"
+            "                     runnable and ran once on one (p50-p99.9), and how\n"
+            "                     often a turn ended blocked or preempted, a line: the\n"
+            "                     server's threads and (--client-cpu) the load\n"
+            "                     generator apart, as bench/switches.sh reads them\n"
+            "                     from perf sched for a real run\n"
             "  --json             the report as one JSON object\n"
             "  --engine-stats     also print the engine's wall time, events/s and RSS\n"
             "                     to stderr (the report itself is the same bytes for\n"
@@ -447,6 +453,7 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
         { CLI_INT("backlog", &o->backlog, 0, 100000000) },
         { CLI_FLAG("json", &a->json) },
         { CLI_FLAG("engine-stats", &a->engine_stats) },
+        { CLI_FLAG("waits", &o->waits) },
         { CLI_INT("io-ratio", &o->io_ratio, 1, 100) },
         { CLI_CALL("sweep", parse_sweep, &sw->spec) },
         { CLI_TEXT("csv", &sw->csv) },

@@ -16,6 +16,7 @@ int machine_init(struct machine *m, struct des_engine *eng, const struct profile
     m->ctx = ctx;
     m->ncores = ncores;
     m->idle_cores = ncores;
+    m->waits_apart = VT_NONE;
     m->cores = calloc((size_t)ncores, sizeof(*m->cores));
     m->cap = 1024;
     m->threads = malloc(m->cap * sizeof(*m->threads));
@@ -165,6 +166,26 @@ static double switch_cost(const struct machine *m, int c, const struct vthread *
     return cs * spread;
 }
 
+/* sim --waits: which of the two kinds thread t's figures go to. */
+static int waits_kind(const struct machine *m, uint32_t t)
+{
+    return t == m->waits_apart;
+}
+
+/* t leaves its core: the stretch it ran, and whether it was preempted. */
+static void note_off_core(struct machine *m, uint32_t t, bool preempted)
+{
+    if (!m->waits)
+        return;
+    int k = waits_kind(m, t);
+    vtime_t now = m->eng->now, on = m->threads[t].on_core_at;
+    hist_record(&m->waits->run_ns[k], now > on ? now - on : 0);
+    if (preempted)
+        m->waits->preempted[k]++;
+    else
+        m->waits->blocked[k]++;
+}
+
 /* Put t on core c (idle, or just taken from its thread). An idle core
  * woken by an interrupt starts it wakeup_ns later (latency, not CPU);
  * the switch is paid in CPU before its burst. */
@@ -177,6 +198,10 @@ static void dispatch_as(struct machine *m, int c, uint32_t t, enum arrival how, 
     double spread = m->costs ? rng_cost_factor(m->costs, shape) : 1;
     double cs = switch_cost(m, c, th, how, remote, spread);
     vtime_t delay = how == ARRIVE_IDLE ? (vtime_t)(m->prof->wakeup_ns * spread) : 0;
+    if (m->waits) {
+        th->on_core_at = m->eng->now + delay;
+        hist_record(&m->waits->wait_ns[waits_kind(m, t)], th->on_core_at - th->runnable_at);
+    }
     th->last_core = c;
     core->thread = t;
     th->state = VT_RUNNING;
@@ -326,7 +351,9 @@ static bool wakeup_preempts(struct machine *m, uint32_t t, int waker)
         (double)vruntime_now(m, cur) - (double)th->vruntime_ns <= gran)
         return false;
     stop_running(m, c);
+    note_off_core(m, cur, true);
     m->threads[cur].state = VT_RUNNABLE;
+    m->threads[cur].runnable_at = m->eng->now;
     m->preemptions++;
     m->wakeup_preemptions++;
     rq_push_front(m, cur);                  /* CFS's last buddy: it runs next */
@@ -345,7 +372,9 @@ void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont)
         if (m->prof->time_slice_ns > 0 && m->eng->now >= core->slice_end) {
             if (m->rq_len > 0) {            /* its slice is used up: next! */
                 int c = th->core;
+                note_off_core(m, t, true);
                 th->state = VT_RUNNABLE;
+                th->runnable_at = m->eng->now;
                 th->core = -1;
                 m->preemptions++;
                 rq_push(m, t);
@@ -363,6 +392,7 @@ void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont)
      * run queue and pays only the switch when its turn comes. */
     th->burst_left = cpu_ns;
     th->state = VT_RUNNABLE;
+    th->runnable_at = m->eng->now;
     int waker = waker_core(m);
     int c = m->idle_cores > 0 ? find_idle_core(m, th, waker) : -1;
     if (c >= 0)
@@ -378,6 +408,8 @@ static void leave_core(struct machine *m, uint32_t t, enum vthread_state state)
 {
     struct vthread *th = &m->threads[t];
     int c = th->core;
+    if (c >= 0)
+        note_off_core(m, t, false);
     th->state = (uint8_t)state;
     th->core = -1;
     if (c >= 0)
@@ -417,7 +449,9 @@ void machine_core_event(struct machine *m, uint32_t c, uint32_t gen)
     }
     /* The slice ended mid-burst. */
     if (m->rq_len > 0) {
+        note_off_core(m, t, true);
         th->state = VT_RUNNABLE;
+        th->runnable_at = now;
         th->core = -1;
         m->preemptions++;
         rq_push(m, t);

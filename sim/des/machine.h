@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "probe/histogram.h"
 #include "profile.h"
 #include "rng.h"
 
@@ -41,6 +42,8 @@ struct vthread {
     vtime_t burst_left;          /* CPU still owed in this burst */
     vtime_t burst_start;         /* when this burst first got a core (its
                                     wait for CPU ended) */
+    vtime_t runnable_at;         /* when it last became runnable */
+    vtime_t on_core_at;          /* when it last got a core (sim --waits) */
     vtime_t vruntime_ns;         /* CPU it has had (CFS's vruntime, all
                                     threads of one weight), raised on a
                                     wakeup to min_vruntime less the
@@ -54,6 +57,16 @@ struct vcore {
     vtime_t slice_end;
     vtime_t on_core_since;       /* when its thread got this core */
     vtime_t busy_ns;
+};
+
+/* sim --waits: how long threads waited for a core once runnable (woken,
+ * or put back by a preemption) and how long they ran once on one, and how
+ * each stretch on a core ended; one thread's figures ([1]: the load
+ * generator) apart from the rest ([0]: the server's threads), as
+ * bench/switches.sh reads them from perf sched for a real run. */
+struct machine_waits {
+    struct hist wait_ns[2], run_ns[2];
+    uint64_t blocked[2], preempted[2];
 };
 
 /* Called when thread t has run its burst; it must run another, block, or
@@ -91,6 +104,8 @@ struct machine {
     int waker_core;              /* the core whose burst ended last ... */
     vtime_t waker_at;            /* ... at this time: who wakes whom */
     uint32_t in_done;            /* the thread whose burst_done runs now */
+    struct machine_waits *waits; /* where to note waits (NULL: not kept) */
+    uint32_t waits_apart;        /* the thread noted apart ([1]), or VT_NONE */
     struct rng *costs;           /* draws each switch and the wakeup before
                                     it (wakeup_sigma); NULL: every one costs
                                     the profile's figure */

@@ -493,7 +493,16 @@ static int setup(struct sim *s)
     default:               rc = -1;
     }
     /* The client thread is spawned last: the loops' thread ids come first. */
-    return rc < 0 ? rc : sim__spawn_client(s);
+    rc = rc < 0 ? rc : sim__spawn_client(s);
+    if (rc == 0 && o->waits) {
+        for (int k = 0; k < 2; k++) {
+            hist_init(&s->r->core_waits.wait_ns[k]);
+            hist_init(&s->r->core_waits.run_ns[k]);
+        }
+        s->m.waits = &s->r->core_waits;
+        s->m.waits_apart = o->client_on_machine ? s->client : VT_NONE;
+    }
+    return rc;
 }
 
 /* One event in words, for the screen's status line (--viz only). */

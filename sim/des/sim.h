@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "des/machine.h"
 #include "des/profile.h"
 #include "probe/histogram.h"
 
@@ -58,6 +59,8 @@ struct sim_opts {
     int workers, offload, io_ratio;
 
     struct sim_viz *viz;         /* --viz: play the run on this board (NULL: off) */
+    bool waits;                  /* --waits: note each thread's waits for a
+                                    core (sim_report.waits) */
 };
 
 struct sim_report {
@@ -89,6 +92,8 @@ struct sim_report {
     double peak_resident_bytes;  /* peak threads x (stack pages touched +
                                     kernel stack) + connections x conn_kb */
     double peak_conn_bytes;      /* peak open connections x conn_kb */
+    struct machine_waits core_waits; /* with --waits: the server's threads [0]
+                                    and the load generator [1] */
     uint64_t events;
     double wall_s, events_per_s;
     long peak_rss_kb;            /* of this process */

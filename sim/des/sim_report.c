@@ -113,6 +113,47 @@ static void print_bytes(FILE *out, double b)
         fprintf(out, "%.1f MiB", b / (1024.0 * 1024));
 }
 
+/* --waits, a line for one kind of thread: its turns on a core, how long
+ * it waited for one once runnable and ran once on one, and how its turns
+ * ended, a line answered. */
+static void print_waits(FILE *out, const struct sim_report *r, int k, const char *who)
+{
+    const struct machine_waits *w = &r->core_waits;
+    static const double pcts[] = { 50, 90, 99, 99.9 };
+    static const char *const names[] = { "p50", "p90", "p99", "p99.9" };
+    double lines = r->lines_ok > 0 ? (double)r->lines_ok : 1;
+    fprintf(out, "  waits    %s: %llu turns on a core; waited for it", who,
+            (unsigned long long)(w->blocked[k] + w->preempted[k]));
+    for (int i = 0; i < 4; i++) {
+        fprintf(out, " %s ", names[i]);
+        print_ns(out, (double)hist_percentile(&w->wait_ns[k], pcts[i]));
+    }
+    fprintf(out, "; ran");
+    for (int i = 0; i < 3; i++) {
+        fprintf(out, " %s ", names[i]);
+        print_ns(out, (double)hist_percentile(&w->run_ns[k], pcts[i]));
+    }
+    fprintf(out, "; blocked %.3f, preempted %.3f a line\n", (double)w->blocked[k] / lines,
+            (double)w->preempted[k] / lines);
+}
+
+/* --json --waits: the same figures, in microseconds. */
+static void json_waits(FILE *out, const struct sim_report *r, int k, const char *who)
+{
+    const struct machine_waits *w = &r->core_waits;
+    double lines = r->lines_ok > 0 ? (double)r->lines_ok : 1;
+    fprintf(out, ",\"waits_%s\":{\"turns\":%llu,\"wait_us\":{\"p50\":%.1f,\"p90\":%.1f,"
+            "\"p99\":%.1f,\"p99.9\":%.1f},\"run_us\":{\"p50\":%.1f,\"p90\":%.1f,"
+            "\"p99\":%.1f},\"blocked_per_line\":%.4f,\"preempted_per_line\":%.4f}", who,
+            (unsigned long long)(w->blocked[k] + w->preempted[k]),
+            hist_percentile(&w->wait_ns[k], 50) / 1e3, hist_percentile(&w->wait_ns[k], 90) / 1e3,
+            hist_percentile(&w->wait_ns[k], 99) / 1e3,
+            hist_percentile(&w->wait_ns[k], 99.9) / 1e3,
+            hist_percentile(&w->run_ns[k], 50) / 1e3, hist_percentile(&w->run_ns[k], 90) / 1e3,
+            hist_percentile(&w->run_ns[k], 99) / 1e3, (double)w->blocked[k] / lines,
+            (double)w->preempted[k] / lines);
+}
+
 void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE *out)
 {
     fprintf(out, "sim %s: %d cores, %u conns, %s, seed %llu\n", sim_model_name(o->model),
@@ -156,6 +197,11 @@ void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE
     } else {
         fprintf(out, " %.0f%% to %.0f%% busy, from the idlest core to the busiest\n",
                 r->core_busy_min_pct, r->core_busy_max_pct);
+    }
+    if (o->waits) {
+        print_waits(out, r, 0, "server threads");
+        if (o->client_on_machine)
+            print_waits(out, r, 1, "load generator");
     }
     fprintf(out, "  threads  %u at most; stacks ", r->peak_threads);
     print_bytes(out, r->peak_stack_bytes);
@@ -214,6 +260,10 @@ void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE 
     fprintf(out, "\"core_busy_pct\":[");
     for (int c = 0; c < o->cores && c < SIM_REPORT_CORES; c++)
         fprintf(out, "%s%.2f", c ? "," : "", r->core_busy_pct[c]);
-    fprintf(out, "],\"core_busy_min_pct\":%.2f,\"core_busy_max_pct\":%.2f}\n",
+    fprintf(out, "],\"core_busy_min_pct\":%.2f,\"core_busy_max_pct\":%.2f",
             r->core_busy_min_pct, r->core_busy_max_pct);
+    if (o->waits)
+        for (int k = 0; k < (o->client_on_machine ? 2 : 1); k++)
+            json_waits(out, r, k, k ? "load" : "server");
+    fprintf(out, "}\n");
 }

@@ -62,6 +62,35 @@ cmp -s "$tmp/a.txt" "$tmp/c.txt" && grep -q "^engine: [0-9]* events in" "$tmp/c.
 "$BIN" sim pool --cores 4 --conns 100 --duration 1 --mix sleep=5:2 --json >"$tmp/b.json"
 cmp -s "$tmp/a.json" "$tmp/b.json" && ok || bad "the same seed gave different reports"
 grep -Eq '"lines_ok":[1-9][0-9]*,' "$tmp/a.json" && ok || bad "no lines in the report"
+! grep -q '"waits_' "$tmp/a.json" && ok || bad "waits reported without --waits"
+
+# --waits: each thread's turns on a core. One connection on one core: the
+# loop and the load generator take turns, each woken onto the idle core
+# (so it waits the built-in wakeup_ns, 7.05 us) and blocking once a line.
+# Four BIO threads burning 5 ms a line on one core: each turn is cut by
+# the 3 ms slice (preempted once a line, no turn longer than a slice), and
+# a preempted thread waits for the three others' slices, 9 ms, counted
+# from when it was put back (not from when its line woke it).
+wnum() {  # wnum KIND FIELD [SUB]: a figure of "waits_KIND" in $tmp/w.json
+  grep -o "\"waits_$1\":{.*" "$tmp/w.json" |
+    sed 's/"preempted_per_line":\([0-9.]*\)}.*/"preempted_per_line":\1/' | if [ $# -gt 2 ]; then grep -o "\"$2\":{[^}]*}" | grep -o "\"$3\":[0-9.]*"
+                      else grep -o "\"$2\":[0-9.]*"; fi | head -1 | cut -d: -f2
+}
+"$BIN" sim reactor --cores 1 --client-cpu --conns 1 --duration 1 --waits --json >"$tmp/w.json"
+awk -v b="$(wnum server blocked_per_line)" -v p="$(wnum server preempted_per_line)" \
+    -v lb="$(wnum load blocked_per_line)" -v w="$(wnum server wait_us p50)" \
+    -v lw="$(wnum load wait_us p50)" 'BEGIN {
+  exit !(b >= 0.99 && b <= 1.01 && p == 0 && lb >= 0.99 && lb <= 1.01 &&
+         w >= 6.5 && w <= 7.6 && lw >= 6.5 && lw <= 7.6) }' && ok ||
+  bad "--waits, one connection on one core: $(tr -d '\n' <"$tmp/w.json" | grep -o '"waits_.*')"
+"$BIN" sim bio --cores 1 --conns 4 --mix cpu=5000:100 --duration 1 --waits --json >"$tmp/w.json"
+awk -v p="$(wnum server preempted_per_line)" -v w="$(wnum server wait_us p90)" \
+    -v w99="$(wnum server wait_us p99)" -v r="$(wnum server run_us p99)" 'BEGIN {
+  exit !(p >= 0.95 && p <= 1.05 && w >= 6000 && w99 <= 9600 && r <= 3100) }' && ok ||
+  bad "--waits, BIO burning 5 ms a line on one core: $(grep -o '"waits_.*' "$tmp/w.json")"
+"$BIN" sim reactor --cores 1 --client-cpu --conns 1 --duration 1 --waits |
+  grep -q "^  waits    load generator: [0-9]* turns on a core; waited for it p50 " && ok ||
+  bad "--waits: no load generator line in the text report"
 
 # Lab 08's quiz: numbers from the seed, the same for one seed, and answers.
 "$BIN" sim quiz --seed 7 >"$tmp/q7a"; "$BIN" sim quiz --seed 7 >"$tmp/q7b"
