@@ -45,7 +45,7 @@ if [ -z "$PROFILE" ]; then
   echo "bench-sim: calibrating this machine first (threadlab calibrate --out $PROFILE;" \
        "load average $(load1))"
   "$BIN" calibrate --out "$PROFILE" 2>"$tmp/cal.log"
-  grep -E "keeping the built-in|figure\(s\) refused" "$tmp/cal.log" | sed 's/^/  /'
+  grep -E "figure\(s\) refused" "$tmp/cal.log" | sed 's/^/  /'
 fi
 
 # A process's CPU so far, in clock ticks (utime + stime of /proc/PID/stat).

@@ -50,13 +50,13 @@ paste "$tmp/before" "$tmp/after" | awk -v r="$rate" -v s="$spid" -v t0="$t0" -v 
            blocked / (secs * r), preempted / (secs * r) }'
 kill -INT "$spid"; wait "$spid" 2>/dev/null
 [ "$traced" = 1 ] || { echo "  (no perf sched trace: perf missing or not allowed to trace)"; exit 0; }
-# timehist: "time [cpu] task wait sch-delay run", in ms; the load
-# generator is the thread named threadlab of the load's process.
+# timehist: "time [cpu] task[tid/pid] wait sch-delay run", in ms; a
+# thread is the server's or the load generator's by its pid.
 perf sched timehist -i "$tmp/sched.data" 2>/dev/null | awk -v l="$lpid" -v s="$spid" '
   NR > 3 && NF >= 6 && $3 ~ /\[[0-9]+\/[0-9]+\]$/ {
     pid = $3; sub(/.*\//, "", pid); sub(/\]/, "", pid)
     if (pid == l) print "load", $5, $6; else if (pid == s) print "server", $5, $6 }' >"$tmp/hist"
-# The value at fraction p of column k of stdin's sorted lines.
+# The value at fraction p of stdin's numbers, sorted.
 pct() { sort -g | awk -v p="$1" '{ v[NR] = $1 } END { i = int(NR * p); print v[i < 1 ? 1 : i] }'; }
 for who in server load; do
   grep "^$who " "$tmp/hist" >"$tmp/who" || continue

@@ -2,10 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "des/profile.h"
-
 #include "cli.h"
 #include "des/calibrate.h"
+#include "des/profile.h"
 
 static void calibrate_usage(FILE *out)
 {

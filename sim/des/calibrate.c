@@ -52,30 +52,29 @@ static int cmp_double(const void *a, const void *b)
 #define Z99 RNG_Z99
 #define Z999 RNG_Z999
 
-/* What one round's calls cost: five of their percentiles (the last two,
- * the tail, for the simulator's draws: rng.h, struct cost_shape). */
+/* What one round's calls cost: three of their percentiles (a tail is
+ * judged on all rounds' calls pooled: struct tail_pool). */
 struct dist {
-    double p10, p50, p90, p99, p999;
+    double p10, p50, p90;
 };
 
 /* The percentiles of n calls (n > 0). Sorts v. */
 static struct dist dist_of(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return (struct dist){ v[n / 10], v[n / 2], v[n * 9 / 10], v[n * 99 / 100],
-                          v[n * 999 / 1000] };
+    return (struct dist){ v[n / 10], v[n / 2], v[n * 9 / 10] };
 }
 
 /* A figure measured in one go (a batch, a difference): no spread. */
 static struct dist dist_const(double v)
 {
-    return (struct dist){ v, v, v, v, v };
+    return (struct dist){ v, v, v };
 }
 
 /* Each call less a fixed part (what another figure already charges). */
 static struct dist dist_less(struct dist d, double ns)
 {
-    return (struct dist){ d.p10 - ns, d.p50 - ns, d.p90 - ns, d.p99 - ns, d.p999 - ns };
+    return (struct dist){ d.p10 - ns, d.p50 - ns, d.p90 - ns };
 }
 
 /* The shape of the log-normal through p50 and p90: ln(p90 / p50) / z90. */
@@ -280,19 +279,25 @@ struct tail_pool {
     int n[2], cap;                    /* calls in each half, room in each */
 };
 
+static void tail_pool_free(struct tail_pool *tp)
+{
+    free(tp->half[0]);
+    free(tp->half[1]);
+    tp->half[0] = tp->half[1] = NULL;
+}
+
+/* Room for ROUNDS rounds of calls_a_round calls; false (and nothing
+ * held) when out of memory. */
 static bool tail_pool_init(struct tail_pool *tp, int calls_a_round)
 {
     tp->cap = calls_a_round * ((ROUNDS + 1) / 2);
     tp->n[0] = tp->n[1] = 0;
     tp->half[0] = malloc((size_t)tp->cap * sizeof(double));
     tp->half[1] = malloc((size_t)tp->cap * sizeof(double));
-    return tp->half[0] && tp->half[1];
-}
-
-static void tail_pool_free(struct tail_pool *tp)
-{
-    free(tp->half[0]);
-    free(tp->half[1]);
+    if (tp->half[0] && tp->half[1])
+        return true;
+    tail_pool_free(tp);
+    return false;
 }
 
 /* Round r's n calls, each less `less` (what another figure charges) and
@@ -1134,7 +1139,7 @@ int calibrate_measure_groups(struct profile *p, unsigned groups, FILE *progress)
     }
     if (f.refused)
         fprintf(progress, "calibrate: %d figure(s) refused (the machine is too busy to "
-                "trust them): they keep the built-in values\n", f.refused);
+                "trust them): they keep the values they had\n", f.refused);
 
     time_t now = time(NULL);
     char date[32];

@@ -172,13 +172,14 @@ static int waits_kind(const struct machine *m, uint32_t t)
     return t == m->waits_apart;
 }
 
-/* t leaves its core: the stretch it ran, and whether it was preempted. */
-static void note_off_core(struct machine *m, uint32_t t, bool preempted)
+/* Core c's thread leaves it: the stretch it ran there, and whether it
+ * was preempted. */
+static void note_off_core(struct machine *m, int c, bool preempted)
 {
     if (!m->waits)
         return;
-    int k = waits_kind(m, t);
-    vtime_t now = m->eng->now, on = m->threads[t].on_core_at;
+    int k = waits_kind(m, m->cores[c].thread);
+    vtime_t now = m->eng->now, on = m->cores[c].on_core_since;
     hist_record(&m->waits->run_ns[k], now > on ? now - on : 0);
     if (preempted)
         m->waits->preempted[k]++;
@@ -198,10 +199,9 @@ static void dispatch_as(struct machine *m, int c, uint32_t t, enum arrival how, 
     double spread = m->costs ? rng_cost_factor(m->costs, shape) : 1;
     double cs = switch_cost(m, c, th, how, remote, spread);
     vtime_t delay = how == ARRIVE_IDLE ? (vtime_t)(m->prof->wakeup_ns * spread) : 0;
-    if (m->waits) {
-        th->on_core_at = m->eng->now + delay;
-        hist_record(&m->waits->wait_ns[waits_kind(m, t)], th->on_core_at - th->runnable_at);
-    }
+    if (m->waits)
+        hist_record(&m->waits->wait_ns[waits_kind(m, t)],
+                    m->eng->now + delay - th->runnable_at);
     th->last_core = c;
     core->thread = t;
     th->state = VT_RUNNING;
@@ -351,7 +351,7 @@ static bool wakeup_preempts(struct machine *m, uint32_t t, int waker)
         (double)vruntime_now(m, cur) - (double)th->vruntime_ns <= gran)
         return false;
     stop_running(m, c);
-    note_off_core(m, cur, true);
+    note_off_core(m, c, true);
     m->threads[cur].state = VT_RUNNABLE;
     m->threads[cur].runnable_at = m->eng->now;
     m->preemptions++;
@@ -372,7 +372,7 @@ void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont)
         if (m->prof->time_slice_ns > 0 && m->eng->now >= core->slice_end) {
             if (m->rq_len > 0) {            /* its slice is used up: next! */
                 int c = th->core;
-                note_off_core(m, t, true);
+                note_off_core(m, c, true);
                 th->state = VT_RUNNABLE;
                 th->runnable_at = m->eng->now;
                 th->core = -1;
@@ -409,7 +409,7 @@ static void leave_core(struct machine *m, uint32_t t, enum vthread_state state)
     struct vthread *th = &m->threads[t];
     int c = th->core;
     if (c >= 0)
-        note_off_core(m, t, false);
+        note_off_core(m, c, false);
     th->state = (uint8_t)state;
     th->core = -1;
     if (c >= 0)
@@ -449,7 +449,7 @@ void machine_core_event(struct machine *m, uint32_t c, uint32_t gen)
     }
     /* The slice ended mid-burst. */
     if (m->rq_len > 0) {
-        note_off_core(m, t, true);
+        note_off_core(m, (int)c, true);
         th->state = VT_RUNNABLE;
         th->runnable_at = now;
         th->core = -1;

@@ -42,8 +42,8 @@ struct vthread {
     vtime_t burst_left;          /* CPU still owed in this burst */
     vtime_t burst_start;         /* when this burst first got a core (its
                                     wait for CPU ended) */
-    vtime_t runnable_at;         /* when it last became runnable */
-    vtime_t on_core_at;          /* when it last got a core (sim --waits) */
+    vtime_t runnable_at;         /* when it last became runnable (woken, or
+                                    put back by a preemption: sim --waits) */
     vtime_t vruntime_ns;         /* CPU it has had (CFS's vruntime, all
                                     threads of one weight), raised on a
                                     wakeup to min_vruntime less the

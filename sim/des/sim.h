@@ -60,7 +60,7 @@ struct sim_opts {
 
     struct sim_viz *viz;         /* --viz: play the run on this board (NULL: off) */
     bool waits;                  /* --waits: note each thread's waits for a
-                                    core (sim_report.waits) */
+                                    core (sim_report.core_waits) */
 };
 
 struct sim_report {

@@ -113,26 +113,31 @@ static void print_bytes(FILE *out, double b)
         fprintf(out, "%.1f MiB", b / (1024.0 * 1024));
 }
 
+/* The percentiles the text report prints, and their names. */
+static const double report_pcts[] = { 50, 90, 99, 99.9 };
+static const char *const report_pct_names[] = { "p50", "p90", "p99", "p99.9" };
+
+/* " p50 1.1ms p90 1.2ms ...": h's first n of those percentiles. */
+static void print_percentiles(FILE *out, const struct hist *h, int n)
+{
+    for (int i = 0; i < n; i++) {
+        fprintf(out, " %s ", report_pct_names[i]);
+        print_ns(out, (double)hist_percentile(h, report_pcts[i]));
+    }
+}
+
 /* --waits, a line for one kind of thread: its turns on a core, how long
  * it waited for one once runnable and ran once on one, and how its turns
  * ended, a line answered. */
 static void print_waits(FILE *out, const struct sim_report *r, int k, const char *who)
 {
     const struct machine_waits *w = &r->core_waits;
-    static const double pcts[] = { 50, 90, 99, 99.9 };
-    static const char *const names[] = { "p50", "p90", "p99", "p99.9" };
     double lines = r->lines_ok > 0 ? (double)r->lines_ok : 1;
     fprintf(out, "  waits    %s: %llu turns on a core; waited for it", who,
             (unsigned long long)(w->blocked[k] + w->preempted[k]));
-    for (int i = 0; i < 4; i++) {
-        fprintf(out, " %s ", names[i]);
-        print_ns(out, (double)hist_percentile(&w->wait_ns[k], pcts[i]));
-    }
+    print_percentiles(out, &w->wait_ns[k], 4);
     fprintf(out, "; ran");
-    for (int i = 0; i < 3; i++) {
-        fprintf(out, " %s ", names[i]);
-        print_ns(out, (double)hist_percentile(&w->run_ns[k], pcts[i]));
-    }
+    print_percentiles(out, &w->run_ns[k], 3);
     fprintf(out, "; blocked %.3f, preempted %.3f a line\n", (double)w->blocked[k] / lines,
             (double)w->preempted[k] / lines);
 }
@@ -164,12 +169,7 @@ void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE
             (unsigned long long)r->lines_ok, (unsigned long long)r->lines_sent,
             r->lines_per_s, r->window_s, r->drain_s);
     fprintf(out, "  latency ");
-    static const double pcts[] = { 50, 90, 99, 99.9 };
-    static const char *const names[] = { "p50", "p90", "p99", "p99.9" };
-    for (int i = 0; i < 4; i++) {
-        fprintf(out, " %s ", names[i]);
-        print_ns(out, (double)hist_percentile(&r->latency_ns, pcts[i]));
-    }
+    print_percentiles(out, &r->latency_ns, 4);
     fprintf(out, " max ");
     print_ns(out, (double)atomic_load(&r->latency_ns.max));
     fprintf(out, " mean ");

@@ -72,9 +72,11 @@ grep -Eq '"lines_ok":[1-9][0-9]*,' "$tmp/a.json" && ok || bad "no lines in the r
 # a preempted thread waits for the three others' slices, 9 ms, counted
 # from when it was put back (not from when its line woke it).
 wnum() {  # wnum KIND FIELD [SUB]: a figure of "waits_KIND" in $tmp/w.json
+  # KIND's object alone: from its name to its last field.
   grep -o "\"waits_$1\":{.*" "$tmp/w.json" |
-    sed 's/"preempted_per_line":\([0-9.]*\)}.*/"preempted_per_line":\1/' | if [ $# -gt 2 ]; then grep -o "\"$2\":{[^}]*}" | grep -o "\"$3\":[0-9.]*"
-                      else grep -o "\"$2\":[0-9.]*"; fi | head -1 | cut -d: -f2
+    sed 's/"preempted_per_line":\([0-9.]*\)}.*/"preempted_per_line":\1/' >"$tmp/w.kind"
+  if [ $# -gt 2 ]; then grep -o "\"$2\":{[^}]*}" "$tmp/w.kind" | grep -o "\"$3\":[0-9.]*"
+  else grep -o "\"$2\":[0-9.]*" "$tmp/w.kind"; fi | head -1 | cut -d: -f2
 }
 "$BIN" sim reactor --cores 1 --client-cpu --conns 1 --duration 1 --waits --json >"$tmp/w.json"
 awk -v b="$(wnum server blocked_per_line)" -v p="$(wnum server preempted_per_line)" \
