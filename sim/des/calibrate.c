@@ -876,6 +876,20 @@ static double thread_cpu_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* What two reads of this thread's CPU clock cost (the median of 1000
+ * pairs), to take off a call timed between them. */
+static double thread_clock_pair_ns(void)
+{
+    enum { N = 1000 };
+    static double pair[N];
+    for (int i = 0; i < N; i++) {
+        double a = thread_cpu_ns();
+        pair[i] = thread_cpu_ns() - a;
+    }
+    qsort(pair, N, sizeof(pair[0]), cmp_double);
+    return pair[N / 2];
+}
+
 enum { PASSES = 2000, MSG = 64 };
 
 
@@ -901,8 +915,11 @@ static void *server_main(void *arg)
 
 /* One pass, half a round trip, timed round trip by round trip: a write,
  * the other thread's wakeup (and switch), its poll and read; and the CPU
- * the two threads used for them, each on its own clock. */
-static struct passes_out passes(int client_cpu, int server_cpu)
+ * the two threads used for them, each on its own clock. With write_cpu,
+ * each of the client's writes (each wakes the server, blocked in poll) is
+ * timed on the client's own CPU clock as well, and *write_cpu is their
+ * mean, the clock's own reads included. */
+static struct passes_out passes(int client_cpu, int server_cpu, double *write_cpu)
 {
     static double half[PASSES];
     int fds[2];
@@ -923,12 +940,19 @@ static struct passes_out passes(int client_cpu, int server_cpu)
     memset(buf, 'x', sizeof(buf));
     int done = 0;
     double cpu0 = thread_cpu_ns();
+    double write_sum = 0;
     for (; done < PASSES; done++) {
-        double t0 = now_ns();
-        if (write(fds[0], buf, MSG) != MSG || !poll_read(fds[0], buf))
+        double t0 = now_ns(), w0 = write_cpu ? thread_cpu_ns() : 0;
+        if (write(fds[0], buf, MSG) != MSG)
+            break;
+        if (write_cpu)
+            write_sum += thread_cpu_ns() - w0;
+        if (!poll_read(fds[0], buf))
             break;
         half[done] = (now_ns() - t0) / 2;
     }
+    if (write_cpu)
+        *write_cpu = done > 0 ? write_sum / done : 0;
     double client_cpu_ns = thread_cpu_ns() - cpu0;
     shutdown(fds[0], SHUT_RDWR);          /* the server, if it is still waiting, returns */
     pthread_join(t, NULL);
@@ -953,7 +977,12 @@ static struct passes_out passes(int client_cpu, int server_cpu)
  *   say what of that is CPU (the interrupt, the way out of idle:
  *   wakeup_cpu_ns, which the simulator charges instead of a switch) and
  *   what is latency, no thread on a core (wakeup_ns); its passes' shape
- *   is wakeup_sigma.
+ *   is wakeup_sigma. Of that CPU, what the waker pays inside its write
+ *   (the interrupt it sends the other core: a VM exit here) is
+ *   wakeup_ipi_ns: the client's waking writes, each on its own CPU
+ *   clock, less write_ns (a write to a peer that is awake) and the
+ *   clock's two reads, in passes of their own (the clock's reads would
+ *   stretch the others).
  * Where Linux puts two such threads itself is not measured: on this VM it
  * was two cores on a quiet machine and one beside other work, and that
  * choice is the simulator's to make (machine.c), not a cost.
@@ -996,8 +1025,11 @@ static bool measure_switches(struct figures *f, long ncpu, double clock_ns)
     struct tail_pool tails;
     if (ncpu < 2 || !tail_pool_init(&tails, PASSES)) /* no other core to wake: keep the defaults */
         return true;
+    double ipi[ROUNDS], clock_pair = thread_clock_pair_ns();
     for (int r = 0; r < ROUNDS; r++) {
-        struct passes_out one = passes(0, 0), two = passes(0, 1);
+        double waking_write;
+        struct passes_out one = passes(0, 0, NULL), two = passes(0, 1, NULL);
+        passes(0, 1, &waking_write);
         one_pass[r] = dist_mean(one.wall);
         same[r] = one_pass[r] - same_core_calls_ns(clock_ns) - p->poll_ns;
         double calls = p->write_ns + p->poll_ns + p->read_ns;
@@ -1006,6 +1038,7 @@ static bool measure_switches(struct figures *f, long ncpu, double clock_ns)
         tail_pool_add(&tails, r, two.each, two.n, calls, idle_wake[r].p50);
         wake_cpu[r] = two.cpu_ns - calls;
         wake[r] = across[r] - two.cpu_ns;
+        ipi[r] = waking_write - clock_pair - p->write_ns;
     }
     if (!strstr(p->spreads, "net_one_way_ns")) {    /* once, whatever the attempts */
         profile_note_spread(p, "net_one_way_ns 0: on loopback the kernel delivers inside "
@@ -1021,6 +1054,7 @@ static bool measure_switches(struct figures *f, long ncpu, double clock_ns)
     bool ok = settle_part(f, "context_switch_ns", same, one_pass, &p->context_switch_ns);
     ok = settle_part(f, "wakeup_cpu_ns", wake_cpu, across, &p->wakeup_cpu_ns) && ok;
     ok = settle_part(f, "wakeup_ns", wake, across, &p->wakeup_ns) && ok;
+    ok = settle_part(f, "wakeup_ipi_ns", ipi, across, &p->wakeup_ipi_ns) && ok;
     ok = settle_tail(f, "wakeup_p99", &tails, 99, &p->wakeup_p99) && ok;
     ok = settle_tail(f, "wakeup_p999", &tails, 999, &p->wakeup_p999) && ok;
     ok = settle_shape(f, "wakeup_sigma", idle_wake, &p->wakeup_sigma) && ok;
@@ -1062,6 +1096,34 @@ static void read_wakeup_granularity(struct profile *p, long ncpu, FILE *progress
     snprintf(note, sizeof(note), "wakeup_granularity_ns %.0f: not shown by this kernel; "
              "CFS's default, 1 ms x (1 + log2 %ld cores)", p->wakeup_granularity_ns,
              ncpu < 8 ? ncpu : 8);
+    profile_note_spread(p, note);
+    fprintf(progress, "  %s\n", note);
+}
+
+/* migration_cost_ns is Linux's, not measured: the kernel's own figure
+ * where it shows one, else Linux's default, 0.5 ms. */
+static void read_migration_cost(struct profile *p, FILE *progress)
+{
+    static const char *const where[] = {
+        "/sys/kernel/debug/sched/migration_cost_ns",
+        "/proc/sys/kernel/sched_migration_cost_ns",
+    };
+    char note[200];
+    p->migration_cost_ns = 500000;
+    snprintf(note, sizeof(note), "migration_cost_ns 500000: not shown by this kernel; "
+             "Linux's default");
+    for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+        FILE *f = fopen(where[i], "r");
+        double ns = 0;
+        int got = f ? fscanf(f, "%lf", &ns) : 0;
+        if (f)
+            fclose(f);
+        if (got == 1 && isfinite(ns) && ns >= 0 && ns <= 1e9) {
+            p->migration_cost_ns = ns;
+            snprintf(note, sizeof(note), "migration_cost_ns %.0f: read from %s", ns, where[i]);
+            break;
+        }
+    }
     profile_note_spread(p, note);
     fprintf(progress, "  %s\n", note);
 }
@@ -1136,6 +1198,7 @@ int calibrate_measure_groups(struct profile *p, unsigned groups, FILE *progress)
     if (groups & calibrate_group("switches")) {
         MEASURE(&f, measure_switches(&f, ncpu, clock_ns));
         read_wakeup_granularity(p, ncpu, progress);
+        read_migration_cost(p, progress);
     }
     if (f.refused)
         fprintf(progress, "calibrate: %d figure(s) refused (the machine is too busy to "

@@ -9,7 +9,8 @@
 #include "profile.h"
 
 /* Fill p with this machine's costs (and where and when, in p->measured).
- * time_slice_ns, context_switch_log2_ns and conn_kb are not measured (nor
+ * time_slice_ns, context_switch_log2_ns, idle_search_pct,
+ * balance_interval_ns and conn_kb are not measured (nor
  * stack_touched_kb and kernel_stack_kb without /proc): they
  * keep the default's values. Progress goes to `progress`. Returns how many
  * figures were refused for a spread too wide to trust (0: all measured). */
@@ -20,8 +21,9 @@ int calibrate_measure(struct profile *p, FILE *progress);
  * (epoll_wait_ns, eventfd_ns), "poll" (poll_ns, read_empty_ns), "threads"
  * (thread_create_ns, stack_kb), "memory" (stack_touched_kb,
  * kernel_stack_kb), "handle" (handle_ns), "switches" (context_switch_ns,
- * the wakeups, wakeup_sigma, wakeup_p99, wakeup_p999,
- * wakeup_granularity_ns). */
+ * the wakeups and the waker's share of one, wakeup_sigma, wakeup_p99,
+ * wakeup_p999; and the scheduler's own wakeup_granularity_ns and
+ * migration_cost_ns, read where the kernel shows them). */
 #define CALIBRATE_NGROUPS 8
 #define CALIBRATE_ALL ((1u << CALIBRATE_NGROUPS) - 1)
 /* A group's bit, or 0 for a name that is not one. */

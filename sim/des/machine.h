@@ -1,21 +1,29 @@
 /* machine.h -- the simulated computer: cores, threads and a scheduler.
  *
- * A thread asks for CPU in bursts: "run me for 4 us, then tell me". A
- * woken thread goes to the core it ran on last if that core is idle,
- * else to another idle core; with no core idle it may take a busy core
- * from a thread that has had more than wakeup_granularity_ns of CPU more
- * than it (CFS's wakeup preemption, by vruntime), else it waits at the
- * tail of the run queue. A thread that has used its time slice while
- * others wait goes to the tail (preemption). What a switch onto a core
- * costs depends on how the thread came (machine.c, switch_cost):
- * context_switch_ns (plus context_switch_log2_ns per doubling of the run
- * queue) for one thread after another; an idle core woken from another
- * core costs wakeup_cpu_ns of CPU instead and starts the thread
- * wakeup_ns later (the interrupt and the way out of idle); a wakeup
- * preemption from another core pays wakeup_cpu_ns on top of the switch;
- * cross_core_ns more when the thread last ran on another core. When a
- * burst is done the machine calls the owner back, who runs another
- * burst, blocks the thread (waiting for I/O, sleeping) or ends it.
+ * A thread asks for CPU in bursts: "run me for 4 us, then tell me". Each
+ * core has its own run queue, as Linux's do. A woken thread goes to the
+ * core it ran on last if that core is idle; else (profile
+ * wakeup_packing = 0) to another idle core, or (packing, as this VM's
+ * kernel does) it waits on its last core, busy as it is. There it may
+ * take the core from the running thread (EEVDF's wakeup preemption: it is
+ * owed CPU on that core and the running thread is not, or its virtual
+ * deadline comes first), else it waits at the tail of that core's run
+ * queue. A thread that has used its time slice while others wait on its
+ * core goes to the tail too. A core left with nothing to run takes a
+ * waiting thread from another core only if it has been idle long on
+ * average (Linux's newidle balance); every balance_interval_ns the
+ * balancer moves a waiting thread from the core with the highest load
+ * average to the lowest. What a switch onto a core costs depends on how
+ * the thread came (machine.c, switch_cost): context_switch_ns (plus
+ * context_switch_log2_ns per doubling of the core's run queue) for one
+ * thread after another; an idle core woken from another core costs
+ * wakeup_cpu_ns of CPU instead, wakeup_ipi_ns of it paid by the waker
+ * (the interrupt it sends) and the rest by the woken thread, which starts
+ * wakeup_ns later; a wakeup preemption from another core pays the same
+ * on top of the switch; cross_core_ns more when the thread last ran on
+ * another core. When a burst is done the machine calls the owner back,
+ * who runs another burst, blocks the thread (waiting for I/O, sleeping)
+ * or ends it.
  */
 #ifndef THREADLAB_MACHINE_H
 #define THREADLAB_MACHINE_H
@@ -40,18 +48,49 @@ struct vthread {
     uint32_t cont;               /* the owner's next step after the burst */
     uint32_t owner;              /* whom it works for (a connection, a loop) */
     vtime_t burst_left;          /* CPU still owed in this burst */
+    vtime_t owed_ns;             /* CPU to add to its next burst: the
+                                    interrupts of wakeups it sent while
+                                    between bursts or blocked */
     vtime_t burst_start;         /* when this burst first got a core (its
                                     wait for CPU ended) */
     vtime_t runnable_at;         /* when it last became runnable (woken, or
                                     put back by a preemption: sim --waits) */
-    vtime_t vruntime_ns;         /* CPU it has had (CFS's vruntime, all
-                                    threads of one weight), raised on a
-                                    wakeup to min_vruntime less the
-                                    sleeper credit */
+    vtime_t vruntime_ns;         /* EEVDF's virtual runtime on its core:
+                                    the CPU it has had there (all threads
+                                    weigh the same), placed by its lag
+                                    when it joins a core */
+    vtime_t deadline_ns;         /* its virtual deadline: a slice
+                                    (wakeup_granularity_ns) past its
+                                    vruntime when it joined or used its
+                                    last slice */
+    int64_t lag_ns;              /* what its core owed it (> 0) or it owed
+                                    (< 0) when it last left the core's
+                                    threads: V less its vruntime */
+};
+
+/* A core's run queue: a ring of thread ids, first come first served. */
+struct runq {
+    uint32_t *ids;
+    uint32_t head, len, cap;
 };
 
 struct vcore {
     uint32_t thread;             /* running now, or VT_NONE */
+    struct runq rq;              /* runnable, waiting for this core */
+    bool resched;                /* a thread woken here preempts the one
+                                    running when its burst ends (Linux's
+                                    need_resched, honoured on the way back
+                                    from the system call) */
+    uint32_t queued;             /* its threads: the one on it, and those
+                                    in its run queue */
+    vtime_t vruntime_sum;        /* their vruntimes, summed: the average
+                                    is EEVDF's V, the fair share */
+    vtime_t empty_v;             /* V when its last thread left it */
+    double load_avg;             /* its threads, averaged over time (PELT) */
+    vtime_t load_at;             /* when load_avg was last brought up */
+    vtime_t idle_since;          /* when it last went idle */
+    double avg_idle_ns;          /* Linux's avg_idle: how long it stays
+                                    idle, on average (1/8 per sample) */
     uint32_t gen;                /* its pending event is stale if this moved */
     vtime_t segment_start;       /* when the current stretch of running began */
     vtime_t slice_end;
@@ -90,9 +129,6 @@ struct machine {
     uint32_t nfree;
     uint32_t live, peak_live;
 
-    uint32_t *runq;              /* a ring of runnable thread ids */
-    uint32_t rq_head, rq_len, rq_cap;
-
     /* Told when a thread gets a core (true) or joins the run queue
      * (false): sim --viz shows running and runnable apart. NULL: nobody. */
     void (*on_core)(void *ctx, uint32_t t, bool running);
@@ -100,8 +136,14 @@ struct machine {
     uint64_t context_switches, preemptions;
     uint64_t wakeup_preemptions; /* of the preemptions: a woken thread took
                                     a busy core (wakeup_granularity_ns) */
-    vtime_t min_vruntime;        /* CFS's: the least vruntime, never back */
-    int waker_core;              /* the core whose burst ended last ... */
+    double util_avg;             /* the cores' average utilization (0 to
+                                    1), averaged over time as PELT does */
+    vtime_t util_at;             /* when util_avg was last brought up */
+    uint64_t migrations;         /* a thread came onto another core than
+                                    the one it ran on last */
+    bool balance_armed;          /* the balancer's next turn is scheduled */
+    int waker_core;              /* the core whose burst ended last, ... */
+    uint32_t waker;              /* ... the thread whose it was, ... */
     vtime_t waker_at;            /* ... at this time: who wakes whom */
     uint32_t in_done;            /* the thread whose burst_done runs now */
     struct machine_waits *waits; /* where to note waits (NULL: not kept) */
@@ -130,7 +172,8 @@ void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont);
 /* Block t (from its own burst_done): its core takes the next thread. */
 void machine_block(struct machine *m, uint32_t t);
 
-/* The engine's core event: a stretch of running ended on core c. */
+/* The engine's core event: a stretch of running ended on core c (or, with
+ * c == ncores, the balancer's turn). */
 void machine_core_event(struct machine *m, uint32_t c, uint32_t gen);
 
 /* Every core's busy time, summed. */

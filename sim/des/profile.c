@@ -17,7 +17,9 @@ static const struct {
 } keys[] = {
 #define KEY(name) { #name, offsetof(struct profile, name) }
     KEY(read_ns), KEY(write_ns), KEY(accept_ns), KEY(close_ns), KEY(epoll_wait_ns), KEY(poll_ns), KEY(read_empty_ns),
-    KEY(eventfd_ns), KEY(wakeup_ns), KEY(wakeup_cpu_ns), KEY(wakeup_granularity_ns),
+    KEY(eventfd_ns), KEY(wakeup_ns), KEY(wakeup_cpu_ns), KEY(wakeup_ipi_ns),
+    KEY(wakeup_granularity_ns), KEY(idle_search_pct), KEY(balance_interval_ns),
+    KEY(migration_cost_ns),
     KEY(context_switch_ns),
     KEY(context_switch_log2_ns), KEY(cross_core_ns), KEY(thread_create_ns), KEY(handle_ns),
     KEY(net_one_way_ns), KEY(time_slice_ns), KEY(syscall_sigma), KEY(wakeup_sigma),
@@ -39,9 +41,15 @@ void profile_default(struct profile *p)
         /* An idle core's wakeup, measured on 2026-12-01 (calibrate's
          * pass between two pinned threads): 21 948 ns of it CPU (rounds
          * within 7.6%), and what the quiet run's pass took beyond that
-         * (34.2 us at 17:19 UTC), latency. CFS's default granularity on
-         * 2 cores: 1 ms x (1 + log2 2). */
-        .wakeup_ns = 7050, .wakeup_cpu_ns = 21948, .wakeup_granularity_ns = 2000000,
+         * (34.2 us at 17:19 UTC), latency; of the CPU, what the waker's
+         * write pays (the interrupt), the median of four calibrations on
+         * 2026-12-02 (9.6-16.2 us). CFS's default granularity on 2
+         * cores: 1 ms x (1 + log2 2). Linux's: SIS_UTIL's
+         * imbalance_pct, the migration cost; the balancer at the tick
+         * (HZ = 250 here). */
+        .wakeup_ns = 7050, .wakeup_cpu_ns = 21948, .wakeup_ipi_ns = 14600,
+        .wakeup_granularity_ns = 2000000, .idle_search_pct = 117,
+        .balance_interval_ns = 4000000, .migration_cost_ns = 500000,
         .context_switch_ns = 2354, .context_switch_log2_ns = 150,
         .thread_create_ns = 50483, .handle_ns = 19, .net_one_way_ns = 6214,
         .time_slice_ns = 3000000, .stack_kb = 8192, .stack_touched_kb = 24,
@@ -73,6 +81,8 @@ static const char *value_refused(const char *key, double value)
         return "is too small (a stack is at least 4 KiB)";
     if (strcmp(key, "time_slice_ns") == 0 && value > 0 && value < 1000)
         return "is too small (0: no preemption, else at least 1000 ns)";
+    if (strcmp(key, "balance_interval_ns") == 0 && value > 0 && value < 100000)
+        return "is too small (0: no balancer, else at least 100000 ns)";
     return NULL;
 }
 

@@ -12,15 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The file format's version, written as "version = 4". Versions 1 (no
- * version line: files before calibrate measured call by call), 2 and 3
- * load: their keys mean what they meant (before 3, wakeup_ns was an idle
+/* The file format's version, written as "version = 5". Versions 1 (no
+ * version line: files before calibrate measured call by call) to 4 load:
+ * their keys mean what they meant (before 3, wakeup_ns was an idle
  * core's whole wakeup, charged as latency, and no woken thread preempted
  * another: a file without wakeup_cpu_ns and wakeup_granularity_ns gets
  * its context_switch_ns and 0; before 4, costs had no tail of their own:
- * the *_p99 and *_p999 keys are 0). A newer version is refused. */
-#define PROFILE_VERSION 4
-#define PROFILE_VERSION_TEXT "4"
+ * the *_p99 and *_p999 keys are 0; before 5, wakeup_ipi_ns,
+ * idle_search_pct, balance_interval_ns and migration_cost_ns were not
+ * there: like any key
+ * a file leaves out, they keep the values they had, the built-in's or
+ * --base's). A newer version is refused. */
+#define PROFILE_VERSION 5
+#define PROFILE_VERSION_TEXT "5"
 #define PROFILE_FILE_MAX_BYTES 65536   /* a profile is ~2 KiB: more is not one */
 
 struct profile {
@@ -50,8 +54,34 @@ struct profile {
                                     switch (the interrupt, the way out of
                                     idle: dear in a VM); a wakeup preemption
                                     on another core pays it on top */
-    double wakeup_granularity_ns; /* CFS's: a woken thread preempts one that
-                                     has had this much more CPU (0: never) */
+    double wakeup_ipi_ns;        /* of wakeup_cpu_ns, what the waker pays:
+                                    the interrupt its write() sends to the
+                                    woken thread's core (a VM exit here);
+                                    also paid on a wakeup that preempts a
+                                    thread of another core */
+    double wakeup_granularity_ns; /* the scheduler's slice (EEVDF's
+                                     base_slice): a thread's virtual
+                                     deadline is this far past its
+                                     vruntime, which decides wakeup
+                                     preemption (0: no woken thread
+                                     preempts another) */
+    double idle_search_pct;      /* Linux's SIS_UTIL: a woken thread whose
+                                    last core is busy looks for an idle
+                                    core only while the cores' average
+                                    utilization u leaves
+                                    n = cores x (1 - (u x this / 100)^2)
+                                    at 1 or more, and then looks at n
+                                    cores; 117 is Linux's (the domain's
+                                    imbalance_pct: on 2 cores, no search
+                                    above u = 0.6); 0: it always looks at
+                                    every core */
+    double balance_interval_ns;  /* how often the balancer moves a waiting
+                                    thread to a less loaded core (0: never) */
+    double migration_cost_ns;    /* Linux's sched_migration_cost: a core
+                                    that goes idle takes a thread waiting
+                                    on another at once only if it has been
+                                    staying idle this long on average (0:
+                                    always) */
     double context_switch_ns;    /* one switch between threads on a core */
     double context_switch_log2_ns; /* more per doubling of runnable threads
                                       (caches and run queues get colder) */

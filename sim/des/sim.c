@@ -512,7 +512,10 @@ static void describe(const struct sim *s, const struct des_event *ev, char *out,
     uint32_t c = ev->id;
     switch (ev->kind) {
     case EV_CORE:
-        snprintf(out, len, "core %u: its thread's burst or slice ends", c);
+        if (c == (uint32_t)s->o->cores)
+            snprintf(out, len, "the balancer's turn: a waiting thread may move core");
+        else
+            snprintf(out, len, "core %u: its thread's burst or slice ends", c);
         break;
     case EV_CONNECT:
         snprintf(out, len, "conn %u reaches the server", c + 1);

@@ -87,6 +87,8 @@ struct sim_report {
     double core_busy_min_pct, core_busy_max_pct;
     uint64_t context_switches, preemptions;
     uint64_t wakeup_preemptions; /* of the preemptions: a woken thread took a busy core */
+    uint64_t migrations;         /* a thread came onto another core than the
+                                    one it ran on last */
     uint32_t peak_threads;
     double peak_stack_bytes;     /* peak threads x stack size (reserved) */
     double peak_resident_bytes;  /* peak threads x (stack pages touched +

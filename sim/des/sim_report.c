@@ -47,6 +47,7 @@ static void fill_cpu(struct sim *s)
     r->context_switches = s->m.context_switches;
     r->preemptions = s->m.preemptions;
     r->wakeup_preemptions = s->m.wakeup_preemptions;
+    r->migrations = s->m.migrations;
 }
 
 /* Little's law, L = lambda x W, over the whole run: L from the area under
@@ -186,9 +187,10 @@ void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE
             (unsigned long long)r->conns_opened, (unsigned long long)r->conns_refused,
             (unsigned long long)r->conns_unserved);
     fprintf(out, "  cpu      %.1f%% busy on %d cores while sending; %llu context switches "
-            "(%llu preemptions, %llu of them by a woken thread)\n", r->cpu_busy_pct, o->cores,
+            "(%llu preemptions, %llu of them by a woken thread); %llu moves to another "
+            "core\n", r->cpu_busy_pct, o->cores,
             (unsigned long long)r->context_switches, (unsigned long long)r->preemptions,
-            (unsigned long long)r->wakeup_preemptions);
+            (unsigned long long)r->wakeup_preemptions, (unsigned long long)r->migrations);
     fprintf(out, "  cores   ");
     if (o->cores <= 16) {
         for (int c = 0; c < o->cores; c++)
@@ -237,7 +239,7 @@ void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE 
             "\"max\":%.1f},\"mean_wait_us\":%.3f,\"conns_opened\":%llu,"
             "\"conns_refused\":%llu,\"conns_unserved\":%llu,\"cpu_busy_pct\":%.2f,"
             "\"context_switches\":%llu,\"preemptions\":%llu,\"wakeup_preemptions\":%llu,"
-            "\"peak_threads\":%u,"
+            "\"migrations\":%llu,\"peak_threads\":%u,"
             "\"peak_stack_bytes\":%.0f,\"peak_resident_bytes\":%.0f,\"peak_conn_bytes\":%.0f,"
             "\"events\":%llu,",
             sim_model_name(o->model), o->cores, o->conns, (unsigned long long)o->seed,
@@ -252,7 +254,8 @@ void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE 
             (unsigned long long)r->conns_opened, (unsigned long long)r->conns_refused,
             (unsigned long long)r->conns_unserved, r->cpu_busy_pct,
             (unsigned long long)r->context_switches, (unsigned long long)r->preemptions,
-            (unsigned long long)r->wakeup_preemptions, r->peak_threads, r->peak_stack_bytes, r->peak_resident_bytes, r->peak_conn_bytes,
+            (unsigned long long)r->wakeup_preemptions, (unsigned long long)r->migrations,
+            r->peak_threads, r->peak_stack_bytes, r->peak_resident_bytes, r->peak_conn_bytes,
             (unsigned long long)r->events);
     fprintf(out, "\"mean_latency_us\":%.3f,\"p_wait\":%.6f,\"mean_in_system\":%.4f,"
             "\"arrival_per_s\":%.1f,\"sojourn_us\":%.3f,", r->mean_latency_ns / 1e3,

@@ -109,6 +109,8 @@ static const struct reason_template table[] = {
       "%1 在处理函数里 sleep %2 毫秒：它的 %3 个连接都在等" },
     /* sim --viz's status line: the next event (sim.c, describe) */
     { "core %u: its thread's burst or slice ends", "核 %1：其线程的一段运行或时间片结束" },
+    { "the balancer's turn: a waiting thread may move core",
+      "负载均衡器的一轮：一个等待中的线程可能换到另一个核" },
     { "conn %u reaches the server", "连接 %1 到达服务器" },
     { "client %u sends line %u", "客户端 %1 发出第 %2 行" },
     { "a line of conn %u reaches the server", "连接 %1 的一行到达服务器" },
