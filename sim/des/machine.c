@@ -159,25 +159,30 @@ static vtime_t core_v(const struct machine *m, int c)
     return sum / core->queued;
 }
 
+/* An average over time, as Linux's PELT keeps them: what it was, forgotten
+ * by e^(-dt / LOAD_TAU_NS), plus `now_value` for the time since `*at`. */
+static void pelt_update(double *avg, vtime_t *at, double now_value, vtime_t now)
+{
+    double keep = exp(-(double)(now - *at) / LOAD_TAU_NS);
+    *avg = *avg * keep + now_value * (1 - keep);
+    *at = now;
+}
+
 /* Core c's load average: how many threads it has had (running or
- * waiting), averaged over the last tens of milliseconds (Linux's PELT,
- * which the balancer compares). Brought up to now. */
+ * waiting), averaged over the last tens of milliseconds (what the
+ * balancer compares). Brought up to now. */
 static void update_load(struct machine *m, int c)
 {
     struct vcore *core = &m->cores[c];
-    double keep = exp(-(double)(m->eng->now - core->load_at) / LOAD_TAU_NS);
-    core->load_avg = core->load_avg * keep + core->queued * (1 - keep);
-    core->load_at = m->eng->now;
+    pelt_update(&core->load_avg, &core->load_at, core->queued, m->eng->now);
 }
 
-/* The cores' average utilization (util_avg), brought up to now: the
- * share of cores busy, averaged over time as PELT does. */
+/* The cores' average utilization (util_avg, what SIS_UTIL reads), brought
+ * up to now: the share of cores busy. */
 static void update_util(struct machine *m)
 {
-    double keep = exp(-(double)(m->eng->now - m->util_at) / LOAD_TAU_NS);
-    double busy = 1 - (double)m->idle_cores / m->ncores;
-    m->util_avg = m->util_avg * keep + busy * (1 - keep);
-    m->util_at = m->eng->now;
+    pelt_update(&m->util_avg, &m->util_at, 1 - (double)m->idle_cores / m->ncores,
+                m->eng->now);
 }
 
 /* Cores go idle (+) or busy (-). */
@@ -315,10 +320,12 @@ static void note_off_core(struct machine *m, int c, bool preempted)
         m->waits->blocked[k]++;
 }
 
+static void charge_waker(struct machine *m);
+
 /* Put t on core c (idle, or just taken from its thread). An idle core
  * woken by an interrupt starts it wakeup_ns later (latency, not CPU);
  * the switch is paid in CPU before its burst. waker_pays: the waker pays
- * its part of the interrupt (charge_waker). */
+ * its part of the interrupt (charge_waker), t the rest. */
 static void dispatch_as(struct machine *m, int c, uint32_t t, enum arrival how, bool remote,
                         bool waker_pays)
 {
@@ -353,6 +360,8 @@ static void dispatch_as(struct machine *m, int c, uint32_t t, enum arrival how, 
     if (m->on_core)
         m->on_core(m->ctx, t, true);
     arm_core_after(m, c, delay);
+    if (waker_pays)
+        charge_waker(m);
 }
 
 static void dispatch(struct machine *m, int c, uint32_t t)
@@ -602,8 +611,6 @@ static bool wakeup_preempts(struct machine *m, uint32_t t, int c, int waker)
     m->preemptions++;
     queue_on(m, c, cur);
     dispatch_as(m, c, t, ARRIVE_PREEMPT, waker != c, waker >= 0 && waker != c);
-    if (waker >= 0 && waker != c)
-        charge_waker(m);
     return true;
 }
 
@@ -650,8 +657,6 @@ void machine_run(struct machine *m, uint32_t t, vtime_t cpu_ns, uint32_t cont)
     if (c >= 0) {
         eevdf_join(m, c, t);
         dispatch_as(m, c, t, ARRIVE_IDLE, true, waker >= 0);
-        if (waker >= 0)
-            charge_waker(m);
         return;
     }
     if (waker >= 0 && m->cores[waker].thread == VT_NONE) {

@@ -2,13 +2,13 @@
  *
  * A thread asks for CPU in bursts: "run me for 4 us, then tell me". Each
  * core has its own run queue, as Linux's do. A woken thread goes to the
- * core it ran on last if that core is idle; else (profile
- * wakeup_packing = 0) to another idle core, or (packing, as this VM's
- * kernel does) it waits on its last core, busy as it is. There it may
- * take the core from the running thread (EEVDF's wakeup preemption: it is
- * owed CPU on that core and the running thread is not, or its virtual
- * deadline comes first), else it waits at the tail of that core's run
- * queue. A thread that has used its time slice while others wait on its
+ * core it ran on last if that core is idle; else to another idle core,
+ * but only while the cores are not too busy (Linux's SIS_UTIL,
+ * idle_search_pct: on 2 cores, none past 60% busy); else it waits on its
+ * last core, busy as it is. There it may take the core from the running
+ * thread (EEVDF's wakeup preemption: it is owed CPU on that core and the
+ * running thread is not, or has used its slice, or its virtual deadline
+ * comes first), else it waits at the tail of that core's run queue. A thread that has used its time slice while others wait on its
  * core goes to the tail too. A core left with nothing to run takes a
  * waiting thread from another core only if it has been idle long on
  * average (Linux's newidle balance); every balance_interval_ns the
