@@ -278,6 +278,7 @@ sched-probe: $(BUILD)/sched-probe $(BIN)
 	$(BUILD)/sched-probe beside 1000 100
 	$(BUILD)/sched-probe busy-core
 	$(BUILD)/sched-probe gaps
+	$(BUILD)/sched-probe writes
 	bench/switches.sh $(BIN) bio 16
 	bench/switches.sh $(BIN) multireactor 16
 	bench/switches.sh $(BIN) multireactor 64

@@ -1,6 +1,6 @@
-/* sched-probe.c -- two questions put to this machine's scheduler, for
- * docs/simulator.md ("Third pass"); `make sched-probe` builds and runs
- * both. Needs two cores. Not part of make check: it measures, it asserts
+/* sched-probe.c -- questions put to this machine's scheduler, for
+ * docs/simulator.md (its third to fifth passes); `make sched-probe` builds
+ * and runs them. Needs two cores. Not part of make check: it measures, it asserts
  * nothing.
  *
  *   sched-probe beside PERIOD_US [BURN_US]
@@ -20,6 +20,12 @@
  *       between two reads is time its core did something else (an
  *       interrupt, the tick, the host running another vCPU). How often,
  *       how long, and the steal time the kernel counted meanwhile.
+ *   sched-probe writes
+ *       A 64-byte write on TCP loopback from core 0, timed on the
+ *       writer's own CPU clock: to a peer that is awake, waking a reader
+ *       blocked on the writer's core, waking one on the other, idle core.
+ *       Who pays a wakeup: the waker (docs/simulator.md, "Fifth pass";
+ *       calibrate's wakeup_ipi_ns).
  */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -161,19 +167,31 @@ static void *server_main(void *arg)
     return NULL;
 }
 
-static int ping_pong(bool core_busy)
+/* A TCP loopback connection, both ends in fds[] (no delay on either), its
+ * listener in *l. 0, or 1 when it cannot be made. */
+static int tcp_pair(int *l)
 {
-    int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    int one = 1;
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t len = sizeof(a);
-    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 1) < 0 ||
-        getsockname(l, (struct sockaddr *)&a, &len) < 0)
+    *l = socket(AF_INET, SOCK_STREAM, 0);
+    if (*l < 0 || bind(*l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(*l, 1) < 0 ||
+        getsockname(*l, (struct sockaddr *)&a, &len) < 0)
         return 1;
     fds[0] = socket(AF_INET, SOCK_STREAM, 0);
-    if (connect(fds[0], (struct sockaddr *)&a, sizeof(a)) < 0 || (fds[1] = accept(l, NULL, NULL)) < 0)
+    if (connect(fds[0], (struct sockaddr *)&a, sizeof(a)) < 0 ||
+        (fds[1] = accept(*l, NULL, NULL)) < 0)
         return 1;
     setsockopt(fds[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     setsockopt(fds[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return 0;
+}
+
+static int ping_pong(bool core_busy)
+{
+    int l, one = 1;
+    if (tcp_pair(&l))
+        return 1;
     atomic_store(&stop, false);
     pthread_t spinner, server;
     if (core_busy)
@@ -198,6 +216,71 @@ static int ping_pong(bool core_busy)
            "server %.1f us\n", core_busy ? "busy (a SCHED_IDLE spinner)" : "idle",
            wall / ROUND_TRIPS / 1e3, cpu / ROUND_TRIPS / 1e3,
            server_cpu_ns / ROUND_TRIPS / 1e3);
+    return 0;
+}
+
+/* ---- writes: what a write costs its writer when it wakes a thread ---------------- */
+
+static atomic_int reads_done;
+static int reader_cpu;
+
+static void *blocked_reader(void *arg)
+{
+    (void)arg;
+    pin(reader_cpu);
+    char buf[MSG];
+    while (read_msg(fds[1], buf) == 0)
+        atomic_fetch_add(&reads_done, 1);
+    return NULL;
+}
+
+/* The median CPU, on the writer's own clock, of WAKES writes of MSG bytes
+ * from core 0: to_cpu < 0, to a peer that is awake (the writer reads each
+ * back itself); else to a reader pinned to core to_cpu and blocked in
+ * read() (200 us after its last read, so that it is asleep). */
+static double write_cpu_ns(int to_cpu)
+{
+    static double each[WAKES];
+    int l;
+    if (tcp_pair(&l))
+        return -1;
+    pthread_t reader;
+    reader_cpu = to_cpu;
+    atomic_store(&reads_done, 0);
+    if (to_cpu >= 0)
+        pthread_create(&reader, NULL, blocked_reader, NULL);
+    pin(0);
+    char buf[MSG];
+    memset(buf, 'x', sizeof(buf));
+    int n = 0;
+    for (; n < WAKES; n++) {
+        if (to_cpu >= 0)
+            usleep(200);
+        double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        if (write(fds[0], buf, MSG) != MSG)
+            break;
+        each[n] = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+        if (to_cpu < 0 && read_msg(fds[1], buf) < 0)
+            break;
+        while (to_cpu >= 0 && atomic_load(&reads_done) <= n)
+            usleep(10);
+    }
+    shutdown(fds[0], SHUT_RDWR);
+    if (to_cpu >= 0)
+        pthread_join(reader, NULL);
+    close(fds[0]);
+    close(fds[1]);
+    close(l);
+    qsort(each, (size_t)n, sizeof(each[0]), cmp_double);
+    return n > 0 ? each[n / 2] : -1;
+}
+
+static int writes(void)
+{
+    printf("a 64-byte write's CPU to its writer (median of %d, its own clock):\n", WAKES);
+    printf("  to a peer that is awake: %.1f us\n", write_cpu_ns(-1) / 1e3);
+    printf("  waking a reader on the writer's own core: %.1f us\n", write_cpu_ns(0) / 1e3);
+    printf("  waking a reader on the other, idle core: %.1f us\n", write_cpu_ns(1) / 1e3);
     return 0;
 }
 
@@ -284,7 +367,9 @@ int main(int argc, char **argv)
         return ping_pong(false) || ping_pong(true);
     if (argc >= 2 && strcmp(argv[1], "gaps") == 0 && (argc == 2 || atof(argv[2]) > 0))
         return gaps(argc > 2 ? atof(argv[2]) : 3);
+    if (argc == 2 && strcmp(argv[1], "writes") == 0)
+        return writes();
     fprintf(stderr, "usage: sched-probe beside PERIOD_US [BURN_US] | sched-probe busy-core | "
-            "sched-probe gaps [SECONDS]\n");
+            "sched-probe gaps [SECONDS] | sched-probe writes\n");
     return 2;
 }
