@@ -3,6 +3,7 @@
 #   make              build build/threadlab
 #   make demo         the four models side by side under load (DEMO_ARGS=...)
 #   make check        unit, integration and CLI tests (the CI command)
+#   make check-stress N=10  make check N times beside two CPU hogs it starts itself
 #   make check-asan   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check-tsan   the same under ThreadSanitizer
 #   make check-valgrind  leaks and memory errors under valgrind
@@ -50,7 +51,7 @@ LDFLAGS  += -pthread -rdynamic $(SANFLAGS)
 # pkg-config is asked only when building, so that `make clean` works anywhere.
 # Check is needed only by the goals that build tests.
 NEEDS_DEPS := $(filter-out clean,$(or $(MAKECMDGOALS),all))
-NEEDS_CHECK := $(filter check% lab-check lab-grade lab-mutants $(BUILD)/tests/%,$(NEEDS_DEPS))
+NEEDS_CHECK := $(filter check% tests lab-check lab-grade lab-mutants $(BUILD)/tests/%,$(NEEDS_DEPS))
 ifneq ($(NEEDS_DEPS),)
   DEPS_OK := $(shell scripts/need-deps $(if $(NEEDS_CHECK),tests) >&2 && echo ok)
   ifneq ($(DEPS_OK),ok)
@@ -78,7 +79,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo recordings handout lab-check lab-grade lab-mutants check-mutants answers check check-asan check-tsan check-valgrind check-faults bench bench-sim sched-probe peers fuzz soak install clean
+.PHONY: all demo recordings handout lab-check lab-grade lab-mutants check-mutants answers tests check check-stress check-asan check-tsan check-valgrind check-faults bench bench-sim sched-probe peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -137,18 +138,26 @@ TEST_BOARD_DIR ?= /tmp/threadlab-tests-$(shell id -u)
 SLOW_TESTS := $(filter labs guide,$(SHELL_TESTS))
 CHECK_ORDER := $(SLOW_TESTS:%=tests/%/run.sh) $(TEST_BINS) \
 	$(patsubst %,tests/%/run.sh,$(filter-out $(SLOW_TESTS),$(SHELL_TESTS)))
-# Tests at once: three (they mostly wait); one under ThreadSanitizer, whose
-# 5-15x slowdown turns the model suites' waiting into computing.
-CHECK_JOBS ?= $(if $(filter tsan,$(SAN)),1,3)
+# Tests at once: three (they mostly wait, and none bounds the scheduler:
+# tests/README.md); two under the sanitizers, whose slowdown turns some of
+# that waiting into computing.
+CHECK_JOBS ?= $(if $(SAN),2,3)
+CHECK_LOGS ?= $(BUILD)/logs
 check: $(TEST_BINS) $(BIN)
 	@mkdir -p -m 700 $(TEST_BOARD_DIR)
 	@CHECK_JOBS=$(CHECK_JOBS) THREADLAB_BOARD_DIR=$(TEST_BOARD_DIR) THREADLAB_BIN=$(BIN) \
-	  tests/run-all.sh $(BUILD)/logs $(CHECK_ORDER) \
+	  tests/run-all.sh $(CHECK_LOGS) $(CHECK_ORDER) \
 	  || { echo "make check ($(or $(SAN),plain)): FAILED"; exit 1; }
 	@echo "make check ($(or $(SAN),plain)): all passed"
 
 check-asan:
 	$(MAKE) SAN=asan check
+
+# make check N times beside two CPU hogs that it starts and stops itself:
+# each failure by test name, and a count at the end (not part of CI).
+N ?= 10
+check-stress: $(TEST_BINS) $(BIN)
+	scripts/check-stress.sh $(N)
 
 # TSan needs a fixed memory layout; setarch -R turns off address
 # randomisation for the test processes (newer kernels' ASLR breaks TSan).
@@ -166,6 +175,10 @@ check-tsan:
 # builds skip it.
 SHIMS := $(patsubst tests/shims/%.c,$(BUILD)/shims/%.so,$(wildcard tests/shims/*.c))
 FAULT_MODELS := bio pool reactor multireactor
+
+# Every test binary and shim of this build flavour, without running them
+# (.ci/run builds the three trees first, with every core).
+tests: $(TEST_BINS) $(SHIMS)
 
 $(BUILD)/shims/%.so: tests/shims/%.c
 	@mkdir -p $(@D)

@@ -1202,7 +1202,7 @@ int main(void)
     tcase_add_test(engine, calibrate_takes_the_shape_of_two_kinds_of_call_apart);
     suite_add_tcase(s, engine);
     TCase *theory = tcase_create("queueing theory");
-    tcase_set_timeout(theory, 120);
+    tcase_set_timeout(theory, 600);      /* CPU-bound and deterministic: a guard against a hang only */
     tcase_add_loop_test(theory, pool_matches_erlang_c, 0,
                         (int)(sizeof(mmc_cases) / sizeof(mmc_cases[0])));
     tcase_add_loop_test(theory, reactor_matches_m_m_1, 0, 3);
@@ -1216,7 +1216,7 @@ int main(void)
     tcase_add_test(sched, the_waker_pays_the_wakeups_interrupt);
     suite_add_tcase(s, sched);
     TCase *lessons = tcase_create("lessons");
-    tcase_set_timeout(lessons, 120);
+    tcase_set_timeout(lessons, 600);     /* likewise */
     tcase_add_test(lessons, same_seed_same_run_other_seed_other_run);
     tcase_add_test(lessons, littles_law_holds_when_lines_are_lost);
     tcase_add_test(lessons, bio_waits_in_the_run_queue);

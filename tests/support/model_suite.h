@@ -8,8 +8,10 @@
 #define THREADLAB_MODEL_SUITE_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "probe/board.h"
 #include "server.h"
 
 /* A running server of the model under test. */
@@ -37,6 +39,23 @@ void ts_start(struct test_server *t, const char *name,
 void ts_stop_checked(struct test_server *t, const char *scenario);
 /* Stop it now, checking nothing (a stop racing with clients). */
 void ts_stop_now(struct test_server *t);
+
+/* This process's own board, read now (the test's server publishes one);
+ * the caller frees it. Fails the test when there is none. */
+struct board_snapshot *ts_own_board(void);
+
+/* How long a test awaits a state the server must reach: long enough that
+ * no busy machine reaches it, since a right server gets there in
+ * milliseconds and a wrong one never does. */
+#define TS_AWAIT_MS 20000
+
+/* Await (polling the board, up to TS_AWAIT_MS) at least `at_least` of this
+ * process's server threads in `state`; fails the test, naming `what`, if
+ * they never are. This is how a test knows a !sleep has begun. */
+void ts_await_threads_in(enum board_state state, uint64_t at_least, const char *what);
+
+/* Whether the board shows any thread in `state` now. */
+bool ts_board_shows(enum board_state state);
 
 /* The shared suite for one model. */
 Suite *model_suite(const char *model_name);
