@@ -139,9 +139,9 @@ SLOW_TESTS := $(filter labs guide,$(SHELL_TESTS))
 CHECK_ORDER := $(SLOW_TESTS:%=tests/%/run.sh) $(TEST_BINS) \
 	$(patsubst %,tests/%/run.sh,$(filter-out $(SLOW_TESTS),$(SHELL_TESTS)))
 # Tests at once: three (they mostly wait, and none bounds the scheduler:
-# tests/README.md); two under the sanitizers, whose slowdown turns some of
-# that waiting into computing.
-CHECK_JOBS ?= $(if $(SAN),2,3)
+# tests/README.md); two under ThreadSanitizer, whose 5-15x slowdown turns
+# some of that waiting into computing.
+CHECK_JOBS ?= $(if $(filter tsan,$(SAN)),2,3)
 CHECK_LOGS ?= $(BUILD)/logs
 check: $(TEST_BINS) $(BIN)
 	@mkdir -p -m 700 $(TEST_BOARD_DIR)
