@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # run.sh -- `make check-faults`: the shared echo suite's load cases, for all
 # four models, under each LD_PRELOAD fault shim of tests/shims/:
 #   eintr   every thread interrupted by a handled signal at about 1 kHz
@@ -8,6 +8,8 @@
 # not load proves nothing). Under tinyio a case moves at most
 # THREADLAB_SUITE_LOAD_BYTES (default 1 MiB): at 1-7 bytes a call, the full
 # matrix would take an hour. Under eintr the full matrix runs.
+# The eight runs go FAULT_JOBS at once (default 2); each report is printed
+# in order once all have ended.
 #   usage: tests/faults/run.sh BUILD_DIR   (needs BUILD_DIR/shims/*.so and
 #          BUILD_DIR/tests/check_{bio,pool,reactor,multireactor})
 set -u
@@ -26,6 +28,33 @@ injected() {
   esac | awk '{ n += $1 } END { print n + 0 }'
 }
 
+# run_one SHIM MODEL: the model's load cases under the shim, its output in
+# LOGDIR/SHIM-MODEL.log, its status and seconds beside.
+run_one() {
+  shim=$1 model=$2
+  if [ "$shim" = tinyio ]; then cap=$tiny_bytes; else cap=0; fi
+  log="$logdir/$shim-$model.log"
+  start=$(date +%s)
+  THREADLAB_SUITE_LOAD_BYTES=$cap CK_RUN_CASE=load LD_PRELOAD="$build/shims/$shim.so" \
+    "$build/tests/check_$model" >"$log" 2>&1
+  echo $? >"$log.rc"
+  echo $(( $(date +%s) - start )) >"$log.secs"
+}
+
+# FAULT_JOBS runs at once (default 2): the load cases mostly wait on
+# loopback, and each run is a process of its own on a port of its own.
+jobs=${FAULT_JOBS:-2}
+case $jobs in ''|*[!0-9]*|0) echo "faults: FAULT_JOBS must be a positive number, not '$jobs'" >&2; exit 2;; esac
+running=0
+for shim in eintr tinyio; do
+  for model in bio pool reactor multireactor; do
+    run_one "$shim" "$model" &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+  done
+done
+wait
+
 echo "== tests/faults/run.sh"
 for shim in eintr tinyio; do
   if [ "$shim" = tinyio ]; then cap=$tiny_bytes; else cap=0; fi
@@ -33,10 +62,7 @@ for shim in eintr tinyio; do
   else echo "  under $shim: each case at most $cap bytes"; fi
   for model in bio pool reactor multireactor; do
     log="$logdir/$shim-$model.log"
-    start=$(date +%s)
-    THREADLAB_SUITE_LOAD_BYTES=$cap CK_RUN_CASE=load LD_PRELOAD="$build/shims/$shim.so" "$build/tests/check_$model" >"$log" 2>&1
-    st=$?
-    secs=$(( $(date +%s) - start ))
+    st=$(cat "$log.rc") secs=$(cat "$log.secs")
     faults=$(injected "$shim" "$log")
     result=$(grep -o '[0-9]*%: Checks: [0-9]*, Failures: [0-9]*, Errors: [0-9]*' "$log" | tail -1)
     if [ "$st" = 0 ] && [ "$faults" -gt 0 ]; then
