@@ -689,6 +689,82 @@ START_TEST(a_queued_connection_is_answered_and_closed_after_the_stop)
 }
 END_TEST
 
+/* Wait up to 5 s for the pool's stats to satisfy ready(). */
+static bool await_stats(struct pool_server *s, bool (*ready)(const struct pool_stats *))
+{
+    struct pool_stats st;
+    uint64_t deadline = now_ms() + 5000;
+    do {
+        pool_server_stats(s, &st);
+        if (ready(&st))
+            return true;
+    } while (now_ms() < deadline && !usleep(2000));
+    return false;
+}
+
+static bool one_queued(const struct pool_stats *st) { return st->queued == 1; }
+static bool one_blocked(const struct pool_stats *st) { return st->blocked_submitters == 1; }
+
+/* A stop while the pool holds the acceptor itself: one task thread busy
+ * with connection a, b queued, and c's submit refused for room: under
+ * caller-runs the acceptor serves c itself (blocked in c's read), under
+ * block it waits in pool_submit for room. The stop tells the serving
+ * threads first, so a, b and c are each answered and closed. (It once
+ * joined the acceptor first, and told the connections only afterwards:
+ * the acceptor waited for c's client, or for a's thread to free a place,
+ * and a's thread for the stop: the stop hung until the clients left.) */
+static void stop_with_the_acceptor_held(enum pool_reject reject)
+{
+    struct server_opts o;
+    char line[64];
+    ts_opts(&o);
+    o.pool.min_threads = 1;
+    o.pool.max_threads = 1;
+    o.pool.queue_capacity = 1;
+    o.pool.reject = reject;
+    struct pool_server *s = pool_server_start(&o);
+    ck_assert_ptr_nonnull(s);
+    int a = tn_connect(pool_server_port(s));
+    tn_send_str(a, "a\n");
+    ck_assert_int_eq(tn_read_line(a, line, sizeof(line)), 2);
+    int b = tn_connect(pool_server_port(s));
+    tn_send_str(b, "b\n");
+    ck_assert(await_stats(s, one_queued));
+    int c = tn_connect(pool_server_port(s));
+    tn_send_str(c, "c\n");
+    if (reject == POOL_REJECT_CALLER_RUNS)
+        ck_assert_int_eq(tn_read_line(c, line, sizeof(line)), 2);   /* by the acceptor */
+    else
+        ck_assert(await_stats(s, one_blocked));
+
+    struct stopper stop = { .s = s };
+    atomic_init(&stop.done, false);
+    pthread_t stopper;
+    ck_assert_int_eq(pthread_create(&stopper, NULL, stop_main, &stop), 0);
+    ck_assert_int_eq(tn_read_eof(a), 0);
+    ck_assert_int_eq(tn_read_line(b, line, sizeof(line)), 2);
+    ck_assert_int_eq(tn_read_eof(b), 0);
+    if (reject == POOL_REJECT_BLOCK)
+        ck_assert_int_eq(tn_read_line(c, line, sizeof(line)), 2);
+    ck_assert_int_eq(tn_read_eof(c), 0);
+    close(a);
+    close(b);
+    close(c);
+    pthread_join(stopper, NULL);
+}
+
+START_TEST(a_stop_ends_the_connection_the_acceptor_serves_under_caller_runs)
+{
+    stop_with_the_acceptor_held(POOL_REJECT_CALLER_RUNS);
+}
+END_TEST
+
+START_TEST(a_stop_ends_the_connections_an_acceptor_blocked_in_submit_waits_for)
+{
+    stop_with_the_acceptor_held(POOL_REJECT_BLOCK);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = model_suite("pool");
@@ -714,6 +790,8 @@ int main(void)
     tcase_add_test(srv, fifth_connection_waits_for_a_free_thread);
     tcase_add_test(srv, full_queue_answers_busy);
     tcase_add_test(srv, a_queued_connection_is_answered_and_closed_after_the_stop);
+    tcase_add_test(srv, a_stop_ends_the_connection_the_acceptor_serves_under_caller_runs);
+    tcase_add_test(srv, a_stop_ends_the_connections_an_acceptor_blocked_in_submit_waits_for);
     suite_add_tcase(s, srv);
     return ts_run(s);
 }

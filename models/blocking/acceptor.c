@@ -223,8 +223,3 @@ uint16_t acceptor_port(const struct acceptor *a)
 {
     return net_acceptor_port(&a->net);
 }
-
-bool acceptor_stopping(struct acceptor *a)
-{
-    return atomic_load(&a->stopping);
-}

@@ -87,7 +87,4 @@ void acceptor_stop(struct acceptor *a);
 /* The port it listens on. Any thread. */
 uint16_t acceptor_port(const struct acceptor *a);
 
-/* True once acceptor_stop began. Any thread. */
-bool acceptor_stopping(struct acceptor *a);
-
 #endif
