@@ -642,53 +642,6 @@ static void *stop_main(void *arg)
     return NULL;
 }
 
-/* A stop with the only task thread blocked in read() and a connection
- * still queued behind it: the stop's signal wakes the thread, which ends
- * its idle connection; the queued one is then served, sees the stop flag
- * before its first read (no signal ever reached it), answers the line it
- * sent while it waited, and ends. A stop that only woke the threads
- * blocked at that moment leaves the queued one waiting for input, and the
- * stop with it. */
-START_TEST(a_queued_connection_is_answered_and_closed_after_the_stop)
-{
-    struct server_opts o;
-    char line[64];
-    ts_opts(&o);
-    o.pool.min_threads = 1;
-    o.pool.max_threads = 1;
-    struct pool_server *s = pool_server_start(&o);
-    ck_assert_ptr_nonnull(s);
-    int served = tn_connect(pool_server_port(s));
-    tn_send_str(served, "a\n");
-    ck_assert_int_eq(tn_read_line(served, line, sizeof(line)), 2);
-    int queued = tn_connect(pool_server_port(s));
-    tn_send_str(queued, "queued\n");
-    struct pool_stats st;
-    uint64_t deadline = now_ms() + 5000;
-    do {
-        pool_server_stats(s, &st);
-    } while (st.queued != 1 && now_ms() < deadline && !usleep(2000));
-    ck_assert_int_eq(st.queued, 1);
-
-    struct stopper stop = { .s = s };
-    atomic_init(&stop.done, false);
-    pthread_t stopper;
-    ck_assert_int_eq(pthread_create(&stopper, NULL, stop_main, &stop), 0);
-    ck_assert_int_eq(tn_read_eof(served), 0);          /* woken, ended */
-    ck_assert_int_eq(tn_read_line(queued, line, sizeof(line)), 7);
-    ck_assert(memcmp(line, "queued\n", 7) == 0);
-    ck_assert_int_eq(tn_read_eof(queued), 0);
-    close(served);
-    close(queued);
-    deadline = now_ms() + 10000;
-    while (!atomic_load(&stop.done) && now_ms() < deadline)
-        usleep(5000);
-    ck_assert_msg(atomic_load(&stop.done), "the stop had not returned 10 s after "
-                  "both connections ended");
-    pthread_join(stopper, NULL);
-}
-END_TEST
-
 /* Wait up to 5 s for the pool's stats to satisfy ready(). */
 static bool await_stats(struct pool_server *s, bool (*ready)(const struct pool_stats *))
 {
@@ -705,6 +658,68 @@ static bool await_stats(struct pool_server *s, bool (*ready)(const struct pool_s
 static bool one_queued(const struct pool_stats *st) { return st->queued == 1; }
 static bool one_blocked(const struct pool_stats *st) { return st->blocked_submitters == 1; }
 
+/* A pool server of one task thread (o's other settings as given), busy
+ * with connection *a (its line answered), and connection *b, which sent
+ * b_line, queued behind it. */
+static struct pool_server *busy_and_queued(struct server_opts *o, int *a, int *b,
+                                           const char *b_line)
+{
+    char line[64];
+    o->pool.min_threads = 1;
+    o->pool.max_threads = 1;
+    struct pool_server *s = pool_server_start(o);
+    ck_assert_ptr_nonnull(s);
+    *a = tn_connect(pool_server_port(s));
+    tn_send_str(*a, "a\n");
+    ck_assert_int_eq(tn_read_line(*a, line, sizeof(line)), 2);
+    *b = tn_connect(pool_server_port(s));
+    tn_send_str(*b, b_line);
+    ck_assert(await_stats(s, one_queued));
+    return s;
+}
+
+/* pool_server_stop(s) on a thread of its own, *stop saying when it returned. */
+static pthread_t stop_in_background(struct pool_server *s, struct stopper *stop)
+{
+    pthread_t t;
+    stop->s = s;
+    atomic_init(&stop->done, false);
+    ck_assert_int_eq(pthread_create(&t, NULL, stop_main, stop), 0);
+    return t;
+}
+
+/* A stop with the only task thread blocked in read() and a connection
+ * still queued behind it: the stop's signal wakes the thread, which ends
+ * its idle connection; the queued one is then served, sees the stop flag
+ * before its first read (no signal ever reached it), answers the line it
+ * sent while it waited, and ends. A stop that only woke the threads
+ * blocked at that moment leaves the queued one waiting for input, and the
+ * stop with it. */
+START_TEST(a_queued_connection_is_answered_and_closed_after_the_stop)
+{
+    struct server_opts o;
+    char line[64];
+    int served, queued;
+    ts_opts(&o);
+    struct pool_server *s = busy_and_queued(&o, &served, &queued, "queued\n");
+
+    struct stopper stop;
+    pthread_t stopper = stop_in_background(s, &stop);
+    ck_assert_int_eq(tn_read_eof(served), 0);          /* woken, ended */
+    ck_assert_int_eq(tn_read_line(queued, line, sizeof(line)), 7);
+    ck_assert(memcmp(line, "queued\n", 7) == 0);
+    ck_assert_int_eq(tn_read_eof(queued), 0);
+    close(served);
+    close(queued);
+    uint64_t deadline = now_ms() + 10000;
+    while (!atomic_load(&stop.done) && now_ms() < deadline)
+        usleep(5000);
+    ck_assert_msg(atomic_load(&stop.done), "the stop had not returned 10 s after "
+                  "both connections ended");
+    pthread_join(stopper, NULL);
+}
+END_TEST
+
 /* A stop while the pool holds the acceptor itself: one task thread busy
  * with connection a, b queued, and c's submit refused for room: under
  * caller-runs the acceptor serves c itself (blocked in c's read), under
@@ -717,19 +732,11 @@ static void stop_with_the_acceptor_held(enum pool_reject reject)
 {
     struct server_opts o;
     char line[64];
+    int a, b;
     ts_opts(&o);
-    o.pool.min_threads = 1;
-    o.pool.max_threads = 1;
     o.pool.queue_capacity = 1;
     o.pool.reject = reject;
-    struct pool_server *s = pool_server_start(&o);
-    ck_assert_ptr_nonnull(s);
-    int a = tn_connect(pool_server_port(s));
-    tn_send_str(a, "a\n");
-    ck_assert_int_eq(tn_read_line(a, line, sizeof(line)), 2);
-    int b = tn_connect(pool_server_port(s));
-    tn_send_str(b, "b\n");
-    ck_assert(await_stats(s, one_queued));
+    struct pool_server *s = busy_and_queued(&o, &a, &b, "b\n");
     int c = tn_connect(pool_server_port(s));
     tn_send_str(c, "c\n");
     if (reject == POOL_REJECT_CALLER_RUNS)
@@ -737,10 +744,8 @@ static void stop_with_the_acceptor_held(enum pool_reject reject)
     else
         ck_assert(await_stats(s, one_blocked));
 
-    struct stopper stop = { .s = s };
-    atomic_init(&stop.done, false);
-    pthread_t stopper;
-    ck_assert_int_eq(pthread_create(&stopper, NULL, stop_main, &stop), 0);
+    struct stopper stop;
+    pthread_t stopper = stop_in_background(s, &stop);
     ck_assert_int_eq(tn_read_eof(a), 0);
     ck_assert_int_eq(tn_read_line(b, line, sizeof(line)), 2);
     ck_assert_int_eq(tn_read_eof(b), 0);
