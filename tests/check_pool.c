@@ -642,6 +642,52 @@ static void *stop_main(void *arg)
     return NULL;
 }
 
+/* Wait up to 5 s for the pool's stats to satisfy ready(). */
+static bool await_stats(struct pool_server *s, bool (*ready)(const struct pool_stats *))
+{
+    struct pool_stats st;
+    uint64_t deadline = now_ms() + 5000;
+    do {
+        pool_server_stats(s, &st);
+        if (ready(&st))
+            return true;
+    } while (now_ms() < deadline && !usleep(2000));
+    return false;
+}
+
+static bool one_queued(const struct pool_stats *st) { return st->queued == 1; }
+static bool one_blocked(const struct pool_stats *st) { return st->blocked_submitters == 1; }
+
+/* A pool server of one task thread (o's other settings as given), busy
+ * with connection *a (its line answered), and connection *b, which sent
+ * b_line, queued behind it. */
+static struct pool_server *busy_and_queued(struct server_opts *o, int *a, int *b,
+                                           const char *b_line)
+{
+    char line[64];
+    o->pool.min_threads = 1;
+    o->pool.max_threads = 1;
+    struct pool_server *s = pool_server_start(o);
+    ck_assert_ptr_nonnull(s);
+    *a = tn_connect(pool_server_port(s));
+    tn_send_str(*a, "a\n");
+    ck_assert_int_eq(tn_read_line(*a, line, sizeof(line)), 2);
+    *b = tn_connect(pool_server_port(s));
+    tn_send_str(*b, b_line);
+    ck_assert(await_stats(s, one_queued));
+    return s;
+}
+
+/* pool_server_stop(s) on a thread of its own, *stop saying when it returned. */
+static pthread_t stop_in_background(struct pool_server *s, struct stopper *stop)
+{
+    pthread_t t;
+    stop->s = s;
+    atomic_init(&stop->done, false);
+    ck_assert_int_eq(pthread_create(&t, NULL, stop_main, stop), 0);
+    return t;
+}
+
 /* A stop with the only task thread blocked in read() and a connection
  * still queued behind it: the stop's signal wakes the thread, which ends
  * its idle connection; the queued one is then served, sees the stop flag
@@ -653,39 +699,74 @@ START_TEST(a_queued_connection_is_answered_and_closed_after_the_stop)
 {
     struct server_opts o;
     char line[64];
+    int served, queued;
     ts_opts(&o);
-    o.pool.min_threads = 1;
-    o.pool.max_threads = 1;
-    struct pool_server *s = pool_server_start(&o);
-    ck_assert_ptr_nonnull(s);
-    int served = tn_connect(pool_server_port(s));
-    tn_send_str(served, "a\n");
-    ck_assert_int_eq(tn_read_line(served, line, sizeof(line)), 2);
-    int queued = tn_connect(pool_server_port(s));
-    tn_send_str(queued, "queued\n");
-    struct pool_stats st;
-    uint64_t deadline = now_ms() + 5000;
-    do {
-        pool_server_stats(s, &st);
-    } while (st.queued != 1 && now_ms() < deadline && !usleep(2000));
-    ck_assert_int_eq(st.queued, 1);
+    struct pool_server *s = busy_and_queued(&o, &served, &queued, "queued\n");
 
-    struct stopper stop = { .s = s };
-    atomic_init(&stop.done, false);
-    pthread_t stopper;
-    ck_assert_int_eq(pthread_create(&stopper, NULL, stop_main, &stop), 0);
+    struct stopper stop;
+    pthread_t stopper = stop_in_background(s, &stop);
     ck_assert_int_eq(tn_read_eof(served), 0);          /* woken, ended */
     ck_assert_int_eq(tn_read_line(queued, line, sizeof(line)), 7);
     ck_assert(memcmp(line, "queued\n", 7) == 0);
     ck_assert_int_eq(tn_read_eof(queued), 0);
     close(served);
     close(queued);
-    deadline = now_ms() + 10000;
+    uint64_t deadline = now_ms() + 10000;
     while (!atomic_load(&stop.done) && now_ms() < deadline)
         usleep(5000);
     ck_assert_msg(atomic_load(&stop.done), "the stop had not returned 10 s after "
                   "both connections ended");
     pthread_join(stopper, NULL);
+}
+END_TEST
+
+/* A stop while the pool holds the acceptor itself: one task thread busy
+ * with connection a, b queued, and c's submit refused for room: under
+ * caller-runs the acceptor serves c itself (blocked in c's read), under
+ * block it waits in pool_submit for room. The stop tells the serving
+ * threads first, so a, b and c are each answered and closed. (It once
+ * joined the acceptor first, and told the connections only afterwards:
+ * the acceptor waited for c's client, or for a's thread to free a place,
+ * and a's thread for the stop: the stop hung until the clients left.) */
+static void stop_with_the_acceptor_held(enum pool_reject reject)
+{
+    struct server_opts o;
+    char line[64];
+    int a, b;
+    ts_opts(&o);
+    o.pool.queue_capacity = 1;
+    o.pool.reject = reject;
+    struct pool_server *s = busy_and_queued(&o, &a, &b, "b\n");
+    int c = tn_connect(pool_server_port(s));
+    tn_send_str(c, "c\n");
+    if (reject == POOL_REJECT_CALLER_RUNS)
+        ck_assert_int_eq(tn_read_line(c, line, sizeof(line)), 2);   /* by the acceptor */
+    else
+        ck_assert(await_stats(s, one_blocked));
+
+    struct stopper stop;
+    pthread_t stopper = stop_in_background(s, &stop);
+    ck_assert_int_eq(tn_read_eof(a), 0);
+    ck_assert_int_eq(tn_read_line(b, line, sizeof(line)), 2);
+    ck_assert_int_eq(tn_read_eof(b), 0);
+    if (reject == POOL_REJECT_BLOCK)
+        ck_assert_int_eq(tn_read_line(c, line, sizeof(line)), 2);
+    ck_assert_int_eq(tn_read_eof(c), 0);
+    close(a);
+    close(b);
+    close(c);
+    pthread_join(stopper, NULL);
+}
+
+START_TEST(a_stop_ends_the_connection_the_acceptor_serves_under_caller_runs)
+{
+    stop_with_the_acceptor_held(POOL_REJECT_CALLER_RUNS);
+}
+END_TEST
+
+START_TEST(a_stop_ends_the_connections_an_acceptor_blocked_in_submit_waits_for)
+{
+    stop_with_the_acceptor_held(POOL_REJECT_BLOCK);
 }
 END_TEST
 
@@ -714,6 +795,8 @@ int main(void)
     tcase_add_test(srv, fifth_connection_waits_for_a_free_thread);
     tcase_add_test(srv, full_queue_answers_busy);
     tcase_add_test(srv, a_queued_connection_is_answered_and_closed_after_the_stop);
+    tcase_add_test(srv, a_stop_ends_the_connection_the_acceptor_serves_under_caller_runs);
+    tcase_add_test(srv, a_stop_ends_the_connections_an_acceptor_blocked_in_submit_waits_for);
     suite_add_tcase(s, srv);
     return ts_run(s);
 }

@@ -1473,7 +1473,7 @@ static int table_rows(const char *lang, bool wide, char rows[][512], int max)
         { .model = "multireactor", .have_load = true, .lines_per_s = 123456, .p50_us = 51,
           .p99_us = 1000, .p999_us = 2500, .peak_threads = 12, .peak_rss_kb = 4096,
           .cpu_s = 1.5, .errors = 0, .fate = "ok" },
-        { .model = "bio", .have_load = false, .peak_threads = 3, .fate = "killed: Killed" },
+        { .model = "bio", .have_load = false, .peak_threads = 3, .fate = "crashed: SIGKILL" },
     };
     ck_assert_int_eq(msg_set_lang(lang), 0);
     char *text = NULL;

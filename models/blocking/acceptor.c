@@ -154,7 +154,8 @@ static void *acceptor_main(void *arg)
      * refused sockets linger on the same wait; a pure blocking server
      * would sit in accept() itself. */
     board_thread_begin(a->board, &a->on_board, ROLE_ACCEPTOR, "acceptor", 0);
-    while (!atomic_load(&a->stopping)) {
+    bool broken = false;
+    while (!broken && !atomic_load(&a->stopping)) {
         int n = 2 + refusals_watch(a, fds + 2);
         board_thread_state(a->board, &a->on_board, STATE_WAITING);
         int rc = poll(fds, (nfds_t)n, poll_timeout_ms(a));
@@ -164,8 +165,17 @@ static void *acceptor_main(void *arg)
         if (rc > 0 || a->nrefusals > 0)
             refusals_service(a, fds + 2);
         if (rc > 0 && (fds[0].revents & POLLIN) && !accept_one(a))
-            break;
+            broken = true;
     }
+    /* Stopping: connections the kernel completed before the stop are
+     * still in the accept queue. Taken and served like the rest (their
+     * threads see the stop and answer what their clients sent), they get
+     * their replies; left there, acceptor_stop's close resets them. At
+     * most the queue's length: a client connecting all through the stop
+     * cannot hold it. */
+    for (int left = a->net.queue_max; !broken && left > 0 && net_accept_pending(&a->net);
+         left--)
+        broken = !accept_one(a);
     /* Stopping: the refusals still lingering get the rest of their time. */
     while (a->nrefusals > 0) {
         int n = refusals_watch(a, fds);
@@ -212,9 +222,4 @@ void acceptor_stop(struct acceptor *a)
 uint16_t acceptor_port(const struct acceptor *a)
 {
     return net_acceptor_port(&a->net);
-}
-
-bool acceptor_stopping(struct acceptor *a)
-{
-    return atomic_load(&a->stopping);
 }

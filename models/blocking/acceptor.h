@@ -76,16 +76,15 @@ int acceptor_start(struct acceptor *a, struct board *board,
  * callback, or what it calls). */
 void acceptor_refuse(struct acceptor *a, int fd, uint64_t id, const char *why);
 
-/* Stop accepting: wake the thread, join it (it first lingers out the
- * refusals it holds, at most ACCEPTOR_REFUSAL_LINGER_MS), close the
+/* Stop accepting: wake the thread, join it (it first hands over the
+ * connections waiting in the accept queue, at most its length, so that
+ * the close resets none of them, then lingers out the refusals it holds,
+ * at most ACCEPTOR_REFUSAL_LINGER_MS), close the
  * socket. Any thread but the acceptor. Safe after a failed or missing
  * acceptor_start. */
 void acceptor_stop(struct acceptor *a);
 
 /* The port it listens on. Any thread. */
 uint16_t acceptor_port(const struct acceptor *a);
-
-/* True once acceptor_stop began. Any thread. */
-bool acceptor_stopping(struct acceptor *a);
 
 #endif

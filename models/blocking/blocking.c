@@ -45,8 +45,12 @@ void *blocking_admit(struct blocking_server *b, int fd, uint64_t id, size_t size
 void blocking_stop_accepting(struct blocking_server *b)
 {
     board_mark_closing(b->board);
-    acceptor_stop(&b->acceptor);
+    /* The connections first: the acceptor may itself be held by one (it
+     * serves it under caller-runs, or waits in pool_submit, under block,
+     * for a task thread to free a place), and joining it before they knew
+     * of the stop waited for their clients to leave. */
     conn_registry_stop_input(&b->conns);
+    acceptor_stop(&b->acceptor);
 }
 
 void blocking_free(struct blocking_server *b)

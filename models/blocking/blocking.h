@@ -41,10 +41,10 @@ void *blocking_new(size_t size, const char *model, const struct server_opts *opt
  * memory for the model's record of it (free() it). */
 void *blocking_admit(struct blocking_server *b, int fd, uint64_t id, size_t size);
 
-/* The first steps of a graceful stop: mark the board closing, stop the
- * acceptor (no connection arrives after this returns), and tell every
- * connection to answer what it holds and leave. Any thread but the
- * acceptor's. */
+/* The first steps of a graceful stop: mark the board closing, tell every
+ * connection to answer what it holds and leave, then stop the acceptor
+ * (no connection arrives after this returns; those it takes meanwhile see
+ * the stop before their first read). Any thread but the acceptor's. */
 void blocking_stop_accepting(struct blocking_server *b);
 
 /* Stop the acceptor if it still runs (or was never started), close the

@@ -507,9 +507,10 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
 }
 
 void conn_finish(const struct conn_server *srv, struct conn_registry *r,
-                 struct conn *c, enum echo_end end, uint64_t lines,
-                 bool stopping)
+                 struct conn *c, enum echo_end end, uint64_t lines)
 {
+    /* The registry's flag, not the acceptor's: the stop sets it first. */
+    bool stopping = atomic_load(&r->stopping);
     conn_registry_remove(r);
     /* After an error reply, or when a stop cut a client off mid-stream,
      * linger: the last replies are read, not lost to a reset. */

@@ -76,8 +76,12 @@ int net_acceptor_open(struct net_acceptor *a, const struct net_listen_opts *o,
         setsockopt(a->listen_fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
     if (bind(a->listen_fd, (struct sockaddr *)&addr, addr_len) < 0)
         goto out_errno;
-    if (listen(a->listen_fd, o->backlog > 0 ? o->backlog : NET_BACKLOG_DEFAULT) < 0)
+    int backlog = o->backlog > 0 ? o->backlog : NET_BACKLOG_DEFAULT;
+    if (listen(a->listen_fd, backlog) < 0)
         goto out_errno;
+    /* Linux queues one more than the backlog (capped by somaxconn, which
+     * only makes the bound looser). */
+    a->queue_max = backlog + 1;
     a->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (a->spare_fd < 0)
         goto out_errno;
@@ -149,6 +153,15 @@ int net_accept(struct net_acceptor *a)
         }
         return -err;
     }
+}
+
+bool net_accept_pending(const struct net_acceptor *a)
+{
+    struct pollfd p = { .fd = a->listen_fd, .events = POLLIN };
+    int n;
+    while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR)
+        ;
+    return n == 1 && (p.revents & POLLIN);
 }
 
 bool net_accept_error_is_fatal(int neg_errno)

@@ -40,6 +40,7 @@ struct net_listen_opts {
 struct net_acceptor {
     int listen_fd;      /* the listening socket */
     int spare_fd;       /* /dev/null, closed to make room when fds run out */
+    int queue_max;      /* the most connections the accept queue holds */
     bool keepalive;     /* copied from the options, applied per child */
     bool nodelay;
     atomic_uint_fast64_t shed; /* connections closed at once for lack of fds */
@@ -72,6 +73,13 @@ uint16_t net_acceptor_port(const struct net_acceptor *a);
  * a->shed counts it. -ECONNABORTED and the like: the peer left early.
  * Any thread, one at a time per acceptor. */
 int net_accept(struct net_acceptor *a);
+
+/* True when the accept queue holds a connection the kernel completed: an
+ * accept now takes it without blocking. A stop takes these (at most
+ * a->queue_max) before it closes the listening socket, because the close
+ * resets every connection left in the queue, with the lines its client
+ * sent and the kernel acknowledged. Any thread. */
+bool net_accept_pending(const struct net_acceptor *a);
 
 /* True when an accept error is fatal for the acceptor (EBADF, EINVAL...),
  * false for the expected ones (EAGAIN, EMFILE, ECONNABORTED, EPROTO...). */

@@ -232,6 +232,15 @@ static void *stop_accepting(void *arg, int *err)
     struct boss *b = arg;
     *err = 0;
     loop_watch_remove(b->loop, &b->watch);
+    /* Connections the kernel completed before the stop wait in the accept
+     * queue; the close would reset them, and lose the lines their clients
+     * sent. Handed over now, they are queued on their workers ahead of the
+     * stop's next task, which ends their input after what they sent. At
+     * most the queue's length: a client connecting all through the stop
+     * cannot hold it. */
+    for (int left = b->acceptor.queue_max; left > 0 && net_accept_pending(&b->acceptor);
+         left -= ACCEPTS_PER_WAKEUP)
+        on_acceptable(b, EPOLLIN);
     net_acceptor_close(&b->acceptor);
     return NULL;
 }

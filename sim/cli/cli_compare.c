@@ -100,9 +100,7 @@ static int run_one(struct fleet *f, const struct plan *p, int i, const char *poi
     fleet_stop_loads(f, 10000);
     fleet_stop_server(f, at);
     result_from_fleet(&f->servers[at], r);
-    if (f->servers[at].last_words[0])
-        fprintf(stderr, "threadlab compare: the %s server %s; its last words: %s\n",
-                r->model, r->fate, f->servers[at].last_words);
+    fleet_report_failure(&f->servers[at], "compare");   /* the caller fails on r->fate */
     return 0;
 }
 

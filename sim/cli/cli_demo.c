@@ -237,14 +237,11 @@ int cli_demo(int argc, char **argv)
         free(table);
     }
     finish_recording(&view);
-    for (int i = 0; i < d->fleet.n; i++) {
-        const struct fleet_server *s = &d->fleet.servers[i];
-        if (s->last_words[0]) {
-            fprintf(stderr, "threadlab demo: the %s server %s; its last words: %s\n",
-                    s->model, results[i].fate, s->last_words);
+    /* Every server that did not end well fails the demo, whether or not
+     * its log had anything to say. */
+    for (int i = 0; i < d->fleet.n; i++)
+        if (fleet_report_failure(&d->fleet.servers[i], "demo"))
             rc = CLI_EXIT_FAILED;
-        }
-    }
     fleet_cleanup(&d->fleet);
     free(d);
     return rc;

@@ -344,6 +344,7 @@ void fleet_stop_server(struct fleet *f, int i)
         s->term_sent = true;
         if (!wait_reaped(f, &s->reaped, FLEET_STOP_TIMEOUT_MS)) {
             kill(s->pid, SIGKILL);
+            s->kill_sent = true;
             wait_reaped(f, &s->reaped, 2000);
         }
     }
@@ -386,13 +387,34 @@ void fleet_cleanup(struct fleet *f)
 
 const char *fleet_server_fate(const struct fleet_server *s, char *buf, size_t len)
 {
-    if (!s->reaped)
+    if (!s->reaped) {
         snprintf(buf, len, "running");
-    else if (WIFSIGNALED(s->exit_status))
-        snprintf(buf, len, "killed: %s", strsignal(WTERMSIG(s->exit_status)));
-    else if (WEXITSTATUS(s->exit_status) != 0)
+    } else if (WIFSIGNALED(s->exit_status)) {
+        /* The signal's name, not strsignal's description: "SIGSEGV" is
+         * what a reader looks up, in any language. */
+        int sig = WTERMSIG(s->exit_status);
+        const char *abbrev = sigabbrev_np(sig);
+        char name[32];
+        if (abbrev)
+            snprintf(name, sizeof(name), "SIG%s", abbrev);
+        else
+            snprintf(name, sizeof(name), "signal %d", sig);
+        snprintf(buf, len, "%s: %s", s->kill_sent && sig == SIGKILL ? "stop timed out"
+                                                                    : "crashed", name);
+    } else if (WEXITSTATUS(s->exit_status) != 0) {
         snprintf(buf, len, "exit %d", WEXITSTATUS(s->exit_status));
-    else
+    } else {
         snprintf(buf, len, "ok");
+    }
     return buf;
+}
+
+bool fleet_report_failure(const struct fleet_server *s, const char *command)
+{
+    char fate[64];
+    if (strcmp(fleet_server_fate(s, fate, sizeof(fate)), "ok") == 0)
+        return false;
+    fprintf(stderr, "threadlab %s: the %s server %s%s%s\n", command, s->model, fate,
+            s->last_words[0] ? "; its last words: " : "", s->last_words);
+    return true;
 }

@@ -42,6 +42,7 @@ struct fleet_server {
     bool reaped;
     bool term_sent;                 /* SIGTERM sent (a second one would
                                        make it exit at once) */
+    bool kill_sent;                 /* SIGKILL sent: the stop timed out */
     char last_words[256];           /* its log's last line, if it failed */
     struct proc_usage usage;        /* the last sample */
     pid_t load_pid;                 /* its load generator, or 0 */
@@ -99,8 +100,17 @@ void fleet_stop_all(struct fleet *f);
  * temporary directory. Safe to call twice. */
 void fleet_cleanup(struct fleet *f);
 
-/* How server i ended, for the table: "ok", "crashed (SIGSEGV)", ... */
+/* How server s ended, for the table: "ok", "exit N", "crashed: SIGSEGV"
+ * (killed by a signal we did not send), "stop timed out: SIGKILL" (the
+ * fleet's own kill, FLEET_STOP_TIMEOUT_MS after its SIGTERM), or
+ * "running" before it is reaped. */
 const char *fleet_server_fate(const struct fleet_server *s, char *buf, size_t len);
+
+/* If server s did not end "ok", say so on stderr, with its fate and the
+ * last line of its log: "threadlab COMMAND: the reactor server crashed:
+ * SIGSEGV; its last words: ...". Returns true if it did not (the command
+ * then exits 1). After fleet_stop_server. */
+bool fleet_report_failure(const struct fleet_server *s, const char *command);
 
 /* Read /proc/PID for one process into u (peaks updated). */
 bool proc_usage_read(pid_t pid, struct proc_usage *u);

@@ -166,6 +166,11 @@ void results_print_table(FILE *out, const struct result *r, int n)
     }
 }
 
+const char *result_server(const struct result *r)
+{
+    return r->have_load || strcmp(r->fate, "ok") != 0 ? r->fate : "no report";
+}
+
 void results_print_csv(FILE *out, const struct result *r, int n)
 {
     fprintf(out, "model,lines_per_s,mb_per_s,round_trip_p50_us,round_trip_p99_us,"
@@ -177,7 +182,7 @@ void results_print_csv(FILE *out, const struct result *r, int n)
                 r[i].p999_us, r[i].peak_threads, r[i].peak_rss_kb, r[i].cpu_s,
                 (unsigned long long)r[i].voluntary_cs,
                 (unsigned long long)r[i].involuntary_cs,
-                (unsigned long long)r[i].errors, r[i].have_load ? r[i].fate : "no report");
+                (unsigned long long)r[i].errors, result_server(&r[i]));
 }
 
 void results_print_json(FILE *out, const struct result *r, int n)

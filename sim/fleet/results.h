@@ -20,8 +20,13 @@ struct result {
     long peak_rss_kb;
     double cpu_s;
     uint64_t voluntary_cs, involuntary_cs;
-    char fate[64];                  /* "ok", "killed: Segmentation fault" ... */
+    char fate[64];                  /* "ok", "crashed: SIGSEGV" ... (fleet_server_fate) */
 };
+
+/* What a CSV's or a sweep's server field says: the fate, or "no report"
+ * when the server ended well but the load's report is missing. A server
+ * that failed says how, report or not. */
+const char *result_server(const struct result *r);
 
 /* Fill r from server s of a fleet (usage, fate) and its load's JSON report.
  * Returns false (have_load false) when the report is missing or unreadable. */

@@ -168,7 +168,7 @@ void sweep_row_from_result(const struct result *r, double value, struct sweep_ro
     row->errors = (double)r->errors;
     row->cpu_busy_pct = -1;
     row->reserved_kb = -1;
-    snprintf(row->server, sizeof(row->server), "%s", r->have_load ? r->fate : "no report");
+    snprintf(row->server, sizeof(row->server), "%s", result_server(r));
 }
 
 static void fmt_kb(char *buf, size_t len, double kb)

@@ -31,6 +31,23 @@ ours() {   # ours serve|load: pids of our demos' children of that kind
   done
 }
 
+# await_loads N: wait until N of our load generators run (each starts
+# once its server listens), as long as the fleet waits for a server to
+# start (30 s) and more. False if they never did.
+await_loads() {
+  for _ in $(seq 600); do
+    [ "$(ours load | wc -w)" -ge "$1" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# server_of MODEL: the pid of our server of that model ("" if none).
+server_of() {
+  for pid in $(ours serve); do
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "serve $1 " && echo "$pid"
+  done
+}
+
 # Nothing of a demo may remain: children, boards, its directory.
 leftovers() {
   for _ in $(seq 50); do
@@ -208,25 +225,32 @@ leftovers "after q (zh)"
 tmux -S "$zsock" kill-server 2>/dev/null
 
 # 2. Without a terminal: plain snapshots, then the table; a server that
-#    crashes midway is reported, and still nothing is left behind.
-"$BIN" demo --models bio,reactor --duration 6 --interval 500 >"$tmp/plain" 2>&1 &
+#    crashes midway is reported as a crash, by its signal's name, the demo
+#    exits 1, and still nothing is left behind. The crash lands while the
+#    loads run, by construction: the kill waits for the reactor's load (its
+#    server is listening then), and the run is 60 s long, ended by SIGINT
+#    once the crashed server is gone. (A 6 s run with the server looked
+#    for 5 s, then killed 2 s later, could miss it on a loaded machine:
+#    the fleet gives a server 30 s to start, and the demo then exited 0.)
+"$BIN" demo --models bio,reactor --duration 60 --interval 500 >"$tmp/plain" 2>&1 &
 dpid=$!
-victim=""
-for _ in $(seq 50); do
-  for pid in $(ours serve); do
-    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "serve reactor " && victim=$pid
-  done
-  [ -n "$victim" ] && break; sleep 0.1
-done
-sleep 2
-[ -n "$victim" ] && kill -SEGV "$victim"
+await_loads 2 && victim=$(server_of reactor)
+if [ -n "$victim" ]; then
+  kill -SEGV "$victim"
+  for _ in $(seq 100); do [ -z "$(server_of reactor)" ] && break; sleep 0.1; done
+else
+  bad "the demo's reactor server and its load never both ran"
+fi
+kill -INT "$dpid"
 wait "$dpid"; st=$?
 [ "$st" = 1 ] && ok || bad "a demo whose server crashed exited $st, wanted 1"
 grep -q "^--- threadlab top" "$tmp/plain" && ok || bad "no plain snapshots without a terminal"
 grep -Eq "^bio +[0-9]+ " "$tmp/plain" && ok || bad "no table row for bio"
-# "killed: Segmentation fault"; under ASan its own handler exits 1 instead.
-grep -Eq "the reactor server (killed: Segmentation fault|exit [0-9]+); its last words" \
-  "$tmp/plain" && ok || bad "the crashed reactor is not reported"
+# "crashed: SIGSEGV"; under ASan its own handler exits 1 instead.
+grep -Eq "the reactor server (crashed: SIGSEGV|exit [0-9]+); its last words" \
+  "$tmp/plain" && ok || { bad "the crashed reactor is not reported"; tail -5 "$tmp/plain"; }
+grep -Eq "^reactor .*(crashed: SIGSEGV|exit [0-9]+)$" "$tmp/plain" && ok \
+  || bad "the table's reactor row does not say it crashed"
 leftovers "after a crash"
 
 # 3. Ctrl-C (SIGINT to the demo alone): children stopped, table printed,
@@ -284,6 +308,33 @@ else
     grep -Eq "^bio +[0-9]+ " "$tmp/plot" && ok || bad "compare --plot without gnuplot: exit $st"
 fi
 leftovers "after compare"
+
+# 5. compare and compare --sweep: a server killed mid-run (SIGKILL, which
+#    no handler catches, under the sanitizers too) is a crash, named so on
+#    stderr, in the table's server column and in the CSV; exit 1. Each run
+#    is 60 s long and the kill waits for the load, so it lands mid-run.
+crash_compare() {   # crash_compare NAME ARGS...: run compare, kill its server
+  name=$1; shift
+  "$BIN" compare --models reactor --duration 60 --csv "$tmp/$name.csv" "$@" \
+      >"$tmp/$name" 2>&1 &
+  cpid=$!
+  if await_loads 1 && victim=$(server_of reactor) && [ -n "$victim" ]; then
+    kill -KILL "$victim"
+  else
+    bad "$name: the reactor server and its load never both ran"
+  fi
+  wait "$cpid"; st=$?
+  [ "$st" = 1 ] && ok || bad "$name whose server crashed exited $st, wanted 1"
+  grep -q "threadlab compare: the reactor server crashed: SIGKILL" "$tmp/$name" && ok \
+    || { bad "$name: the crash is not said on stderr"; cat "$tmp/$name"; }
+  grep -Eq "^reactor .*crashed: SIGKILL$" "$tmp/$name" && ok \
+    || bad "$name: the reactor row does not say crashed: SIGKILL"
+  grep -Eq "^reactor,.*,crashed: SIGKILL$" "$tmp/$name.csv" && ok \
+    || { bad "$name: the CSV row does not say crashed: SIGKILL"; cat "$tmp/$name.csv"; }
+}
+crash_compare compare-crash
+crash_compare sweep-crash --sweep conns=8
+leftovers "after the crashed compares"
 
 # A classroom PC's soft fd limit of 256 (1024 is common) does not hide the
 # many-idle lesson: demo raises it to the hard limit, and every connection
