@@ -410,7 +410,7 @@ int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len)
         why = "every number must be finite (not nan or inf)";
     else if (o->cores < 1 || o->cores > 4096)
         why = "--cores must be from 1 to 4096";
-    else if (o->conns < 1 || o->conns > 50000000)
+    else if (o->conns < 1 || o->conns > SIM_CONNS_MAX)
         why = "--conns must be from 1 to 50000000";
     else if (o->duration_s <= 0 && o->lines_per_conn == 0)
         why = "give --duration or --lines-per-conn";
@@ -419,11 +419,16 @@ int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len)
         why = "--mix shares must add up to at most 100%";
     else if (o->io_ratio < 1 || o->io_ratio > 100)
         why = "--io-ratio must be from 1 to 100";
-    else if (o->pool_min < 0 || o->pool_max < 1 || o->pool_min > o->pool_max)
-        why = "--min and --max must be 0 <= min <= max, max >= 1";
-    else if (o->workers < 0 || o->workers > 4096)
-        why = "--workers must be from 1 to 4096 (0: 2 x cores)";
-    else if (o->offload < 0 || o->offload > 100000)
+    else if (o->pool_min < 0 || o->pool_max < 1 || o->pool_min > o->pool_max ||
+             o->pool_min > SIM_POOL_MIN_MAX || o->pool_max > SIM_POOL_MAX)
+        why = "--min and --max must be 0 <= min <= max, max >= 1, min <= 100000 "
+              "and max <= 50000000";
+    else if (o->model == SIM_POOL && o->max_threads > 0 &&
+             (uint32_t)o->pool_min > o->max_threads)
+        why = "--min is more threads than the machine allows (--max-threads)";
+    else if (o->workers < 0 || o->workers > SIM_WORKERS_MAX)
+        why = "--workers must be from 1 to 4096";
+    else if (o->offload < 0 || o->offload > SIM_OFFLOAD_MAX)
         why = "--offload must be from 0 to 100000";
     else if (o->rate < 0 || o->think_us < 0 || o->ramp_s < 0)
         why = "--rate, --think-us and --ramp must not be negative";

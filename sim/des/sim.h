@@ -22,6 +22,13 @@
 struct sim_viz;
 
 #define SIM_REPORT_CORES 64      /* cores shown one by one in a report */
+#define SIM_CONNS_MAX 50000000   /* --conns */
+#define SIM_WORKERS_MAX 4096     /* --workers */
+#define SIM_OFFLOAD_MAX 100000   /* --offload: business threads, made at the start */
+#define SIM_POOL_MIN_MAX 100000  /* --min: task threads made at the start, as
+                                    --offload's */
+#define SIM_POOL_MAX SIM_CONNS_MAX  /* --max: a pool makes a thread only for a
+                                    connection, so more than --conns is the same */
 
 enum sim_model { SIM_BIO, SIM_POOL, SIM_REACTOR, SIM_MULTIREACTOR, SIM_MODEL_COUNT };
 

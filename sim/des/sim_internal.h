@@ -239,6 +239,7 @@ bool sim__can_spawn(const struct sim *s);
 void sim__bio_accepted(struct sim *s, uint32_t c);
 void sim__bio_conn_done(struct sim *s, uint32_t t);
 
+uint64_t sim__pool_reach(const struct sim_opts *o);
 int sim__pool_setup(struct sim *s);
 bool sim__pool_will_spawn(const struct sim *s);
 void sim__pool_accepted(struct sim *s, uint32_t c);

@@ -49,6 +49,19 @@ printf 'read_ns = nan\n' >"$tmp/nan.profile"
 refused "a profile with nan" "not a finite number" bio --profile "$tmp/nan.profile"
 printf 'stack_kb = 0\n' >"$tmp/stack0.profile"
 refused "stack_kb = 0" "too small" bio --profile "$tmp/stack0.profile"
+# The pool's sizes are capped as --workers and --offload are: --min
+# threads are made at the start, and never past the machine's limit.
+refused "--min 100000000" "min" pool --min 100000000 --max 100000000 --conns 100 -t 1
+refused "--min past --max-threads" "max-threads" pool --min 500 --max 500 --max-threads 100 -t 1
+refused "--workers 0" "workers" multireactor --workers 0
+
+# An option given is told from one not given by a flag, never by its
+# value: --duration 10 (the default's value) with --lines-per-conn still
+# stops the sending at 10 s.
+"$BIN" sim reactor --conns 1 --lines-per-conn 100000 --think-us 1000 --duration 10 --json \
+  >"$tmp/d.json"
+grep -q '"window_s":10.000000,' "$tmp/d.json" && ! grep -q '"lines_sent":100000,' "$tmp/d.json" \
+  && ok || bad "--duration 10 with --lines-per-conn was ignored: $(head -c 200 "$tmp/d.json")"
 
 # The report, twice with one seed: the same bytes, text and JSON; the
 # engine's wall time only on stderr, with --engine-stats.
