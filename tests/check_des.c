@@ -593,6 +593,36 @@ START_TEST(littles_law_holds_when_lines_are_lost)
 }
 END_TEST
 
+/* Open loop at a rate whose period is no whole number of nanoseconds
+ * (33 333.3 ns): a line is timed from when it was sent, to the
+ * nanosecond, so no latency is negative (it wrapped to 1.8e19 ns when the
+ * next send was the period rounded down and the latency's start was not),
+ * L = lambda x W holds, and 10 s send rate x duration lines (not 300 003). */
+START_TEST(open_loop_sends_when_it_says_it_does)
+{
+    struct sim_report *r = malloc(sizeof(*r));
+    for (int zero = 1; zero >= 0; zero--) {
+        struct sim_opts o;
+        sim_opts_init(&o, SIM_REACTOR);
+        if (zero)
+            profile_zero(&o.prof);
+        o.rate = 30000;
+        o.duration_s = 10;
+        run_checked(&o, r);
+        double max_ns = (double)atomic_load(&r->latency_ns.max);
+        printf("open loop, %s profile: %llu lines sent, latency max %.0f ns, mean %.1f ns, "
+               "L %.4f\n", zero ? "zero" : "built-in", (unsigned long long)r->lines_sent,
+               max_ns, r->mean_latency_ns, r->mean_in_system);
+        ck_assert_double_le(max_ns, r->virtual_s * 1e9);
+        if (zero)
+            ck_assert_double_eq(r->mean_latency_ns, 0);
+        ck_assert_uint_ge(r->lines_sent, 300000 - 1);
+        ck_assert_uint_le(r->lines_sent, 300000 + 1);
+    }
+    free(r);
+}
+END_TEST
+
 /* A woken BIO thread may wait for a core: that is its line's wait. Two
  * connections on one core, 100 us of CPU a line, no think time: while one
  * thread runs, the other's line waits its 100 us in the run queue. (A wait
@@ -1219,6 +1249,7 @@ int main(void)
     tcase_set_timeout(lessons, 120);
     tcase_add_test(lessons, same_seed_same_run_other_seed_other_run);
     tcase_add_test(lessons, littles_law_holds_when_lines_are_lost);
+    tcase_add_test(lessons, open_loop_sends_when_it_says_it_does);
     tcase_add_test(lessons, bio_waits_in_the_run_queue);
     tcase_add_test(lessons, spread_costs_give_latency_a_tail);
     tcase_add_test(lessons, a_move_to_another_core_costs_cross_core_ns);

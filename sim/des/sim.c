@@ -88,11 +88,13 @@ vtime_t sim__line_sleep(const struct sim *s, uint32_t c, uint32_t k)
     return sim__line_kind(s, c, k) == LINE_SLEEP ? (vtime_t)(s->o->sleep_ms * 1e6) : 0;
 }
 
-/* When line k of connection c left the client. */
+/* Open loop: line k is due k periods after the first, rounded down once
+ * from the exact product (rounding the period instead would add up k
+ * roundings: the sends would drift early, 3 lines in 300 000 at 30 000/s). */
 vtime_t sim__line_sent_at(const struct sim *s, uint32_t c, uint32_t k)
 {
     if (s->o->rate > 0)
-        return (vtime_t)(s->phase_ns[c] + k * s->period_ns);
+        return s->phase_ns[c] + (vtime_t)((double)k * s->period_ns);
     return s->conns[c].last_send;
 }
 
@@ -320,8 +322,8 @@ static void on_connect(struct sim *s, uint32_t c)
     /* The client sends as soon as it is connected: the kernel holds its
      * lines until the server reads them. */
     if (s->o->rate > 0) {
-        double first = s->phase_ns[c] - (double)s->eng.now;
-        sim__at(s, first > 0 ? first : 0, EV_SEND, c, 0);
+        vtime_t first = sim__line_sent_at(s, c, 0);
+        sim__at(s, first > s->eng.now ? (double)(first - s->eng.now) : 0, EV_SEND, c, 0);
     } else {
         sim__client_send(s, c);
     }
@@ -453,7 +455,7 @@ static int setup_clients(struct sim *s, struct rng *rng)
     s->window_end = s->send_until;
     if (o->rate > 0) {
         s->period_ns = (double)o->conns / o->rate * 1e9;
-        s->phase_ns = malloc(o->conns * sizeof(double));
+        s->phase_ns = malloc(o->conns * sizeof(*s->phase_ns));
         if (!s->phase_ns)
             return -1;
     }
@@ -461,7 +463,7 @@ static int setup_clients(struct sim *s, struct rng *rng)
         double when = o->ramp_s * 1e9 *
                       (o->random_connects ? rng_uniform(rng) : (double)c / o->conns);
         if (o->rate > 0)
-            s->phase_ns[c] = when + rng_uniform(rng) * s->period_ns;
+            s->phase_ns[c] = (vtime_t)(when + rng_uniform(rng) * s->period_ns);
         s->conns[c].thread = VT_NONE;
         sim__at(s, when + o->prof.net_one_way_ns, EV_CONNECT, c, 0);
     }

@@ -125,8 +125,10 @@ struct sim {
     struct machine m;
     struct vconn *conns;
     uint64_t seed;               /* the run's salt for per-line draws */
-    double period_ns;            /* open loop: between one connection's lines */
-    double *phase_ns;            /* open loop: each connection's first send */
+    double period_ns;            /* open loop: between one connection's lines
+                                    (sim__line_sent_at rounds each send
+                                    time, never the period) */
+    vtime_t *phase_ns;           /* open loop: each connection's first send */
     vtime_t send_until;          /* no line is sent after this */
     uint64_t open_conns, peak_conns;
 
@@ -181,6 +183,10 @@ vtime_t sim__line_cpu(const struct sim *s, uint32_t c, uint32_t k);
 vtime_t sim__line_sleep(const struct sim *s, uint32_t c, uint32_t k);
 /* A !task line's queued CPU (0 for other lines); sim__line_cpu includes it. */
 vtime_t sim__line_task(const struct sim *s, uint32_t c, uint32_t k);
+/* When line k of c left the client (open loop: when it was due to; a
+ * line due before its connection was made leaves when it is made). Every
+ * send time and every latency comes from here, in whole nanoseconds, so
+ * a reply is never timed from a moment after its line was sent. */
 vtime_t sim__line_sent_at(const struct sim *s, uint32_t c, uint32_t k);
 
 /* ---- the machine and the board together (sim.c) ------------------------- */
