@@ -50,7 +50,8 @@ static void sim_usage(FILE *out)
             "  -c, --conns N      connections (default 1)\n"
             "  -t, --duration S   seconds of sending, simulated (default 10; with\n"
             "                     --lines-per-conn and not given: no time limit)\n"
-            "  --lines-per-conn N each connection sends N lines, then closes\n"
+            "  --lines-per-conn N each connection sends N lines (at most 4294967295),\n"
+            "                     then closes\n"
             "  -r, --rate R       open loop: R lines/s over all connections\n"
             "  --think-us US      closed loop: mean think time between lines\n"
             "  --mix SPEC         cpu=US:PCT,sleep=MS:PCT, as threadlab load, and\n"
@@ -439,7 +440,7 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
         { CLI_INT("conns", &o->conns, 1, 50000000), .short_name = 'c' },
         { CLI_REAL("duration", &o->duration_s, 0.000001, 1e6), .short_name = 't',
           .given = &a->duration_given },
-        { CLI_INT("lines-per-conn", &o->lines_per_conn, 1, LONG_MAX) },
+        { CLI_INT("lines-per-conn", &o->lines_per_conn, 1, SIM_LINES_PER_CONN_MAX) },
         { CLI_REAL("rate", &o->rate, 0.001, 1e12), .short_name = 'r' },
         { CLI_REAL("think-us", &o->think_us, 0, 1e12) },
         { CLI_CALL("mix", parse_mix, o) },

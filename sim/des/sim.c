@@ -405,6 +405,44 @@ static bool opts_finite(const struct sim_opts *o)
            isfinite(o->task_pct) && isfinite(o->service_exp_us);
 }
 
+/* A closed-loop line's time from one send to the next, at the least: the
+ * network both ways; with no network (--profile zero), its think time and
+ * CPU on average. 0: lines take no time at all, and the clock never moves. */
+static double closed_line_floor_ns(const struct sim_opts *o)
+{
+    const struct profile *p = &o->prof;
+    if (p->net_one_way_ns >= 1)
+        return 2 * p->net_one_way_ns;
+    return (o->think_us + o->service_exp_us) * 1e3 + p->handle_ns + p->read_ns +
+           p->write_ns + (o->cpu_pct * o->cpu_us + o->task_pct * o->task_us) * 10.0 +
+           o->sleep_pct * o->sleep_ms * 1e4;
+}
+
+/* What the sending asks of a connection's line counters (32 bits, in
+ * struct vconn): at most SIM_LINES_PER_CONN_MAX lines each, and a run that
+ * ends. NULL when it fits. */
+static const char *sending_check(const struct sim_opts *o)
+{
+    if (o->lines_per_conn > SIM_LINES_PER_CONN_MAX)
+        return "--lines-per-conn must be at most 4294967295";
+    if (o->lines_per_conn > 0)
+        return NULL;                       /* it ends, and fits */
+    double duration_ns = o->duration_s * 1e9;
+    if (o->rate > 0)
+        return o->rate / o->conns * o->duration_s >= (double)SIM_LINES_PER_CONN_MAX
+            ? "--rate x --duration is more than 4294967295 lines a connection, the most "
+              "it counts (raise --conns, or lower --rate or --duration)" : NULL;
+    double floor_ns = closed_line_floor_ns(o);
+    if (floor_ns < 1)
+        return "a line takes no simulated time here (no network, CPU or think time), so "
+               "a closed loop never ends: give --think-us, --service-exp or --lines-per-conn";
+    /* Half the counter: with no network the floor is a mean, not a bound. */
+    if (duration_ns / floor_ns >= (double)SIM_LINES_PER_CONN_MAX / 2)
+        return "--duration lets a connection send more than 4294967295 lines, the most it "
+               "counts (shorten --duration or give --lines-per-conn)";
+    return NULL;
+}
+
 int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len)
 {
     const char *why = NULL;
@@ -437,6 +475,8 @@ int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len)
     else if (o->rate > 0 && (double)o->conns / o->rate * 1e9 < SIM_MIN_SEND_PERIOD_NS)
         why = "--rate is more than 1000000 lines/s per connection "
               "(raise --conns or lower --rate)";
+    else
+        why = sending_check(o);
     if (why) {
         snprintf(err, err_len, "%s", why);
         return -1;

@@ -23,6 +23,8 @@ struct sim_viz;
 
 #define SIM_REPORT_CORES 64      /* cores shown one by one in a report */
 #define SIM_CONNS_MAX 50000000   /* --conns */
+#define SIM_LINES_PER_CONN_MAX UINT32_MAX  /* a connection counts its lines in
+                                    32 bits (one more would wrap its count) */
 #define SIM_WORKERS_MAX 4096     /* --workers */
 #define SIM_OFFLOAD_MAX 100000   /* --offload: business threads, made at the start */
 #define SIM_POOL_MIN_MAX 100000  /* --min: task threads made at the start, as

@@ -20,6 +20,9 @@ static bool more_to_send(const struct sim *s, uint32_t c)
     const struct vconn *v = &s->conns[c];
     if (s->o->lines_per_conn > 0 && v->sent >= s->o->lines_per_conn)
         return false;
+    if (v->sent == SIM_LINES_PER_CONN_MAX)
+        return false;            /* its count is full (sim_opts_check refuses the runs
+                                    that get here, but with no network by a mean) */
     if (s->o->rate > 0)
         return sim__line_sent_at(s, c, v->sent) < s->send_until;
     return s->eng.now < s->send_until;

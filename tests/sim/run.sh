@@ -54,6 +54,13 @@ refused "stack_kb = 0" "too small" bio --profile "$tmp/stack0.profile"
 refused "--min 100000000" "min" pool --min 100000000 --max 100000000 --conns 100 -t 1
 refused "--min past --max-threads" "max-threads" pool --min 500 --max 500 --max-threads 100 -t 1
 refused "--workers 0" "workers" multireactor --workers 0
+# A connection counts its lines in 32 bits: a run that could send more on
+# one is refused, as is a closed loop whose lines take no time (the clock
+# would never move).
+refused "--lines-per-conn past 32 bits" "lines-per-conn" reactor --lines-per-conn 4294967296 -t 0.001
+refused "--rate x --duration past 32 bits" "lines a connection" reactor --rate 1e6 -t 1e6
+refused "--duration past 32 bits of lines" "4294967295" reactor -t 1e6
+refused "lines that take no time" "never ends" reactor --profile zero
 
 # An option given is told from one not given by a flag, never by its
 # value: --duration 10 (the default's value) with --lines-per-conn still
