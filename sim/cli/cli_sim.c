@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_sim_memory.h"
 #include "cli_sim_sweep.h"
 #include "des/sim.h"
 #include "des/simviz.h"
@@ -330,6 +331,16 @@ static void close_event_recording(struct viz_run *vr, const char *path)
                 frames, bytes / 1024.0);
 }
 
+/* sim_run failed: it ran out of memory, as far into the run as r says. */
+static void say_out_of_memory(const struct sim_report *r)
+{
+    const char *what;
+    cli_memory_left(&what);
+    fprintf(stderr, "threadlab sim: out of memory after %llu events (%.6f s simulated): "
+            "the run grew past what this process may take (%s)\n",
+            (unsigned long long)r->events, r->virtual_s, what);
+}
+
 static int run_with_viz(struct sim_opts *o, struct sim_report *r, const struct viz_opts *vo)
 {
     struct viz_run vr = { .o = o, .r = r };
@@ -369,7 +380,7 @@ static int run_with_viz(struct sim_opts *o, struct sim_report *r, const struct v
     simviz_close(o->viz);
     o->viz = NULL;
     if (vr.rc < 0)
-        fprintf(stderr, "threadlab sim: out of memory\n");
+        say_out_of_memory(r);
     return vr.rc;
 }
 
@@ -491,6 +502,8 @@ static int run_once(struct sim_opts *o, const struct sim_args *a)
     struct viz_opts vo = { .speed = a->speed, .record_path = a->record_path, .big = a->big,
                            .start_paused = a->start_paused };
     int rc = a->viz ? run_with_viz(o, r, &vo) : sim_run(o, r);
+    if (rc < 0 && !a->viz)
+        say_out_of_memory(r);
     if (rc == 0 && a->json)
         sim_report_json(o, r, stdout);
     else if (rc == 0)
@@ -545,6 +558,10 @@ int cli_sim(int argc, char **argv)
         return sweep_or_usage(&o, &sw, sweep, all, a.viz, a.json, model);
     if (sim_opts_check(&o, err, sizeof(err)) < 0) {
         cli_usage_error("sim", "%s", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (!cli_sim_fits(&o, err, sizeof(err))) {
+        fprintf(stderr, "threadlab sim: %s\n", err);
         return CLI_EXIT_USAGE;
     }
     return run_once(&o, &a);

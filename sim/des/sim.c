@@ -110,7 +110,7 @@ vtime_t sim__syscall_ns(struct sim *s, double mean_ns)
 void sim__at(struct sim *s, double delay_ns, uint32_t kind, uint32_t id, uint32_t gen)
 {
     if (des_schedule(&s->eng, (vtime_t)delay_ns, kind, id, gen) < 0)
-        abort();                 /* out of memory: the run cannot go on */
+        s->out_of_memory = true;
 }
 
 void sim__run(struct sim *s, uint32_t t, vtime_t cpu_ns, uint32_t cont)
@@ -138,7 +138,9 @@ uint32_t sim__spawn(struct sim *s, uint32_t owner, enum viz_role role, const cha
                     uint64_t conn)
 {
     uint32_t t = machine_spawn(&s->m, owner);
-    if (t != VT_NONE && s->viz) {
+    if (t == VT_NONE)
+        s->out_of_memory = true;
+    else if (s->viz) {
         simviz_thread(s->viz, t, role, name, conn);
         simviz_state(s->viz, t, role == VIZ_CONN ? VIZ_READING : VIZ_WAITING);
     }
@@ -353,137 +355,6 @@ static void on_close(struct sim *s, uint32_t c)
         sim__blocking_client_closed(s, c);
 }
 
-/* ---- options ---------------------------------------------------------------------- */
-
-static const char *const model_names[SIM_MODEL_COUNT] = {
-    "bio", "pool", "reactor", "multireactor",
-};
-
-const char *sim_model_name(enum sim_model m)
-{
-    return (unsigned)m < SIM_MODEL_COUNT ? model_names[m] : "?";
-}
-
-int sim_model_by_name(const char *name)
-{
-    for (int i = 0; i < SIM_MODEL_COUNT; i++)
-        if (strcmp(model_names[i], name) == 0)
-            return i;
-    return -1;
-}
-
-void sim_opts_init(struct sim_opts *o, enum sim_model model)
-{
-    memset(o, 0, sizeof(*o));
-    o->model = model;
-    o->cores = 2;
-    profile_default(&o->prof);
-    o->seed = 1;
-    o->conns = 1;
-    o->duration_s = 10;
-    o->max_threads = 32768;      /* Linux's default pid_max */
-    o->backlog = 0;              /* 0: unbounded (the kernel's queue is
-                                    not what these runs are about) */
-    o->pool_min = 4;
-    o->pool_max = 16;
-    o->pool_queue = 1024;
-    o->workers = 0;              /* 0: 2 x cores, as the real multireactor */
-    o->io_ratio = 50;
-}
-
-/* The fastest a connection may send: one line a microsecond. Faster, the
- * period between its lines rounds to nothing, and an open-loop client
- * would schedule lines without the clock moving on. */
-#define SIM_MIN_SEND_PERIOD_NS 1000.0
-
-/* Every double a run is made of is finite (NaN compares false with any
- * bound, so the range checks below would let it through). */
-static bool opts_finite(const struct sim_opts *o)
-{
-    return isfinite(o->ramp_s) && isfinite(o->duration_s) && isfinite(o->rate) &&
-           isfinite(o->think_us) && isfinite(o->cpu_pct) && isfinite(o->sleep_pct) &&
-           isfinite(o->task_pct) && isfinite(o->service_exp_us);
-}
-
-/* A closed-loop line's time from one send to the next, at the least: the
- * network both ways; with no network (--profile zero), its think time and
- * CPU on average. 0: lines take no time at all, and the clock never moves. */
-static double closed_line_floor_ns(const struct sim_opts *o)
-{
-    const struct profile *p = &o->prof;
-    if (p->net_one_way_ns >= 1)
-        return 2 * p->net_one_way_ns;
-    return (o->think_us + o->service_exp_us) * 1e3 + p->handle_ns + p->read_ns +
-           p->write_ns + (o->cpu_pct * o->cpu_us + o->task_pct * o->task_us) * 10.0 +
-           o->sleep_pct * o->sleep_ms * 1e4;
-}
-
-/* What the sending asks of a connection's line counters (32 bits, in
- * struct vconn): at most SIM_LINES_PER_CONN_MAX lines each, and a run that
- * ends. NULL when it fits. */
-static const char *sending_check(const struct sim_opts *o)
-{
-    if (o->lines_per_conn > SIM_LINES_PER_CONN_MAX)
-        return "--lines-per-conn must be at most 4294967295";
-    if (o->lines_per_conn > 0)
-        return NULL;                       /* it ends, and fits */
-    double duration_ns = o->duration_s * 1e9;
-    if (o->rate > 0)
-        return o->rate / o->conns * o->duration_s >= (double)SIM_LINES_PER_CONN_MAX
-            ? "--rate x --duration is more than 4294967295 lines a connection, the most "
-              "it counts (raise --conns, or lower --rate or --duration)" : NULL;
-    double floor_ns = closed_line_floor_ns(o);
-    if (floor_ns < 1)
-        return "a line takes no simulated time here (no network, CPU or think time), so "
-               "a closed loop never ends: give --think-us, --service-exp or --lines-per-conn";
-    /* Half the counter: with no network the floor is a mean, not a bound. */
-    if (duration_ns / floor_ns >= (double)SIM_LINES_PER_CONN_MAX / 2)
-        return "--duration lets a connection send more than 4294967295 lines, the most it "
-               "counts (shorten --duration or give --lines-per-conn)";
-    return NULL;
-}
-
-int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len)
-{
-    const char *why = NULL;
-    if (!opts_finite(o))
-        why = "every number must be finite (not nan or inf)";
-    else if (o->cores < 1 || o->cores > 4096)
-        why = "--cores must be from 1 to 4096";
-    else if (o->conns < 1 || o->conns > SIM_CONNS_MAX)
-        why = "--conns must be from 1 to 50000000";
-    else if (o->duration_s <= 0 && o->lines_per_conn == 0)
-        why = "give --duration or --lines-per-conn";
-    else if (o->cpu_pct < 0 || o->sleep_pct < 0 || o->task_pct < 0 ||
-             o->cpu_pct + o->sleep_pct + o->task_pct > 100)
-        why = "--mix shares must add up to at most 100%";
-    else if (o->io_ratio < 1 || o->io_ratio > 100)
-        why = "--io-ratio must be from 1 to 100";
-    else if (o->pool_min < 0 || o->pool_max < 1 || o->pool_min > o->pool_max ||
-             o->pool_min > SIM_POOL_MIN_MAX || o->pool_max > SIM_POOL_MAX)
-        why = "--min and --max must be 0 <= min <= max, max >= 1, min <= 100000 "
-              "and max <= 50000000";
-    else if (o->model == SIM_POOL && o->max_threads > 0 &&
-             (uint32_t)o->pool_min > o->max_threads)
-        why = "--min is more threads than the machine allows (--max-threads)";
-    else if (o->workers < 0 || o->workers > SIM_WORKERS_MAX)
-        why = "--workers must be from 1 to 4096";
-    else if (o->offload < 0 || o->offload > SIM_OFFLOAD_MAX)
-        why = "--offload must be from 0 to 100000";
-    else if (o->rate < 0 || o->think_us < 0 || o->ramp_s < 0)
-        why = "--rate, --think-us and --ramp must not be negative";
-    else if (o->rate > 0 && (double)o->conns / o->rate * 1e9 < SIM_MIN_SEND_PERIOD_NS)
-        why = "--rate is more than 1000000 lines/s per connection "
-              "(raise --conns or lower --rate)";
-    else
-        why = sending_check(o);
-    if (why) {
-        snprintf(err, err_len, "%s", why);
-        return -1;
-    }
-    return 0;
-}
-
 /* ---- set up and run ------------------------------------------------------------------ */
 
 /* The clients: when each connects, evenly over the ramp or at random in
@@ -591,7 +462,7 @@ static void describe(const struct sim *s, const struct des_event *ev, char *out,
 static void run_events(struct sim *s)
 {
     struct des_event ev;
-    while (des_next(&s->eng, &ev)) {
+    while (!s->out_of_memory && !s->m.out_of_memory && des_next(&s->eng, &ev)) {
         if (!s->window_taken && ev.at >= s->window_end)
             sim__report_window(s);                  /* before time moves past it */
         if (s->viz) {
@@ -640,10 +511,17 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
     s->viz = o->viz;
     double wall_start = now_ns() / 1e9;
     int rc = setup(s);
+    if (rc == 0 && (s->out_of_memory || s->m.out_of_memory))
+        rc = -1;                 /* setup's events or threads did not fit */
     if (rc == 0) {
         run_events(s);
-        sim__report_fill(s);
+        if (s->out_of_memory || s->m.out_of_memory)
+            rc = -1;
+        else
+            sim__report_fill(s);
     }
+    r->events = s->eng.processed;            /* how far it got, even so */
+    r->virtual_s = (double)s->eng.now / 1e9;
     r->wall_s = now_ns() / 1e9 - wall_start;
     r->events_per_s = r->wall_s > 0 ? (double)r->events / r->wall_s : 0;
     r->peak_rss_kb = self_peak_rss_kb();

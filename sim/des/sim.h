@@ -120,7 +120,18 @@ const char *sim_model_name(enum sim_model m);
 /* Check the options; a message into err and -1 when they make no sense. */
 int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len);
 
-/* Run it. Returns 0, or -1 when out of memory. */
+/* What a run needs of the machine before its first event, at the least:
+ * its connections, the threads it starts with, the events then pending.
+ * It grows from there (BIO's threads, lines in flight). */
+struct sim_need {
+    double bytes;                /* memory */
+    uint64_t events;             /* events pending at once at the start */
+    uint64_t threads;            /* threads made at the start */
+};
+void sim_need(const struct sim_opts *o, struct sim_need *n);
+
+/* Run it. Returns 0, or -1 when out of memory (r->events and
+ * r->virtual_s then say how far it got). */
 int sim_run(const struct sim_opts *o, struct sim_report *r);
 
 /* The simulated report: the same bytes for the same options and seed. */

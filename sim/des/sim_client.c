@@ -103,8 +103,10 @@ void sim__reply_reaches_client(struct sim *s, uint32_t c)
     if (s->cq_len == s->cq_cap) {
         uint32_t cap = s->cq_cap ? s->cq_cap * 2 : 1024;
         uint32_t *q = malloc(cap * sizeof(*q));
-        if (!q)
-            abort();
+        if (!q) {
+            s->out_of_memory = true;         /* the run stops after this event */
+            return;
+        }
         for (uint32_t i = 0; i < s->cq_len; i++)
             q[i] = s->client_q[(s->cq_head + i) % s->cq_cap];
         free(s->client_q);

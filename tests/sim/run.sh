@@ -62,6 +62,20 @@ refused "--rate x --duration past 32 bits" "lines a connection" reactor --rate 1
 refused "--duration past 32 bits of lines" "4294967295" reactor -t 1e6
 refused "lines that take no time" "never ends" reactor --profile zero
 
+# Memory: a run whose start cannot fit is refused in one line (exit 2);
+# one that runs out as it grows (BIO's two million threads, made at once
+# with no costs) says so and exits 1. Both aborted with no word before.
+# Not under a sanitizer, whose shadow memory ulimit -v would not leave room for.
+if ! grep -qa "__asan_init\|__tsan_init" "$BIN"; then
+  (ulimit -v 2560000; exec "$BIN" sim bio --conns 50000000 -t 1) >"$tmp/out" 2>"$tmp/err"; st=$?
+  [ "$st" = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "needs .* of memory .*ulimit -v" "$tmp/err" \
+    && ok || bad "50000000 conns under ulimit -v 2560000: exit $st, $(head -1 "$tmp/err")"
+  (ulimit -v 226000; exec "$BIN" sim bio --profile zero --conns 2000000 --max-threads 0 \
+     --think-us 1000 -t 0.01) >"$tmp/out" 2>"$tmp/err"; st=$?
+  [ "$st" = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "out of memory after" "$tmp/err" \
+    && ok || bad "running out of memory: exit $st, $(head -1 "$tmp/err")"
+fi
+
 # An option given is told from one not given by a flag, never by its
 # value: --duration 10 (the default's value) with --lines-per-conn still
 # stops the sending at 10 s.
