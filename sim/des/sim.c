@@ -207,14 +207,16 @@ void sim__conn_closed(struct sim *s, uint32_t c)
     }
 }
 
-/* c's lines not answered are lost (refused) or still waiting (the end):
- * their time in the system so far counts for Little's law. */
-static void lines_leave(struct sim *s, uint32_t c)
+/* c's lines not answered are lost, counted under why (one of the
+ * report's lines_refused, lines_unserved, lines_cut): their time in the
+ * system so far counts for Little's law. */
+static void lines_leave(struct sim *s, uint32_t c, uint64_t *why)
 {
     struct vconn *v = &s->conns[c];
     for (uint32_t k = v->answered; k < v->sent; k++)
         s->lost_sojourn_ns += (double)(s->eng.now - sim__line_sent_at(s, c, k));
     sim__in_system(s, -(int64_t)(v->sent - v->answered));
+    *why += v->sent - v->answered;
     v->answered = v->sent;
 }
 
@@ -224,7 +226,7 @@ void sim__refuse(struct sim *s, uint32_t c, const char *why)
         s->open_conns--;                            /* it had reached us */
     s->conns[c].state = CS_REFUSED;
     s->r->conns_refused++;
-    lines_leave(s, c);
+    lines_leave(s, c, &s->r->lines_refused);
     if (s->viz) {
         simviz_count(s->viz, VIZ_REJECTED, 1);
         simviz_event(s->viz, VIZ_EV_REJECT, "conn %u refused: %s", c + 1, why);
@@ -487,9 +489,12 @@ static void run_events(struct sim *s)
         s->window_end = s->eng.now;
         sim__report_window(s);
     }
-    for (uint32_t c = 0; c < s->o->conns; c++)      /* lines never answered */
-        if (s->conns[c].answered < s->conns[c].sent)
-            lines_leave(s, c);
+    for (uint32_t c = 0; c < s->o->conns; c++) {    /* lines never answered */
+        struct vconn *v = &s->conns[c];
+        bool unserved = v->state == CS_BACKLOG || v->state == CS_QUEUED;
+        if (v->answered < v->sent)
+            lines_leave(s, c, unserved ? &s->r->lines_unserved : &s->r->lines_cut);
+    }
 }
 
 static long self_peak_rss_kb(void)

@@ -74,7 +74,14 @@ struct sim_opts {
 
 struct sim_report {
     uint64_t lines_sent, lines_ok;
-    uint64_t lines_lost;         /* sent, never answered (refused, left waiting) */
+    uint64_t lines_lost;         /* sent, never answered: the three below */
+    uint64_t lines_refused;      /* ... their connection was refused */
+    uint64_t lines_unserved;     /* ... their connection was never served
+                                    (in the backlog or the pool's queue at
+                                    the end) */
+    uint64_t lines_cut;          /* ... in flight when the run was stopped
+                                    before its events ran out (--viz's q,
+                                    out of memory) */
     uint64_t conns_opened, conns_refused, conns_unserved;
     double virtual_s;            /* simulated time of the run, drain included */
     double window_s;             /* the sending window: --duration, or the
