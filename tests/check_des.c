@@ -1343,6 +1343,10 @@ START_TEST(random_configurations_keep_the_laws)
     ck_assert_msg(sim_opts_check(&o, err, sizeof(err)) == 0, "%s", err);
     struct sim_report *r = malloc(sizeof(*r));
     ck_assert_int_eq(sim_run(&o, r), 0);
+    printf("  %llu lines sent, %llu answered, %llu lost (%llu refused, %llu unserved)\n",
+           (unsigned long long)r->lines_sent, (unsigned long long)r->lines_ok,
+           (unsigned long long)r->lines_lost, (unsigned long long)r->lines_refused,
+           (unsigned long long)r->lines_unserved);
     double lw = r->arrival_per_s * r->sojourn_ns / 1e9;
     ck_assert_msg(fabs(r->mean_in_system - lw) <= 0.01 * lw + 1e-9,
                   "Little's law: L %.6f but lambda x W %.6f", r->mean_in_system, lw);
