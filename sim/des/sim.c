@@ -460,11 +460,17 @@ static void describe(const struct sim *s, const struct des_event *ev, char *out,
     }
 }
 
+/* An allocation failed, in the run or in the machine: stop. */
+static bool out_of_memory(const struct sim *s)
+{
+    return s->out_of_memory || s->m.out_of_memory;
+}
+
 /* The heart: take the earliest event, hand it to whom it concerns. */
 static void run_events(struct sim *s)
 {
     struct des_event ev;
-    while (!s->out_of_memory && !s->m.out_of_memory && des_next(&s->eng, &ev)) {
+    while (!out_of_memory(s) && des_next(&s->eng, &ev)) {
         if (!s->window_taken && ev.at >= s->window_end)
             sim__report_window(s);                  /* before time moves past it */
         if (s->viz) {
@@ -516,11 +522,11 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
     s->viz = o->viz;
     double wall_start = now_ns() / 1e9;
     int rc = setup(s);
-    if (rc == 0 && (s->out_of_memory || s->m.out_of_memory))
+    if (rc == 0 && out_of_memory(s))
         rc = -1;                 /* setup's events or threads did not fit */
     if (rc == 0) {
         run_events(s);
-        if (s->out_of_memory || s->m.out_of_memory)
+        if (out_of_memory(s))
             rc = -1;
         else
             sim__report_fill(s);
