@@ -8,6 +8,8 @@
 #   make check-tsan   the same under ThreadSanitizer
 #   make check-valgrind  leaks and memory errors under valgrind
 #   make check-faults  the echo suite's load cases under EINTR and 1-7 byte I/O shims
+#   make check-sim-props N=2000  the simulator's laws on N random configurations
+#                     (make check draws 100)
 #   make bench        every model vs the best peer of its kind, and the board's
 #                     cost (docs/performance.md; not part of check)
 #   make bench-sim    real models against their simulations (calibrates first
@@ -79,7 +81,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo recordings handout lab-check lab-grade lab-mutants check-mutants answers tests check check-stress check-asan check-tsan check-valgrind check-faults bench bench-sim sched-probe peers fuzz soak install clean
+.PHONY: all demo recordings handout lab-check lab-grade lab-mutants check-mutants answers tests check check-stress check-asan check-tsan check-valgrind check-faults check-sim-props bench bench-sim sched-probe peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -191,6 +193,15 @@ else
 check-faults:
 	@echo "check-faults: skipped under SAN=$(SAN): an LD_PRELOAD shim and the sanitizer runtime wrap the same calls (run it on the plain build)"
 endif
+
+# The simulator's laws (Little's, latency within the run, the lines due
+# sent, every line answered or lost for a reason) on N random
+# configurations (check_des's "properties"; make check draws 100).
+N ?= 2000
+check-sim-props: $(BUILD)/tests/check_des
+	THREADLAB_SIM_PROPS=$(N) CK_RUN_CASE=properties $(BUILD)/tests/check_des >$(BUILD)/sim-props.log \
+	  || { grep -v '^configuration\|^  [0-9]* lines sent' $(BUILD)/sim-props.log; exit 1; }
+	@tail -1 $(BUILD)/sim-props.log
 
 # Valgrind: the pure tests in one process (no fork), and a real server
 # under load, stopped by SIGINT; any leak or memory error fails.

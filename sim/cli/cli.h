@@ -73,7 +73,8 @@ enum cli_opt_type {
 };
 
 /* One row of a command's table. Write rows with the macros below, inside
- * braces so that a row may add a short name: { CLI_INT(...), .short_name = 'c' }. */
+ * braces so that a row may add a short name or a given flag:
+ * { CLI_INT(...), .short_name = 'c', .given = &conns_given }. */
 struct cli_opt {
     const char *name;          /* the long name, without "--"; NULL ends a table */
     char short_name;           /* a one-letter alias (-c), or 0 */
@@ -82,6 +83,9 @@ struct cli_opt {
     size_t target_size;        /* its size (an INT target may be 1, 2, 4 or 8 bytes) */
     long min, max;             /* CLI_OPT_INT: the range, both ends allowed */
     double lo, hi;             /* CLI_OPT_REAL: the range, both ends allowed */
+    bool *given;               /* set true when the option is given (NULL: no
+                                  one asks): "not given" is never a value a
+                                  user can type, such as the default itself */
     /* CLI_OPT_CALL: check arg and store it in target; on error print with
      * cli_usage_error and return false. */
     bool (*parse)(const char *cmd, const char *arg, void *target);

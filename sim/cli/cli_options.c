@@ -208,6 +208,8 @@ int cli_parse_options(const char *cmd, int argc, char **argv, const struct cli_o
         if (o) {
             if (!store(cmd, o, optarg))
                 return CLI_EXIT_USAGE;
+            if (o->given)
+                *o->given = true;
         } else if (c == 'h') {
             return print_help(cmd, table, usage);
         } else {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_sim_memory.h"
 #include "cli_sim_sweep.h"
 #include "des/sim.h"
 #include "des/simviz.h"
@@ -36,6 +37,12 @@ static void sim_usage(FILE *out)
             "Little's law (L = lambda x W). See docs/simulator.md for the cost model\n"
             "and its limits.\n"
             "\n"
+            "A run that would not end, or would count more than 4294967295 lines on\n"
+            "one connection, is refused (exit 2), and so is one whose start needs more\n"
+            "memory than this process may take (ulimit -v, ulimit -d, the machine's\n"
+            "available memory); one that runs out later says so (exit 1). Open loop\n"
+            "sends each line when due, to the nanosecond, and times it from then.\n"
+            "\n"
             "the machine:\n"
             "  --cores N          cores (default 2)\n"
             "  --profile FILE     costs measured by threadlab calibrate (default: the\n"
@@ -48,8 +55,10 @@ static void sim_usage(FILE *out)
             "\n"
             "the clients (as threadlab load):\n"
             "  -c, --conns N      connections (default 1)\n"
-            "  -t, --duration S   seconds of sending, simulated (default 10)\n"
-            "  --lines-per-conn N each connection sends N lines, then closes\n"
+            "  -t, --duration S   seconds of sending, simulated (default 10; with\n"
+            "                     --lines-per-conn and not given: no time limit)\n"
+            "  --lines-per-conn N each connection sends N lines (at most 4294967295),\n"
+            "                     then closes\n"
             "  -r, --rate R       open loop: R lines/s over all connections\n"
             "  --think-us US      closed loop: mean think time between lines\n"
             "  --mix SPEC         cpu=US:PCT,sleep=MS:PCT, as threadlab load, and\n"
@@ -64,9 +73,12 @@ static void sim_usage(FILE *out)
             "                     this machine); by default clients cost nothing\n"
             "\n"
             "the server (as threadlab serve):\n"
-            "  --min N, --max N, --queue N   the pool (default 4, 16, 1024)\n"
-            "  --workers N        multireactor worker loops (default 2 x cores)\n"
+            "  --min N, --max N, --queue N   the pool (default 4, 16, 1024; --min up\n"
+            "                     to 100000 and --max-threads, --max up to 50000000)\n"
+            "  --workers N        multireactor worker loops, 1 to 4096 (default 2 x\n"
+            "                     cores)\n"
             "  --offload N        a business pool of N threads for !cpu/!sleep lines\n"
+            "                     (up to 100000)\n"
             "  --io-ratio PCT     loops: tasks get io_time x (100 - PCT) / PCT while\n"
             "                     channels are ready (default 50; 100: all tasks)\n"
             "  --backlog N        accept queue; beyond it connections are refused\n"
@@ -325,6 +337,16 @@ static void close_event_recording(struct viz_run *vr, const char *path)
                 frames, bytes / 1024.0);
 }
 
+/* sim_run failed: it ran out of memory, as far into the run as r says. */
+static void say_out_of_memory(const struct sim_report *r)
+{
+    const char *what;
+    cli_memory_left(&what);
+    fprintf(stderr, "threadlab sim: out of memory after %llu events (%.6f s simulated): "
+            "the run grew past what this process may take (%s)\n",
+            (unsigned long long)r->events, r->virtual_s, what);
+}
+
 static int run_with_viz(struct sim_opts *o, struct sim_report *r, const struct viz_opts *vo)
 {
     struct viz_run vr = { .o = o, .r = r };
@@ -364,7 +386,7 @@ static int run_with_viz(struct sim_opts *o, struct sim_report *r, const struct v
     simviz_close(o->viz);
     o->viz = NULL;
     if (vr.rc < 0)
-        fprintf(stderr, "threadlab sim: out of memory\n");
+        say_out_of_memory(r);
     return vr.rc;
 }
 
@@ -394,9 +416,12 @@ static int sweep_or_usage(const struct sim_opts *o, struct sim_sweep *sw, bool s
 /* What the options set beside sim_opts and sim_sweep. */
 struct sim_args {
     bool json, viz, big, engine_stats, start_paused, lang_given;
-    double speed;                  /* --speed (-1: not given) */
-    double stack_kb;               /* --stack-kb (-1: the profile's) */
-    int pool_max;                  /* --max (-1: not given) */
+    double speed;                  /* --speed */
+    bool speed_given;
+    double stack_kb;               /* --stack-kb */
+    bool stack_kb_given;           /* ... or the profile's */
+    bool duration_given;           /* --duration: with --lines-per-conn and
+                                      without it, no time limit */
     const char *profile_path, *record_path;
 };
 
@@ -422,16 +447,17 @@ static bool parse_sweep(const char *cmd, const char *arg, void *spec)
 static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_sweep *sw,
                       struct sim_args *a)
 {
-    *a = (struct sim_args){ .speed = -1, .stack_kb = -1, .pool_max = -1 };
+    *a = (struct sim_args){ .speed = 0.001 };     /* a simulated millisecond a second */
     const struct cli_opt options[] = {
         { CLI_INT("cores", &o->cores, 1, 4096) },
         { CLI_TEXT("profile", &a->profile_path) },
         { CLI_INT("max-threads", &o->max_threads, 0, 100000000) },
-        { CLI_REAL("stack-kb", &a->stack_kb, 4, 1 << 20) },
+        { CLI_REAL("stack-kb", &a->stack_kb, 4, 1 << 20), .given = &a->stack_kb_given },
         { CLI_INT("seed", &o->seed, 0, LONG_MAX) },
         { CLI_INT("conns", &o->conns, 1, 50000000), .short_name = 'c' },
-        { CLI_REAL("duration", &o->duration_s, 0.000001, 1e6), .short_name = 't' },
-        { CLI_INT("lines-per-conn", &o->lines_per_conn, 1, LONG_MAX) },
+        { CLI_REAL("duration", &o->duration_s, 0.000001, 1e6), .short_name = 't',
+          .given = &a->duration_given },
+        { CLI_INT("lines-per-conn", &o->lines_per_conn, 1, SIM_LINES_PER_CONN_MAX) },
         { CLI_REAL("rate", &o->rate, 0.001, 1e12), .short_name = 'r' },
         { CLI_REAL("think-us", &o->think_us, 0, 1e12) },
         { CLI_CALL("mix", parse_mix, o) },
@@ -440,16 +466,16 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
         { CLI_FLAG("random-connects", &o->random_connects) },
         { CLI_FLAG("client-cpu", &o->client_on_machine) },
         { CLI_FLAG("viz", &a->viz) },
-        { CLI_REAL("speed", &a->speed, 1e-9, 1e6) },
+        { CLI_REAL("speed", &a->speed, 1e-9, 1e6), .given = &a->speed_given },
         { CLI_FLAG("big", &a->big) },
         { CLI_TEXT("record", &a->record_path) },
         { CLI_FLAG("start-paused", &a->start_paused) },
         { CLI_CALL("lang", cli_parse_lang, &a->lang_given) },
-        { CLI_INT("min", &o->pool_min, 0, 100000000) },
-        { CLI_INT("max", &a->pool_max, 0, 100000000) },
+        { CLI_INT("min", &o->pool_min, 0, SIM_POOL_MIN_MAX) },
+        { CLI_INT("max", &o->pool_max, 1, SIM_POOL_MAX), .given = &sw->pool_max_given },
         { CLI_INT("queue", &o->pool_queue, 0, 100000000) },
-        { CLI_INT("workers", &o->workers, 0, 100000000) },
-        { CLI_INT("offload", &o->offload, 0, 100000000) },
+        { CLI_INT("workers", &o->workers, 1, SIM_WORKERS_MAX) },
+        { CLI_INT("offload", &o->offload, 0, SIM_OFFLOAD_MAX) },
         { CLI_INT("backlog", &o->backlog, 0, 100000000) },
         { CLI_FLAG("json", &a->json) },
         { CLI_FLAG("engine-stats", &a->engine_stats) },
@@ -461,20 +487,13 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
         { CLI_TEXT("overlay", &sw->overlay) },
         { 0 },
     };
-    int rc = cli_parse_options("sim", argc, argv, options, sim_usage, 0, NULL);
-    if (rc != CLI_PARSED)
-        return rc;
-    if (a->pool_max >= 0) {
-        o->pool_max = a->pool_max;
-        sw->pool_max_given = true;
-    }
-    return CLI_PARSED;
+    return cli_parse_options("sim", argc, argv, options, sim_usage, 0, NULL);
 }
 
 /* One run, not a sweep: on the screen with --viz, then its report. */
 static int run_once(struct sim_opts *o, const struct sim_args *a)
 {
-    const char *needs_viz = a->record_path ? "--record" : a->speed >= 0 ? "--speed"
+    const char *needs_viz = a->record_path ? "--record" : a->speed_given ? "--speed"
                           : a->big ? "--big" : a->start_paused ? "--start-paused"
                           : a->lang_given ? "--lang" : NULL;
     if (needs_viz && !a->viz) {
@@ -486,10 +505,11 @@ static int run_once(struct sim_opts *o, const struct sim_args *a)
         fprintf(stderr, "threadlab sim: out of memory\n");
         return CLI_EXIT_FAILED;
     }
-    double speed = a->speed >= 0 ? a->speed : 0.001;   /* a millisecond a second */
-    struct viz_opts vo = { .speed = speed, .record_path = a->record_path, .big = a->big,
+    struct viz_opts vo = { .speed = a->speed, .record_path = a->record_path, .big = a->big,
                            .start_paused = a->start_paused };
     int rc = a->viz ? run_with_viz(o, r, &vo) : sim_run(o, r);
+    if (rc < 0 && !a->viz)
+        say_out_of_memory(r);
     if (rc == 0 && a->json)
         sim_report_json(o, r, stdout);
     else if (rc == 0)
@@ -536,14 +556,18 @@ int cli_sim(int argc, char **argv)
         fprintf(stderr, "threadlab sim: %s\n", err);
         return CLI_EXIT_USAGE;
     }
-    if (a.stack_kb > 0)
+    if (a.stack_kb_given)
         o.prof.stack_kb = a.stack_kb;
-    if (o.lines_per_conn > 0 && o.duration_s == 10)
+    if (o.lines_per_conn > 0 && !a.duration_given)
         o.duration_s = 0;            /* lines given, duration not: no time limit */
     if (sweep || all || sw.csv || sw.plot || sw.overlay)
         return sweep_or_usage(&o, &sw, sweep, all, a.viz, a.json, model);
     if (sim_opts_check(&o, err, sizeof(err)) < 0) {
         cli_usage_error("sim", "%s", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (!cli_sim_fits(&o, err, sizeof(err))) {
+        fprintf(stderr, "threadlab sim: %s\n", err);
         return CLI_EXIT_USAGE;
     }
     return run_once(&o, &a);

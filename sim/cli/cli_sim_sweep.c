@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_sim_memory.h"
 
 static _Atomic bool sweep_stop;
 
@@ -79,6 +80,11 @@ static bool check_points(const struct sim_opts *base, const struct sim_sweep *sw
             if (sim_opts_check(&o, err, sizeof(err)) < 0) {
                 cli_usage_error("sim", "--sweep: at %s=%g: %s", sweep_var_name(sw->spec.var),
                                 sw->spec.values[k], err);
+                return false;
+            }
+            if (!cli_sim_fits(&o, err, sizeof(err))) {
+                fprintf(stderr, "threadlab sim: --sweep: at %s=%g: %s\n",
+                        sweep_var_name(sw->spec.var), sw->spec.values[k], err);
                 return false;
             }
         }

@@ -85,8 +85,10 @@ static void rq_push(struct machine *m, struct runq *q, uint32_t t)
     if (q->len == q->cap) {
         uint32_t cap = q->cap ? q->cap * 2 : 64;
         uint32_t *ids = malloc(cap * sizeof(*ids));
-        if (!ids)
-            abort();                       /* the run queue cannot drop threads */
+        if (!ids) {
+            m->out_of_memory = true;       /* t is lost: the run must stop */
+            return;
+        }
         for (uint32_t i = 0; i < q->len; i++)
             ids[i] = q->ids[(q->head + i) % q->cap];
         free(q->ids);
@@ -244,7 +246,8 @@ static void arm_core_after(struct machine *m, int c, vtime_t delay)
     if (m->prof->time_slice_ns > 0 && core->slice_end - start < run)
         run = core->slice_end > start ? core->slice_end - start : 0;
     core->segment_start = start;
-    des_schedule(m->eng, delay + run, m->core_event_kind, (uint32_t)c, ++core->gen);
+    if (des_schedule(m->eng, delay + run, m->core_event_kind, (uint32_t)c, ++core->gen) < 0)
+        m->out_of_memory = true;
 }
 
 static void arm_core(struct machine *m, int c)
@@ -382,8 +385,9 @@ static void arm_balance(struct machine *m)
         return;
     m->balance_armed = true;
     vtime_t now = m->eng->now, period = (vtime_t)every;
-    des_schedule(m->eng, (now / period + 1) * period - now, m->core_event_kind,
-                 BALANCE_ID(m), 0);
+    if (des_schedule(m->eng, (now / period + 1) * period - now, m->core_event_kind,
+                     BALANCE_ID(m), 0) < 0)
+        m->out_of_memory = true;
 }
 
 /* t waits for core c. */

@@ -151,6 +151,9 @@ struct machine {
     struct rng *costs;           /* draws each switch and the wakeup before
                                     it (wakeup_sigma); NULL: every one costs
                                     the profile's figure */
+    bool out_of_memory;          /* an event or a run queue did not fit: the
+                                    machine is wrong from here, and the run
+                                    must stop */
 };
 
 int machine_init(struct machine *m, struct des_engine *eng, const struct profile *prof,

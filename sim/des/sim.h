@@ -22,6 +22,15 @@
 struct sim_viz;
 
 #define SIM_REPORT_CORES 64      /* cores shown one by one in a report */
+#define SIM_CONNS_MAX 50000000   /* --conns */
+#define SIM_LINES_PER_CONN_MAX UINT32_MAX  /* a connection counts its lines in
+                                    32 bits (one more would wrap its count) */
+#define SIM_WORKERS_MAX 4096     /* --workers */
+#define SIM_OFFLOAD_MAX 100000   /* --offload: business threads, made at the start */
+#define SIM_POOL_MIN_MAX 100000  /* --min: task threads made at the start, as
+                                    --offload's */
+#define SIM_POOL_MAX SIM_CONNS_MAX  /* --max: a pool makes a thread only for a
+                                    connection, so more than --conns is the same */
 
 enum sim_model { SIM_BIO, SIM_POOL, SIM_REACTOR, SIM_MULTIREACTOR, SIM_MODEL_COUNT };
 
@@ -65,7 +74,14 @@ struct sim_opts {
 
 struct sim_report {
     uint64_t lines_sent, lines_ok;
-    uint64_t lines_lost;         /* sent, never answered (refused, left waiting) */
+    uint64_t lines_lost;         /* sent, never answered: the three below */
+    uint64_t lines_refused;      /* ... their connection was refused */
+    uint64_t lines_unserved;     /* ... their connection was never served
+                                    (in the backlog or the pool's queue at
+                                    the end) */
+    uint64_t lines_cut;          /* ... in flight when the run was stopped
+                                    before its events ran out (--viz's q,
+                                    out of memory) */
     uint64_t conns_opened, conns_refused, conns_unserved;
     double virtual_s;            /* simulated time of the run, drain included */
     double window_s;             /* the sending window: --duration, or the
@@ -111,7 +127,18 @@ const char *sim_model_name(enum sim_model m);
 /* Check the options; a message into err and -1 when they make no sense. */
 int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len);
 
-/* Run it. Returns 0, or -1 when out of memory. */
+/* What a run needs of the machine before its first event, at the least:
+ * its connections, the threads it starts with, the events then pending.
+ * It grows from there (BIO's threads, lines in flight). */
+struct sim_need {
+    double bytes;                /* memory */
+    uint64_t events;             /* events pending at once at the start */
+    uint64_t threads;            /* threads made at the start */
+};
+void sim_need(const struct sim_opts *o, struct sim_need *n);
+
+/* Run it. Returns 0, or -1 when out of memory (r->events and
+ * r->virtual_s then say how far it got). */
 int sim_run(const struct sim_opts *o, struct sim_report *r);
 
 /* The simulated report: the same bytes for the same options and seed. */

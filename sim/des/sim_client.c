@@ -12,11 +12,19 @@
 
 #include "des/sim_internal.h"
 
+/* Open loop: the next line is due before the window ends (its due time,
+ * not the clock: a line due late in the window may leave after it, when
+ * its connection was made late). Closed loop: the window is still open. */
 static bool more_to_send(const struct sim *s, uint32_t c)
 {
     const struct vconn *v = &s->conns[c];
     if (s->o->lines_per_conn > 0 && v->sent >= s->o->lines_per_conn)
         return false;
+    if (v->sent == SIM_LINES_PER_CONN_MAX)
+        return false;            /* its count is full (sim_opts_check refuses the runs
+                                    that get here, but with no network by a mean) */
+    if (s->o->rate > 0)
+        return sim__line_sent_at(s, c, v->sent) < s->send_until;
     return s->eng.now < s->send_until;
 }
 
@@ -26,12 +34,18 @@ void sim__client_send(struct sim *s, uint32_t c)
     if (v->state == CS_REFUSED || !more_to_send(s, c))
         return;
     v->last_send = s->eng.now;
+    vtime_t due = sim__line_sent_at(s, c, v->sent);
     v->sent++;
     s->r->lines_sent++;
     sim__in_system(s, +1);
+    /* A line due before its connection was made waited in the client
+     * since it was due: it is in the system from then, as its latency is. */
+    s->in_system_area += (double)(s->eng.now - due);
     sim__at(s, s->o->prof.net_one_way_ns, EV_LINE, c, 0);
-    if (s->o->rate > 0 && more_to_send(s, c))
-        sim__at(s, s->period_ns, EV_SEND, c, 0);
+    if (s->o->rate > 0 && more_to_send(s, c)) {
+        vtime_t next = sim__line_sent_at(s, c, v->sent);
+        sim__at(s, next > s->eng.now ? (double)(next - s->eng.now) : 0, EV_SEND, c, 0);
+    }
 }
 
 static void client_close(struct sim *s, uint32_t c)
@@ -89,8 +103,10 @@ void sim__reply_reaches_client(struct sim *s, uint32_t c)
     if (s->cq_len == s->cq_cap) {
         uint32_t cap = s->cq_cap ? s->cq_cap * 2 : 1024;
         uint32_t *q = malloc(cap * sizeof(*q));
-        if (!q)
-            abort();
+        if (!q) {
+            s->out_of_memory = true;         /* the run stops after this event */
+            return;
+        }
         for (uint32_t i = 0; i < s->cq_len; i++)
             q[i] = s->client_q[(s->cq_head + i) % s->cq_cap];
         free(s->client_q);

@@ -1,7 +1,8 @@
 /* sim_internal.h -- what the simulator's files share, and nothing outside
  * sim/des/ may include: the run's state and the helpers every model uses.
  *
- *   sim.c              the run: set up, the event loop, dispatch, options
+ *   sim.c              the run: set up, the event loop, dispatch
+ *   sim_opts.c         the options: defaults, checks, what a run needs
  *   sim_client.c       the clients: send, think, time each reply
  *   sim_blocking.c     what bio and pool share: the acceptor, and a thread
  *                      that blocks in read, handles a line, writes
@@ -125,8 +126,10 @@ struct sim {
     struct machine m;
     struct vconn *conns;
     uint64_t seed;               /* the run's salt for per-line draws */
-    double period_ns;            /* open loop: between one connection's lines */
-    double *phase_ns;            /* open loop: each connection's first send */
+    double period_ns;            /* open loop: between one connection's lines
+                                    (sim__line_sent_at rounds each send
+                                    time, never the period) */
+    vtime_t *phase_ns;           /* open loop: each connection's first send */
     vtime_t send_until;          /* no line is sent after this */
     uint64_t open_conns, peak_conns;
 
@@ -171,6 +174,8 @@ struct sim {
     vtime_t *window_core_busy;   /* each core's busy time by then */
     struct rng costs;            /* draws each syscall's and wakeup's cost */
     struct sim_viz *viz;         /* --viz: the board it plays on, or NULL */
+    bool out_of_memory;          /* an allocation failed: the run stops at
+                                    the end of this event, and fails */
 };
 
 /* ---- lines: what line k of connection c is (sim.c) ------------------------- */
@@ -181,6 +186,10 @@ vtime_t sim__line_cpu(const struct sim *s, uint32_t c, uint32_t k);
 vtime_t sim__line_sleep(const struct sim *s, uint32_t c, uint32_t k);
 /* A !task line's queued CPU (0 for other lines); sim__line_cpu includes it. */
 vtime_t sim__line_task(const struct sim *s, uint32_t c, uint32_t k);
+/* When line k of c left the client (open loop: when it was due to; a
+ * line due before its connection was made leaves when it is made). Every
+ * send time and every latency comes from here, in whole nanoseconds, so
+ * a reply is never timed from a moment after its line was sent. */
 vtime_t sim__line_sent_at(const struct sim *s, uint32_t c, uint32_t k);
 
 /* ---- the machine and the board together (sim.c) ------------------------- */
@@ -189,7 +198,8 @@ vtime_t sim__line_sent_at(const struct sim *s, uint32_t c, uint32_t k);
  * factor of mean 1 and shape syscall_sigma, so that costs vary as they
  * do on a real machine and tail latency has a source. */
 vtime_t sim__syscall_ns(struct sim *s, double mean_ns);
-/* An event delay_ns from now; aborts when out of memory. */
+/* An event delay_ns from now. Out of memory, the run stops after the
+ * event being handled (s->out_of_memory) and fails. */
 void sim__at(struct sim *s, double delay_ns, uint32_t kind, uint32_t id, uint32_t gen);
 /* machine_run / machine_block, shown on the board with --viz. */
 void sim__run(struct sim *s, uint32_t t, vtime_t cpu_ns, uint32_t cont);
@@ -239,6 +249,7 @@ bool sim__can_spawn(const struct sim *s);
 void sim__bio_accepted(struct sim *s, uint32_t c);
 void sim__bio_conn_done(struct sim *s, uint32_t t);
 
+uint64_t sim__pool_reach(const struct sim_opts *o);
 int sim__pool_setup(struct sim *s);
 bool sim__pool_will_spawn(const struct sim *s);
 void sim__pool_accepted(struct sim *s, uint32_t c);

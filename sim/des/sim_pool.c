@@ -15,10 +15,18 @@
 
 #include "des/sim_internal.h"
 
+/* Task threads the pool can ever have: --max, but a thread is made only
+ * for a connection, so never more than --min and one per connection. */
+uint64_t sim__pool_reach(const struct sim_opts *o)
+{
+    uint64_t most = (uint64_t)o->pool_min + o->conns;
+    return (uint64_t)o->pool_max < most ? (uint64_t)o->pool_max : most;
+}
+
 /* The min threads, made at the start and idle. */
 int sim__pool_setup(struct sim *s)
 {
-    s->idle = malloc((size_t)s->o->pool_max * sizeof(*s->idle));
+    s->idle = malloc(sim__pool_reach(s->o) * sizeof(*s->idle));
     if (!s->idle)
         return -1;
     for (int i = 0; i < s->o->pool_min; i++) {

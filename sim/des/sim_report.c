@@ -215,12 +215,14 @@ void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE
             "a thread, %.0f KiB a connection", o->prof.stack_touched_kb,
             o->prof.kernel_stack_kb, o->prof.conn_kb);
     fprintf(out, "\n  errors   ");
-    if (r->conns_refused == 0 && r->conns_unserved == 0)
+    if (r->conns_refused == 0 && r->conns_unserved == 0 && r->lines_lost == 0)
         fprintf(out, "none\n");
     else
-        fprintf(out, "%llu connections refused, %llu left waiting\n",
-                (unsigned long long)r->conns_refused,
-                (unsigned long long)r->conns_unserved);
+        fprintf(out, "%llu connections refused, %llu left waiting; %llu lines lost: %llu "
+                "with a refused connection, %llu left waiting, %llu cut short\n",
+                (unsigned long long)r->conns_refused, (unsigned long long)r->conns_unserved,
+                (unsigned long long)r->lines_lost, (unsigned long long)r->lines_refused,
+                (unsigned long long)r->lines_unserved, (unsigned long long)r->lines_cut);
 }
 
 void sim_report_engine(const struct sim_report *r, FILE *out)

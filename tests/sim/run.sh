@@ -49,6 +49,40 @@ printf 'read_ns = nan\n' >"$tmp/nan.profile"
 refused "a profile with nan" "not a finite number" bio --profile "$tmp/nan.profile"
 printf 'stack_kb = 0\n' >"$tmp/stack0.profile"
 refused "stack_kb = 0" "too small" bio --profile "$tmp/stack0.profile"
+# The pool's sizes are capped as --workers and --offload are: --min
+# threads are made at the start, and never past the machine's limit.
+refused "--min 100000000" "min" pool --min 100000000 --max 100000000 --conns 100 -t 1
+refused "--min past --max-threads" "max-threads" pool --min 500 --max 500 --max-threads 100 -t 1
+refused "--workers 0" "workers" multireactor --workers 0
+# A connection counts its lines in 32 bits: a run that could send more on
+# one is refused, as is a closed loop whose lines take no time (the clock
+# would never move).
+refused "--lines-per-conn past 32 bits" "lines-per-conn" reactor --lines-per-conn 4294967296 -t 0.001
+refused "--rate x --duration past 32 bits" "lines a connection" reactor --rate 1e6 -t 1e6
+refused "--duration past 32 bits of lines" "4294967295" reactor -t 1e6
+refused "lines that take no time" "never ends" reactor --profile zero
+
+# Memory: a run whose start cannot fit is refused in one line (exit 2);
+# one that runs out as it grows (BIO's two million threads, made at once
+# with no costs) says so and exits 1. Both aborted with no word before.
+# Not under a sanitizer, whose shadow memory ulimit -v would not leave room for.
+if ! grep -qa "__asan_init\|__tsan_init" "$BIN"; then
+  (ulimit -v 2560000; exec "$BIN" sim bio --conns 50000000 -t 1) >"$tmp/out" 2>"$tmp/err"; st=$?
+  [ "$st" = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "needs .* of memory .*ulimit -v" "$tmp/err" \
+    && ok || bad "50000000 conns under ulimit -v 2560000: exit $st, $(head -1 "$tmp/err")"
+  (ulimit -v 226000; exec "$BIN" sim bio --profile zero --conns 2000000 --max-threads 0 \
+     --think-us 1000 -t 0.01) >"$tmp/out" 2>"$tmp/err"; st=$?
+  [ "$st" = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "out of memory after" "$tmp/err" \
+    && ok || bad "running out of memory: exit $st, $(head -1 "$tmp/err")"
+fi
+
+# An option given is told from one not given by a flag, never by its
+# value: --duration 10 (the default's value) with --lines-per-conn still
+# stops the sending at 10 s.
+"$BIN" sim reactor --conns 1 --lines-per-conn 100000 --think-us 1000 --duration 10 --json \
+  >"$tmp/d.json"
+grep -q '"window_s":10.000000,' "$tmp/d.json" && ! grep -q '"lines_sent":100000,' "$tmp/d.json" \
+  && ok || bad "--duration 10 with --lines-per-conn was ignored: $(head -c 200 "$tmp/d.json")"
 
 # The report, twice with one seed: the same bytes, text and JSON; the
 # engine's wall time only on stderr, with --engine-stats.
