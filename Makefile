@@ -3,6 +3,7 @@
 #   make              build build/threadlab
 #   make demo         the four models side by side under load (DEMO_ARGS=...)
 #   make check        unit, integration and CLI tests (the CI command)
+#   make docs-check   the docs' figures rerun, their terms, zh/en twins (in check)
 #   make check-asan   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check-tsan   the same under ThreadSanitizer
 #   make check-valgrind  leaks and memory errors under valgrind
@@ -78,7 +79,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo recordings handout lab-check lab-grade lab-mutants check-mutants answers check check-asan check-tsan check-valgrind check-faults bench bench-sim sched-probe peers fuzz soak install clean
+.PHONY: all demo docs-check recordings handout lab-check lab-grade lab-mutants check-mutants answers check check-asan check-tsan check-valgrind check-faults bench bench-sim sched-probe peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -128,7 +129,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SUPPORT_OBJS) $(LIB)
 # the last lines name the failures (tests/run-all.sh). THREADLAB_BIN lets
 # the shell tests find the binary of this build flavour. The labs test
 # builds the handouts itself, plain only.
-SHELL_TESTS := build cli tui tui-zh arch demo counts sim sweep replay $(if $(SAN),,labs guide)
+SHELL_TESTS := build cli tui tui-zh arch demo counts sim sweep replay docs $(if $(SAN),,labs guide)
 # TEST_BOARD_DIR: where the tests' servers put their boards; two checkouts
 # tested at once on one machine each need their own.
 TEST_BOARD_DIR ?= /tmp/threadlab-tests-$(shell id -u)
@@ -140,6 +141,12 @@ CHECK_ORDER := $(SLOW_TESTS:%=tests/%/run.sh) $(TEST_BINS) \
 # Tests at once: three (they mostly wait); one under ThreadSanitizer, whose
 # 5-15x slowdown turns the model suites' waiting into computing.
 CHECK_JOBS ?= $(if $(filter tsan,$(SAN)),1,3)
+# What the docs, the guide and the labs quote, against the program: the
+# simulator's figures rerun, the screen's words, the glossary's terms, each
+# zh page beside its English twin (tests/docs/run.sh; under 30 s).
+docs-check: $(BIN)
+	THREADLAB_BIN=$(BIN) tests/docs/run.sh
+
 check: $(TEST_BINS) $(BIN)
 	@mkdir -p -m 700 $(TEST_BOARD_DIR)
 	@CHECK_JOBS=$(CHECK_JOBS) THREADLAB_BOARD_DIR=$(TEST_BOARD_DIR) THREADLAB_BIN=$(BIN) \
