@@ -31,14 +31,16 @@ command -v perl >/dev/null || { echo "  FAIL: perl is not installed"; exit 1; }
 squeeze() { sed 's/[[:blank:]][[:blank:]]*/ /g'; }
 join_groups() { sed -e ':a' -e 's/\([0-9]\) \([0-9][0-9][0-9]\)\([^0-9]\|$\)/\1\2\3/' -e 'ta'; }
 n=0
-grep -v '^#' "$here/figures" | grep '^\$ ' | while read -r _ args; do
-  n=$((n + 1))
-  # shellcheck disable=SC2086  # ARGS are words, as a shell would split them
-  ( "$BIN" $args >"$tmp/out.$n" 2>&1; echo $? >"$tmp/rc.$n" ) &
-  # Two at a time: the machine has two cores, and others use them.
-  [ $((n % 2)) = 0 ] && wait
-done
-wait
+grep '^\$ ' "$here/figures" | {
+  while read -r _ args; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086  # ARGS are words, as a shell would split them
+    ( "$BIN" $args >"$tmp/out.$n" 2>&1; echo $? >"$tmp/rc.$n" ) &
+    # Two at a time: the machine has two cores, and others use them.
+    [ $((n % 2)) = 0 ] && wait
+  done
+  wait
+}
 n=0 cmd=""
 while IFS= read -r line; do
   case "$line" in
