@@ -271,7 +271,7 @@ answers:
 bench-sim: $(BIN)
 	bench/bench-sim.sh $(BIN) $(PROFILE)
 
-# What docs/simulator.md ("Third pass", "Fourth pass") says of this
+# What docs/simulator.md ("Against the real thing") says of this
 # machine's scheduler: a woken thread beside a busy one, a wakeup onto a
 # busy core, what else takes a core from its one thread, and who switches
 # in the real servers, with perf's trace of how long each waited for a
