@@ -189,6 +189,22 @@ static void *sim_thread(void *arg)
     }
 }
 
+/* The kind of event `e` steps to, as the screen names it: in English the
+ * simulator's own word, in Chinese the event log's (分配, 接受 ...). */
+static const char *kind_word(enum viz_kind k)
+{
+    static const enum msg_id ids[VIZ_KIND_COUNT] = {
+        [VIZ_KIND_NONE] = M_S_KIND_ANY, [VIZ_KIND_ACCEPT] = M_EV_ACCEPT,
+        [VIZ_KIND_ASSIGN] = M_EV_ASSIGN, [VIZ_KIND_SPAWN] = M_EV_SPAWN,
+        [VIZ_KIND_EXIT] = M_EV_EXIT, [VIZ_KIND_REJECT] = M_EV_REJECT,
+        [VIZ_KIND_BLOCK] = M_EV_BLOCKED, [VIZ_KIND_CLOSE] = M_EV_CLOSE,
+        [VIZ_KIND_QUEUED] = M_EV_QUEUED, [VIZ_KIND_REPLY] = M_S_KIND_REPLY,
+    };
+    if (msg_lang() == LANG_EN || (unsigned)k >= VIZ_KIND_COUNT)
+        return viz_kind_name(k);
+    return msg(ids[k]);
+}
+
 /* The status line: where the run is and what comes next (in the screen's
  * language, the event's reason too). With keys, the short list of keys
  * follows (the recording leaves it out). */
@@ -209,7 +225,7 @@ static void status_line(struct viz_run *vr, char *buf, size_t len, bool keys)
     }
     if (keys)
         snprintf(keys_text, sizeof(keys_text), msg(M_S_KEYS_SHORT),
-                 viz_kind_name(atomic_load(&vr->ctl.last_kind)));
+                 kind_word(atomic_load(&vr->ctl.last_kind)));
     size_t used = (size_t)snprintf(buf, len, msg(M_S_STATUS), sim_model_name(vr->o->model),
                                    atomic_load(&vr->ctl.vnow_ns) / 1e9,
                                    (unsigned long long)atomic_load(&vr->ctl.events),
@@ -223,7 +239,7 @@ static void viz_status(void *arg, char *buf, size_t len)
     struct viz_run *vr = arg;
     if (vr->show_keys) {         /* top's help knows nothing of these */
         snprintf(buf, len, msg(M_S_KEYS_LONG), sim_model_name(vr->o->model),
-                 viz_kind_name(atomic_load(&vr->ctl.last_kind)));
+                 kind_word(atomic_load(&vr->ctl.last_kind)));
         return;
     }
     status_line(vr, buf, len, true);

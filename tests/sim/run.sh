@@ -236,6 +236,9 @@ timeout 60 "$BIN" sim reactor --conns 2 --duration 0.0005 --viz --speed 0.001 --
 grep -Eq "^\[模拟 reactor\] t=[0-9.]+s  第 [0-9]+ 个事件  速度 [0-9.]+x  (已结束|下一个：(连接|核|客户端|第))" \
   "$tmp/plain-zh" && ! grep -q "next: \|reaches the server" "$tmp/plain-zh" && ok \
   || { bad "--viz --lang zh: the status line is not Chinese"; grep "sim\|模拟" "$tmp/plain-zh" | head -3; }
+# ... and the kind of event `e` steps to, in Chinese too (回复, not reply).
+grep -q "e 下一个 回复" "$tmp/plain-zh" && ! grep -Eq "e 下一个 [a-z]" "$tmp/plain-zh" && ok \
+  || { bad "--viz --lang zh: e's event kind is not Chinese"; grep -o "e 下一个 [^，]*" "$tmp/plain-zh" | head -2; }
 # A simulated thread's FOR is simulated time too: a run of 0.5 ms cannot
 # show a thread in its state for minutes or hours (threads that began
 # before the first event were once dated 0: a FOR of the machine's uptime).
