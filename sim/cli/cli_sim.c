@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_sim_help.h"
 #include "cli_sim_sweep.h"
 #include "des/sim.h"
 #include "des/simviz.h"
@@ -22,6 +23,10 @@
 
 static void sim_usage(FILE *out)
 {
+    if (msg_lang() == LANG_ZH) {
+        cli_sim_usage_zh(out, SWEEP_SLEEP_MS, SIM_SWEEP_THREAD_RESIDENT_KB, SIM_SWEEP_POOL_MAX);
+        return;
+    }
     fprintf(out,
             "usage: threadlab sim MODEL [options]\n"
             "       threadlab sim MODEL|all --sweep VAR=LIST [options]   (curves)\n"
@@ -521,6 +526,11 @@ static int run_once(struct sim_opts *o, const struct sim_args *a)
 int cli_sim(int argc, char **argv)
 {
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        /* `sim --help --lang zh` asks for the help in that language. */
+        if (argc >= 4 && !strcmp(argv[2], "--lang") && msg_set_lang(argv[3]) < 0) {
+            cli_usage_error("sim", "--lang takes en or zh, not '%s'", argv[3]);
+            return CLI_EXIT_USAGE;
+        }
         sim_usage(stdout);
         return CLI_EXIT_OK;
     }

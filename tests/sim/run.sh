@@ -21,6 +21,22 @@ echo "== tests/sim/run.sh ($BIN)"
 # Help and bad input.
 "$BIN" sim --help | grep -q "usage: threadlab sim MODEL" && ok || bad "sim --help"
 "$BIN" calibrate --help | grep -q "usage: threadlab calibrate" && ok || bad "calibrate --help"
+# In Chinese for a zh screen (--lang zh after --help, or a zh LANG), with
+# every option the English help names: a new option must reach both.
+opts() { grep -o -- '--[a-z][a-z-]*' | sort -u; }
+"$BIN" sim --help | opts >"$tmp/help.en"
+for how in "--lang zh" "LANG=zh_CN.UTF-8"; do
+  case "$how" in
+    --lang*) "$BIN" sim --help --lang zh >"$tmp/help.zh" ;;
+    *) env -u LC_ALL -u LC_MESSAGES LANG=zh_CN.UTF-8 "$BIN" sim --help >"$tmp/help.zh" ;;
+  esac
+  # 80 columns of display width at most (a Chinese character takes two).
+  grep -q "^用法：threadlab sim MODEL" "$tmp/help.zh" && opts <"$tmp/help.zh" | cmp -s - "$tmp/help.en" \
+    && [ "$(LC_ALL=C.UTF-8 wc -L <"$tmp/help.zh")" -le 80 ] \
+    && ok || { bad "sim --help ($how): not Chinese, wider than 80 columns, or not the English help's options"
+               opts <"$tmp/help.zh" | diff "$tmp/help.en" - | head -5; }
+done
+LANG=C LC_ALL=C "$BIN" sim --help | grep -q "^usage: threadlab sim MODEL" && ok || bad "sim --help in English"
 "$BIN" sim nosuch >"$tmp/out" 2>&1; st=$?
 [ "$st" = 2 ] && grep -q "no model called 'nosuch'" "$tmp/out" && ok || bad "sim nosuch: exit $st"
 "$BIN" sim bio --cores 0 >"$tmp/out" 2>&1; st=$?
