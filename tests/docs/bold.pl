@@ -12,17 +12,17 @@ use strict;
 use warnings;
 use utf8;
 use open qw(:std :encoding(UTF-8));
+use File::Basename qw(dirname);
+use lib dirname(__FILE__);
+use Prose qw(each_prose_line);
 
 my $found = 0;
 sub is_punct { my $c = shift; return defined $c && $c =~ /[\p{P}\p{S}]/; }
 sub is_space { my $c = shift; return !defined $c || $c =~ /\s/; }
 
 for my $page (@ARGV) {
-    open my $f, '<', $page or die "$page: $!\n";
-    my $fence = 0;
-    while (my $line = <$f>) {
-        if ($line =~ /^\s*```/) { $fence = !$fence; next; }
-        next if $fence;
+    each_prose_line($page, sub {
+        my ($line, $n) = @_;
         chomp $line;
         $line =~ s/`[^`]*`/x/g;
         my $open = 0;
@@ -40,13 +40,12 @@ for my $page (@ARGV) {
             my $ok = $open ? $right : $left;
             unless ($ok) {
                 my $ctx = substr($line, $at > 12 ? $at - 12 : 0, 28);
-                print "$page:$.: '**' at '$ctx' does not ", ($open ? 'close' : 'open'),
+                print "$page:$n: '**' at '$ctx' does not ", ($open ? 'close' : 'open'),
                     " bold in CommonMark (put the punctuation outside the **, or a space after it)\n";
                 $found++;
             }
             $open = !$open;
         }
-    }
-    close $f;
+    });
 }
 exit($found ? 1 : 0);

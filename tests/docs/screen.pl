@@ -12,6 +12,9 @@ use strict;
 use warnings;
 use utf8;
 use open qw(:std :encoding(UTF-8));
+use File::Basename qw(dirname);
+use lib dirname(__FILE__);
+use Prose qw(each_prose_line);
 
 my ($msgc, @pages) = @ARGV;
 die "usage: screen.pl MSG.C PAGE...\n" unless $msgc && @pages;
@@ -39,23 +42,20 @@ die "$msgc: no screen words found\n" unless %caps && %events;
 my $caps_re = join '|', sort keys %caps;
 
 my $found = 0;
+# Code blocks hold commands and the code's own names (PHASE_TASKS).
 for my $page (@pages) {
-    open my $f, '<', $page or die "$page: $!\n";
-    my $fence = 0;
-    while (my $line = <$f>) {
-        # Code blocks hold commands and the code's own names (PHASE_TASKS).
-        if ($line =~ /^\s*```/) { $fence = !$fence; next; }
-        next if $fence || $line =~ /英文|中文界面/;
+    each_prose_line($page, sub {
+        my ($line, $n) = @_;
+        return if $line =~ /英文|中文界面/;
         my @hits;
         push @hits, "'$1'" while $line =~ /(?<![\w.\/-])($caps_re)(?![\w\/-])/g;
         push @hits, "'threads N:' (线程 N：)" if $line =~ /\bthreads (?:\d+|N):/;
         for my $span ($line =~ /`([^`]+)`/g) {
             push @hits, "`$span` ($events{$span})" if exists $events{$span};
         }
-        next unless @hits;
-        print "$page:$.: the English screen's ", join(', ', @hits), "\n";
+        return unless @hits;
+        print "$page:$n: the English screen's ", join(', ', @hits), "\n";
         $found++;
-    }
-    close $f;
+    });
 }
 exit($found ? 1 : 0);

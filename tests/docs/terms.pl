@@ -11,6 +11,9 @@ use strict;
 use warnings;
 use utf8;
 use open qw(:std :encoding(UTF-8));
+use File::Basename qw(dirname);
+use lib dirname(__FILE__);
+use Prose qw(each_prose_line);
 
 my ($glossary, @pages) = @ARGV;
 die "usage: terms.pl GLOSSARY PAGE...\n" unless $glossary && @pages;
@@ -36,11 +39,8 @@ die "$glossary: no 'Terms to use' table\n" unless @rules;
 
 my $found = 0;
 for my $page (@pages) {
-    open my $f, '<', $page or die "$page: $!\n";
-    my $fence = 0;
-    while (my $line = <$f>) {
-        if ($line =~ /^\s*```/) { $fence = !$fence; next; }
-        next if $fence;
+    each_prose_line($page, sub {
+        my ($line, $n) = @_;
         $line =~ s/`[^`]*`//g;
         $line =~ s/\Q$_\E//g for @allowed;
         for my $r (@rules) {
@@ -51,11 +51,10 @@ for my $page (@pages) {
             }
             for my $w (@{$r->{avoid}}, @{$r->{industry}}) {
                 next unless index($line, $w) >= 0;
-                print "$page:$.: '$w': the glossary's term is '$r->{term}'\n";
+                print "$page:$n: '$w': the glossary's term is '$r->{term}'\n";
                 $found++;
             }
         }
-    }
-    close $f;
+    });
 }
 exit($found ? 1 : 0);
