@@ -4,6 +4,7 @@
 #   make demo         the four models side by side under load (DEMO_ARGS=...)
 #   make check        unit, integration and CLI tests (the CI command)
 #   make check-stress N=10  make check N times beside two CPU hogs it starts itself
+#   make docs-check   the docs' figures rerun, their terms, zh/en twins (in check)
 #   make check-asan   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check-tsan   the same under ThreadSanitizer
 #   make check-valgrind  leaks and memory errors under valgrind
@@ -81,7 +82,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo recordings handout lab-check lab-grade lab-mutants check-mutants answers tests check check-stress check-asan check-tsan check-valgrind check-faults check-sim-props bench bench-sim sched-probe peers fuzz soak install clean
+.PHONY: all demo docs-check recordings handout lab-check lab-grade lab-mutants check-mutants answers tests check check-stress check-asan check-tsan check-valgrind check-faults check-sim-props bench bench-sim sched-probe peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -131,7 +132,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SUPPORT_OBJS) $(LIB)
 # the last lines name the failures (tests/run-all.sh). THREADLAB_BIN lets
 # the shell tests find the binary of this build flavour. The labs test
 # builds the handouts itself, plain only.
-SHELL_TESTS := build cli tui tui-zh arch demo counts sim sweep replay $(if $(SAN),,labs guide)
+SHELL_TESTS := build cli tui tui-zh arch demo counts sim sweep replay docs $(if $(SAN),,labs guide)
 # TEST_BOARD_DIR: where the tests' servers put their boards; two checkouts
 # tested at once on one machine each need their own.
 TEST_BOARD_DIR ?= /tmp/threadlab-tests-$(shell id -u)
@@ -145,6 +146,12 @@ CHECK_ORDER := $(SLOW_TESTS:%=tests/%/run.sh) $(TEST_BINS) \
 # some of that waiting into computing.
 CHECK_JOBS ?= $(if $(filter tsan,$(SAN)),2,3)
 CHECK_LOGS ?= $(BUILD)/logs
+# What the docs, the guide and the labs quote, against the program: the
+# simulator's figures rerun, the screen's words, the glossary's terms, each
+# zh page beside its English twin (tests/docs/run.sh; under 30 s).
+docs-check: $(BIN)
+	THREADLAB_BIN=$(BIN) tests/docs/run.sh
+
 check: $(TEST_BINS) $(BIN)
 	@mkdir -p -m 700 $(TEST_BOARD_DIR)
 	@CHECK_JOBS=$(CHECK_JOBS) THREADLAB_BOARD_DIR=$(TEST_BOARD_DIR) THREADLAB_BIN=$(BIN) \
@@ -285,7 +292,7 @@ answers:
 bench-sim: $(BIN)
 	bench/bench-sim.sh $(BIN) $(PROFILE)
 
-# What docs/simulator.md ("Third pass", "Fourth pass") says of this
+# What docs/simulator.md ("Against the real thing") says of this
 # machine's scheduler: a woken thread beside a busy one, a wakeup onto a
 # busy core, what else takes a core from its one thread, and who switches
 # in the real servers, with perf's trace of how long each waited for a

@@ -1,5 +1,5 @@
 /* sched-probe.c -- questions put to this machine's scheduler, for
- * docs/simulator.md (its third to fifth passes); `make sched-probe` builds
+ * docs/simulator.md ("Against the real thing"); `make sched-probe` builds
  * and runs them. Needs two cores. Not part of make check: it measures, it asserts
  * nothing.
  *
@@ -24,7 +24,7 @@
  *       A 64-byte write on TCP loopback from core 0, timed on the
  *       writer's own CPU clock: to a peer that is awake, waking a reader
  *       blocked on the writer's core, waking one on the other, idle core.
- *       Who pays a wakeup: the waker (docs/simulator.md, "Fifth pass";
+ *       Who pays a wakeup: the waker (docs/simulator.md, "Against the real thing";
  *       calibrate's wakeup_ipi_ns).
  */
 #include <netinet/in.h>

@@ -3,7 +3,7 @@
 # server under `threadlab load --conns CONNS` (6 s), and over 2 s of it
 # each thread's voluntary switches (it blocked) and involuntary ones (it
 # was preempted) per line answered, from /proc/PID/task/*/status. For
-# docs/simulator.md ("Third pass"), against the simulation's
+# docs/simulator.md ("Against the real thing"), against the simulation's
 # context_switches and wakeup_preemptions (sim --json).
 # With perf on the PATH (and the right to trace: root, or
 # kernel.perf_event_paranoid -1), the same 2 s are also traced with `perf

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_sim_help.h"
 #include "cli_sim_memory.h"
 #include "cli_sim_sweep.h"
 #include "des/sim.h"
@@ -23,6 +24,10 @@
 
 static void sim_usage(FILE *out)
 {
+    if (msg_lang() == LANG_ZH) {
+        cli_sim_usage_zh(out, SWEEP_SLEEP_MS, SIM_SWEEP_THREAD_RESIDENT_KB, SIM_SWEEP_POOL_MAX);
+        return;
+    }
     fprintf(out,
             "usage: threadlab sim MODEL [options]\n"
             "       threadlab sim MODEL|all --sweep VAR=LIST [options]   (curves)\n"
@@ -201,6 +206,22 @@ static void *sim_thread(void *arg)
     }
 }
 
+/* The kind of event `e` steps to, as the screen names it: in English the
+ * simulator's own word, in Chinese the event log's (分配, 接受 ...). */
+static const char *kind_word(enum viz_kind k)
+{
+    static const enum msg_id ids[VIZ_KIND_COUNT] = {
+        [VIZ_KIND_NONE] = M_S_KIND_ANY, [VIZ_KIND_ACCEPT] = M_EV_ACCEPT,
+        [VIZ_KIND_ASSIGN] = M_EV_ASSIGN, [VIZ_KIND_SPAWN] = M_EV_SPAWN,
+        [VIZ_KIND_EXIT] = M_EV_EXIT, [VIZ_KIND_REJECT] = M_EV_REJECT,
+        [VIZ_KIND_BLOCK] = M_EV_BLOCKED, [VIZ_KIND_CLOSE] = M_EV_CLOSE,
+        [VIZ_KIND_QUEUED] = M_EV_QUEUED, [VIZ_KIND_REPLY] = M_S_KIND_REPLY,
+    };
+    if (msg_lang() == LANG_EN || (unsigned)k >= VIZ_KIND_COUNT)
+        return viz_kind_name(k);
+    return msg(ids[k]);
+}
+
 /* The status line: where the run is and what comes next (in the screen's
  * language, the event's reason too). With keys, the short list of keys
  * follows (the recording leaves it out). */
@@ -221,7 +242,7 @@ static void status_line(struct viz_run *vr, char *buf, size_t len, bool keys)
     }
     if (keys)
         snprintf(keys_text, sizeof(keys_text), msg(M_S_KEYS_SHORT),
-                 viz_kind_name(atomic_load(&vr->ctl.last_kind)));
+                 kind_word(atomic_load(&vr->ctl.last_kind)));
     size_t used = (size_t)snprintf(buf, len, msg(M_S_STATUS), sim_model_name(vr->o->model),
                                    atomic_load(&vr->ctl.vnow_ns) / 1e9,
                                    (unsigned long long)atomic_load(&vr->ctl.events),
@@ -235,7 +256,7 @@ static void viz_status(void *arg, char *buf, size_t len)
     struct viz_run *vr = arg;
     if (vr->show_keys) {         /* top's help knows nothing of these */
         snprintf(buf, len, msg(M_S_KEYS_LONG), sim_model_name(vr->o->model),
-                 viz_kind_name(atomic_load(&vr->ctl.last_kind)));
+                 kind_word(atomic_load(&vr->ctl.last_kind)));
         return;
     }
     status_line(vr, buf, len, true);
@@ -525,6 +546,11 @@ static int run_once(struct sim_opts *o, const struct sim_args *a)
 int cli_sim(int argc, char **argv)
 {
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        /* `sim --help --lang zh` asks for the help in that language. */
+        if (argc >= 4 && !strcmp(argv[2], "--lang") && msg_set_lang(argv[3]) < 0) {
+            cli_usage_error("sim", "--lang takes en or zh, not '%s'", argv[3]);
+            return CLI_EXIT_USAGE;
+        }
         sim_usage(stdout);
         return CLI_EXIT_OK;
     }

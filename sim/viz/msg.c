@@ -181,6 +181,8 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
                         "[模拟 %s] 按键：空格 暂停/继续，s 前进一个事件，b 后退一个事件，"
                         "e 前进到与上一个同类的下一个事件（现在：%s），+ 加快，- 减慢，"
                         "q 退出（随后打印报告），? 这些按键" },
+    [M_S_KIND_ANY] = { "event", "事件" },
+    [M_S_KIND_REPLY] = { "reply", "回复" },
 
     /* Each heading fits its column in both languages (check_view). */
     [M_T_MODEL] = { "model", "模型" },

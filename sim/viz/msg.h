@@ -59,6 +59,7 @@ enum msg_id {
     M_R_CUT, M_R_END, M_R_KEYS,
     /* sim --viz's status line */
     M_S_STATUS, M_S_FINISHED, M_S_PAUSED, M_S_NEXT, M_S_KEYS_SHORT, M_S_KEYS_LONG,
+    M_S_KIND_ANY, M_S_KIND_REPLY,   /* kinds `e` steps to that are no board event */
     /* the demo's and compare's table: headings (text, drawn in columns
      * by display width), then the lines around it (formats) */
     M_T_MODEL, M_T_LINES_S, M_T_MB_S, M_T_THREADS, M_T_RSS, M_T_CPU_S, M_T_VOL_CS,

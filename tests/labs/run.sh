@@ -89,7 +89,7 @@ check_lab() {
   size=$(sh scripts/lab-size.sh "$lab" | tail -1)
   for readme in README.md README.zh.md; do
     said=$(sed -n 's/.*\*\*What you will write\.\*\* \([0-9]*\) functions*, about \([0-9]*\) lines*.*/\1 \2/p
-                   s/.*\*\*你要写的：\*\*\([0-9]*\) 个函数，约 \([0-9]*\) 行.*/\1 \2/p' "$dir/$readme" | head -1)
+                   s/.*\*\*你要写的\*\*：\([0-9]*\) 个函数，约 \([0-9]*\) 行.*/\1 \2/p' "$dir/$readme" | head -1)
     echo "$size $said" | awk '{ tol = $3 / 5 < 3 ? 3 : $3 / 5; d = $6 - $3
       exit !(NF == 6 && $5 == $1 && d <= tol && -d <= tol) }' && ok ||
       bad "lab $lab: $readme says '${said:-nothing}' of what you will write (functions, lines); lab-size.sh counts: $size"

@@ -21,6 +21,22 @@ echo "== tests/sim/run.sh ($BIN)"
 # Help and bad input.
 "$BIN" sim --help | grep -q "usage: threadlab sim MODEL" && ok || bad "sim --help"
 "$BIN" calibrate --help | grep -q "usage: threadlab calibrate" && ok || bad "calibrate --help"
+# In Chinese for a zh screen (--lang zh after --help, or a zh LANG), with
+# every option the English help names: a new option must reach both.
+opts() { grep -o -- '--[a-z][a-z-]*' | sort -u; }
+"$BIN" sim --help | opts >"$tmp/help.en"
+for how in "--lang zh" "LANG=zh_CN.UTF-8"; do
+  case "$how" in
+    --lang*) "$BIN" sim --help --lang zh >"$tmp/help.zh" ;;
+    *) env -u LC_ALL -u LC_MESSAGES LANG=zh_CN.UTF-8 "$BIN" sim --help >"$tmp/help.zh" ;;
+  esac
+  # 80 columns of display width at most (a Chinese character takes two).
+  grep -q "^用法：threadlab sim MODEL" "$tmp/help.zh" && opts <"$tmp/help.zh" | cmp -s - "$tmp/help.en" \
+    && [ "$(LC_ALL=C.UTF-8 wc -L <"$tmp/help.zh")" -le 80 ] \
+    && ok || { bad "sim --help ($how): not Chinese, wider than 80 columns, or not the English help's options"
+               opts <"$tmp/help.zh" | diff "$tmp/help.en" - | head -5; }
+done
+LANG=C LC_ALL=C "$BIN" sim --help | grep -q "^usage: threadlab sim MODEL" && ok || bad "sim --help in English"
 "$BIN" sim nosuch >"$tmp/out" 2>&1; st=$?
 [ "$st" = 2 ] && grep -q "no model called 'nosuch'" "$tmp/out" && ok || bad "sim nosuch: exit $st"
 "$BIN" sim bio --cores 0 >"$tmp/out" 2>&1; st=$?
@@ -270,6 +286,9 @@ timeout 60 "$BIN" sim reactor --conns 2 --duration 0.0005 --viz --speed 0.001 --
 grep -Eq "^\[模拟 reactor\] t=[0-9.]+s  第 [0-9]+ 个事件  速度 [0-9.]+x  (已结束|下一个：(连接|核|客户端|第))" \
   "$tmp/plain-zh" && ! grep -q "next: \|reaches the server" "$tmp/plain-zh" && ok \
   || { bad "--viz --lang zh: the status line is not Chinese"; grep "sim\|模拟" "$tmp/plain-zh" | head -3; }
+# ... and the kind of event `e` steps to, in Chinese too (回复, not reply).
+grep -q "e 下一个 回复" "$tmp/plain-zh" && ! grep -Eq "e 下一个 [a-z]" "$tmp/plain-zh" && ok \
+  || { bad "--viz --lang zh: e's event kind is not Chinese"; grep -o "e 下一个 [^，]*" "$tmp/plain-zh" | head -2; }
 # A simulated thread's FOR is simulated time too: a run of 0.5 ms cannot
 # show a thread in its state for minutes or hours (threads that began
 # before the first event were once dated 0: a FOR of the machine's uptime).

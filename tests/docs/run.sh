@@ -1,0 +1,90 @@
+#!/bin/sh
+# run.sh -- make docs-check: the pages say what the program says.
+#   1. figures: every deterministic figure the pages quote (tests/docs/
+#      figures: a command, then the pages' figures from it) is rerun and
+#      must be in the command's output, and still on its page;
+#   2. screen words: the Chinese pages name the Chinese screen's words
+#      (screen.pl), and the Chinese guide's screen spans exist on that
+#      screen (tests/guide/zh-screen.sed);
+#   3. terms: the Chinese pages keep to the glossary (terms.pl);
+#   4. parallel pages: each zh page has its English twin's headings and,
+#      section by section, as many blocks (parallel.pl);
+#   5. bold that CommonMark renders (bold.pl).
+# Fast (the simulator is deterministic and quick; the slowest run takes a
+# few seconds of CPU), so make check runs it.
+set -u
+BIN=$(realpath "${THREADLAB_BIN:-build/threadlab}")
+here=$(dirname "$(realpath "$0")")
+top=$(realpath "$here/../..")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$here/../lib.sh"
+cd "$top" || exit 1
+echo "== tests/docs/run.sh ($BIN)"
+command -v perl >/dev/null || { echo "  FAIL: perl is not installed"; exit 1; }
+
+# 1. Figures. Each "$ ARGS" line of the manifest is a threadlab command;
+#    the lines under it are "PAGE<tab>FIGURE[<tab>OUTPUT]". FIGURE is
+#    found in its page as written; OUTPUT in the output, runs of blanks
+#    counted as one; without OUTPUT, FIGURE is, with the spaces between
+#    its digit groups taken out ("3 502" is printed 3502).
+squeeze() { sed 's/[[:blank:]][[:blank:]]*/ /g'; }
+join_groups() { sed -e ':a' -e 's/\([0-9]\) \([0-9][0-9][0-9]\)\([^0-9]\|$\)/\1\2\3/' -e 'ta'; }
+n=0
+grep '^\$ ' "$here/figures" | {
+  while read -r _ args; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086  # ARGS are words, as a shell would split them
+    ( "$BIN" $args >"$tmp/out.$n" 2>&1; echo $? >"$tmp/rc.$n" ) &
+    # Two at a time: the machine has two cores, and others use them.
+    [ $((n % 2)) = 0 ] && wait
+  done
+  wait
+}
+n=0 cmd=""
+while IFS= read -r line; do
+  case "$line" in
+    '#'*|'') continue ;;
+    '$ '*) n=$((n + 1)); cmd=${line#\$ }
+           [ "$(cat "$tmp/rc.$n" 2>/dev/null)" = 0 ] && ok || bad "'threadlab $cmd' failed"
+           squeeze <"$tmp/out.$n" >"$tmp/norm.$n"; continue ;;
+  esac
+  page=$(printf '%s' "$line" | cut -f1) fig=$(printf '%s' "$line" | cut -f2)
+  want=$(printf '%s' "$line" | cut -f3 | squeeze)
+  [ -n "$want" ] || want=$(printf '%s\n' "$fig" | join_groups | squeeze | tr -d '`')
+  if ! grep -qF -- "$fig" "$page"; then
+    bad "$page no longer quotes '$fig' (threadlab $cmd): mend the page or tests/docs/figures"
+  elif grep -qF -- "$want" "$tmp/norm.$n"; then
+    ok
+  else
+    bad "$page quotes '$fig', which 'threadlab $cmd' no longer prints"
+  fi
+done <"$here/figures"
+
+# 2. Screen words.
+zh_pages="README.zh.md $(find docs labs -name '*.zh.md' | sort)"
+twins=$(find docs labs -name '*.zh.md' | sort)
+if perl "$here/screen.pl" sim/viz/msg.c $zh_pages >"$tmp/screen"; then ok
+else bad "Chinese pages quote the English screen:"; cat "$tmp/screen"; fi
+# Each pair of the guide test's sed: its Chinese side is the screen's.
+sed -n 's/^s\/^\([^\\]*\).*/\1/p' tests/guide/zh-screen.sed >"$tmp/zh-words"
+while IFS= read -r w; do
+  grep -qF -- "\"$w" sim/viz/msg.c sim/viz/reason.c && ok \
+    || bad "tests/guide/zh-screen.sed maps '$w', which neither msg.c nor reason.c begins a string with"
+done <"$tmp/zh-words"
+[ -s "$tmp/zh-words" ] && ok || bad "no pairs read from tests/guide/zh-screen.sed"
+
+# 3. Terms.
+if perl "$here/terms.pl" docs/glossary.md $zh_pages >"$tmp/terms"; then ok
+else bad "Chinese pages use terms the glossary does not:"; cat "$tmp/terms"; fi
+
+# 4. Parallel pages. The top-level README.zh.md is a short page by design
+#    (install, the demo, the course map), not a twin of README.md.
+if perl "$here/parallel.pl" $twins >"$tmp/parallel"; then ok
+else bad "Chinese pages out of step with their English twins:"; cat "$tmp/parallel"; fi
+
+# 5. Bold.
+if perl "$here/bold.pl" $(find . -name '*.md' -not -path './build/*' | sort) >"$tmp/bold"; then ok
+else bad "bold that CommonMark does not render:"; cat "$tmp/bold"; fi
+
+summary docs
