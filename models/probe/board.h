@@ -61,7 +61,11 @@
  * recordings store the number. */
 enum board_role {
     ROLE_ACCEPTOR, ROLE_CONN, ROLE_WATCHDOG, ROLE_POOL_WORKER, ROLE_BOSS,
-    ROLE_WORKER_LOOP, ROLE_BUSINESS, ROLE_CHECKER, ROLE_MAIN, ROLE_COUNT
+    ROLE_WORKER_LOOP, ROLE_BUSINESS, ROLE_CHECKER, ROLE_MAIN,
+    ROLE_CARRIER,        /* a kernel thread running virtual threads (vthread) */
+    ROLE_VTHREAD,        /* a virtual thread: no kernel thread of its own (tid 0) */
+    ROLE_MONITOR,        /* vthread's monitor: hands stuck carriers to spares */
+    ROLE_COUNT
 };
 
 /* What a thread is doing now. */
