@@ -19,6 +19,7 @@
  */
 #include "switch.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,7 @@ void vt_context_make(struct vt_context *c, void *stack_lo, size_t stack_bytes,
     memset(c, 0, sizeof(*c));
     c->stack_lo = stack_lo;
     c->stack_bytes = stack_bytes;
+    c->made = true;
 #ifdef VTHREAD_UCONTEXT
     getcontext(&c->uc);
     c->uc.uc_stack.ss_sp = stack_lo;
@@ -222,6 +224,15 @@ void vt_context_make(struct vt_context *c, void *stack_lo, size_t stack_bytes,
 void vt_context_of_thread(struct vt_context *c)
 {
     memset(c, 0, sizeof(*c));
+#ifdef VT_ASAN
+    /* AddressSanitizer must be told which stack it comes back to, or it
+     * stops scanning the thread's own stack for pointers. */
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstack(&attr, &c->stack_lo, &c->stack_bytes);
+        pthread_attr_destroy(&attr);
+    }
+#endif
 #ifdef VT_TSAN
     c->tsan_fiber = __tsan_get_current_fiber();
 #endif
@@ -230,7 +241,7 @@ void vt_context_of_thread(struct vt_context *c)
 void vt_context_free(struct vt_context *c)
 {
 #ifdef VT_TSAN
-    if (c->tsan_fiber && c->stack_bytes)
+    if (c->tsan_fiber && c->made)
         __tsan_destroy_fiber(c->tsan_fiber);
 #endif
     c->tsan_fiber = NULL;

@@ -21,6 +21,7 @@
 #ifndef THREADLAB_VTHREAD_SWITCH_H
 #define THREADLAB_VTHREAD_SWITCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #if !defined(VTHREAD_UCONTEXT) && !defined(__x86_64__) && !defined(__aarch64__)
@@ -40,8 +41,8 @@ struct vt_context {
                                      the stack it points to */
 #endif
     void *stack_lo;               /* its stack's lowest usable byte, and */
-    size_t stack_bytes;           /* size (for the sanitizers); 0: a thread's
-                                     own stack, unknown until first left */
+    size_t stack_bytes;           /* size (for the sanitizers) */
+    bool made;                    /* by vt_context_make, not a thread's own */
     void *asan_fake_stack;        /* AddressSanitizer's bookkeeping */
     void *tsan_fiber;             /* ThreadSanitizer's fiber, or NULL */
 };
