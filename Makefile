@@ -171,12 +171,12 @@ check-tsan:
 
 # Fault shims (tests/shims/): LD_PRELOAD libraries that interrupt every
 # thread with a signal at 1 kHz (eintr) or cut every socket read and write
-# to 1-7 bytes (tinyio); the four models' load cases run under each. Not
+# to 1-7 bytes (tinyio); the five models' load cases run under each. Not
 # part of check (about 4 minutes); CI runs it. The sanitizer runtimes wrap
 # the same calls and must come first in the process, so the sanitizer
 # builds skip it.
 SHIMS := $(patsubst tests/shims/%.c,$(BUILD)/shims/%.so,$(wildcard tests/shims/*.c))
-FAULT_MODELS := bio pool reactor multireactor
+FAULT_MODELS := bio pool reactor multireactor vthread
 
 $(BUILD)/shims/%.so: tests/shims/%.c
 	@mkdir -p $(@D)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh -- `make check-faults`: the shared echo suite's load cases, for all
-# four models, under each LD_PRELOAD fault shim of tests/shims/:
+# five models, under each LD_PRELOAD fault shim of tests/shims/:
 #   eintr   every thread interrupted by a handled signal at about 1 kHz
 #   tinyio  every socket read and write moves 1 to 7 bytes
 # Each run must end with 0 errors and every byte echoed (the load case's
@@ -9,7 +9,7 @@
 # THREADLAB_SUITE_LOAD_BYTES (default 1 MiB): at 1-7 bytes a call, the full
 # matrix would take an hour. Under eintr the full matrix runs.
 #   usage: tests/faults/run.sh BUILD_DIR   (needs BUILD_DIR/shims/*.so and
-#          BUILD_DIR/tests/check_{bio,pool,reactor,multireactor})
+#          BUILD_DIR/tests/check_{bio,pool,reactor,multireactor,vthread})
 set -u
 build=${1:?usage: tests/faults/run.sh BUILD_DIR}
 logdir=$build/logs/faults
@@ -31,7 +31,7 @@ for shim in eintr tinyio; do
   if [ "$shim" = tinyio ]; then cap=$tiny_bytes; else cap=0; fi
   if [ "$cap" = 0 ]; then echo "  under $shim: the full cases"
   else echo "  under $shim: each case at most $cap bytes"; fi
-  for model in bio pool reactor multireactor; do
+  for model in bio pool reactor multireactor vthread; do
     log="$logdir/$shim-$model.log"
     start=$(date +%s)
     THREADLAB_SUITE_LOAD_BYTES=$cap CK_RUN_CASE=load LD_PRELOAD="$build/shims/$shim.so" "$build/tests/check_$model" >"$log" 2>&1
