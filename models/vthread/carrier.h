@@ -135,9 +135,11 @@ struct vt_runtime {
 
 /* The carrier's loop, run by runner r until it must stop: returns when
  * the runtime ends (a home runner) or the token is wanted back (a spare).
- * r holds the token when it is called, and has given it up on return. */
+ * r holds the token when it is called, and has given it up on return.
+ * The runner's own thread. */
 void carrier__run(struct carrier *c, struct runner *r);
-/* Take or give up the token; acquire blocks until it is free. */
+/* Take or give up the token; acquire blocks until it is free. The
+ * runner's own thread (or a vthread on it). */
 void carrier__acquire(struct carrier *c, struct runner *r);
 void carrier__acquire_locked(struct carrier *c, struct runner *r); /* c->lock held */
 void carrier__release(struct carrier *c);

@@ -86,7 +86,7 @@ void vt_runtime_wait_empty(struct vt_runtime *rt);
  * thread is left. */
 void vt_runtime_free(struct vt_runtime *rt);
 
-/* ---- inside a virtual thread (self only) ---- */
+/* ---- inside a virtual thread, on itself (the calling thread runs self) ---- */
 
 /* Its name ("vt-17"), and where it runs ("vt-17@carrier-1", for !who). */
 const char *vt_name(const struct vthread *self);

@@ -60,23 +60,23 @@ void vt_context_make(struct vt_context *c, void *stack_lo, size_t stack_bytes,
  * into by a first vt_switch (a carrier's scheduler). The calling thread. */
 void vt_context_of_thread(struct vt_context *c);
 
-/* Forget c (the sanitizer's fiber). Not while c runs. */
+/* Forget c (the sanitizer's fiber). Not while c runs. Any thread. */
 void vt_context_free(struct vt_context *c);
 
 /* Save the running context into from, run to. Returns when someone
- * switches back to from. */
+ * switches back to from. The calling thread (which runs from). */
 void vt_switch(struct vt_context *from, struct vt_context *to);
 
 /* The last switch of a context whose stack is about to be freed: from
- * will never run again. */
+ * will never run again. The calling thread. */
 void vt_switch_final(struct vt_context *from, struct vt_context *to)
     __attribute__((noreturn));
 
-/* "asm" or "ucontext": which switch this build has. */
+/* "asm" or "ucontext": which switch this build has. Pure. */
 const char *vt_switch_kind(void);
 
 /* A new context must call this first, on its own stack (the sanitizers
- * learn that the switch into it is complete). */
+ * learn that the switch into it is complete). The calling thread. */
 void vt_context_entered(void);
 
 #endif
