@@ -331,13 +331,10 @@ void carrier__run(struct carrier *c, struct runner *r)
 
 int runner__begin(struct runner *r, enum board_role role)
 {
-    int rc = vt_stack_thread_begin();
-    if (rc < 0)
-        return rc;
     pthread_setname_np(pthread_self(), r->name);
     vt_context_of_thread(&r->sched);
     board_thread_begin(r->carrier->rt->opts.board, &r->on_board, role, r->name, 0);
-    return 0;
+    return vt_stack_thread_begin();
 }
 
 void runner__end(struct runner *r)

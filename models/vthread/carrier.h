@@ -147,7 +147,10 @@ void carrier__release(struct carrier *c);
 void carrier__wake(struct carrier *c);
 /* Park self until resumed; returns why. Inside self. */
 enum vt_wake vt__park(struct vthread *self, uint64_t deadline_ns, bool stop_cuts);
-/* Start and end a runner's thread: its overflow report, its board slot. */
+/* Start and end a runner's thread: its name, its board slot, its
+ * overflow report (begin returns 0, or -errno when the alternate signal
+ * stack could not be set up: the runner works, but an overflow is then a
+ * plain SIGSEGV). The runner's own thread. */
 int runner__begin(struct runner *r, enum board_role role);
 void runner__end(struct runner *r);
 

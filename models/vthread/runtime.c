@@ -29,11 +29,11 @@ int vt_default_carriers(void)
 static void *carrier_main(void *arg)
 {
     struct carrier *c = arg;
-    if (runner__begin(&c->home, ROLE_CARRIER) < 0) {
-        fprintf(stderr, "vthread: %s cannot report stack overflows; its vthreads run "
-                "on another carrier's thread\n", c->name);
-        abort();                        /* no sigaltstack: cannot run vthreads safely */
-    }
+    int rc = runner__begin(&c->home, ROLE_CARRIER);
+    if (rc < 0)                         /* no alternate stack: an overflow is a
+                                           plain SIGSEGV on this carrier */
+        fprintf(stderr, "vthread: %s cannot report stack overflows (%s)\n", c->name,
+                strerror(-rc));
     carrier__acquire(c, &c->home);
     carrier__run(c, &c->home);
     runner__end(&c->home);

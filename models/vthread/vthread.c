@@ -59,27 +59,30 @@ struct vthread_server {
 
 /* What the handler keeps between reads: on its own stack. */
 struct serving {
+    const struct server_opts *opts; /* the server's */
     struct echo_session session;    /* the decoder and the reply buffers */
     struct iovec out[REPLIES_MAX];  /* replies collected, not yet written */
     int nout;                       /* how many */
     uint64_t out_lines;             /* the request lines they answer */
     uint64_t out_bytes;             /* bytes this read's replies wrote */
     bool out_holds_who;             /* one is the session's !who buffer */
+    uint64_t read_ns;               /* when the bytes being answered came */
     uint64_t last_read_ns;          /* the idle clock */
     uint64_t partial_since_ns;      /* the line clock; 0: no partial line */
     bool stop_seen;                 /* a stop began: answer what was held */
     size_t stop_left;               /* bytes held at the stop, still to read */
+    uint64_t lines;                 /* lines answered so far */
+    enum echo_end end;              /* why it ended, once it has */
 };
 
-/* Write the collected replies; they took from read_ns to now. */
-static int send_out(struct vthread *self, const struct server_opts *o,
-                    struct serving *sv, uint64_t read_ns)
+/* Write the collected replies; they took from the read to now. */
+static int send_out(struct vthread *self, struct serving *sv)
 {
     if (sv->nout == 0)
         return 0;
-    int rc = vt_write_all(self, sv->out, sv->nout, o->stall_timeout_ms);
+    int rc = vt_write_all(self, sv->out, sv->nout, sv->opts->stall_timeout_ms);
     if (rc == 0)
-        board_record_latency_n(vt_board(self), now_ns() - read_ns, sv->out_lines);
+        board_record_latency_n(vt_board(self), now_ns() - sv->read_ns, sv->out_lines);
     sv->nout = 0;
     sv->out_lines = 0;
     sv->out_holds_who = false;
@@ -88,12 +91,11 @@ static int send_out(struct vthread *self, const struct server_opts *o,
 
 /* Queue a reply; a full queue, or a second !who (its buffer is reused),
  * is written first. */
-static int queue_out(struct vthread *self, const struct server_opts *o,
-                     struct serving *sv, const struct echo_reply *r, uint64_t read_ns)
+static int queue_out(struct vthread *self, struct serving *sv, const struct echo_reply *r)
 {
     bool is_who = r->data == sv->session.who;
     if (sv->nout == REPLIES_MAX || (is_who && sv->out_holds_who)) {
-        int rc = send_out(self, o, sv, read_ns);
+        int rc = send_out(self, sv);
         if (rc < 0)
             return rc;
     }
@@ -130,20 +132,19 @@ static enum echo_end end_of_failed_write(int rc)
 }
 
 /* Answer every complete line held, in order; replies before a line's
- * work are written first, so none waits behind a !sleep. Returns true
- * when the connection ends (*end says why). */
-static bool answer_lines(struct vthread *self, const struct server_opts *o,
-                         struct serving *sv, uint64_t read_ns, uint64_t *lines,
-                         enum echo_end *end)
+ * work are written first, so none waits behind a !sleep. Returns the
+ * lines answered; sets sv->end when the connection ends (a failed write,
+ * !quit, a line too long). */
+static uint64_t answer_lines(struct vthread *self, struct serving *sv, bool *ends)
 {
     struct board *b = vt_board(self);
     struct echo_reply r;
-    bool ends = false;
+    uint64_t lines = 0;
     int rc = 0;
     sv->out_bytes = 0;
-    while (!ends && echo_session_next(&sv->session, vt_where(self), SIZE_MAX, &r)) {
+    while (!*ends && echo_session_next(&sv->session, vt_where(self), SIZE_MAX, &r)) {
         if (r.work != ECHO_WORK_NONE) {
-            if ((rc = send_out(self, o, sv, read_ns)) < 0)
+            if ((rc = send_out(self, sv)) < 0)
                 break;
             do_work(self, &r);
         }
@@ -151,28 +152,29 @@ static bool answer_lines(struct vthread *self, const struct server_opts *o,
             board_add(b, CTR_ERR_BAD_ARGUMENT, 1);
         if (r.error == ECHO_ERROR_LINE_TOO_LONG)
             board_add(b, CTR_ERR_LINE_TOO_LONG, 1);
-        *lines += r.lines;
-        if ((rc = queue_out(self, o, sv, &r, read_ns)) < 0)
+        lines += r.lines;
+        if ((rc = queue_out(self, sv, &r)) < 0)
             break;
         if (r.close_after) {
-            *end = r.error == ECHO_ERROR_LINE_TOO_LONG ? ECHO_END_TOO_LONG : ECHO_END_QUIT;
-            ends = true;
+            sv->end = r.error == ECHO_ERROR_LINE_TOO_LONG ? ECHO_END_TOO_LONG : ECHO_END_QUIT;
+            *ends = true;
         }
     }
     if (rc == 0)
-        rc = send_out(self, o, sv, read_ns);
+        rc = send_out(self, sv);
     if (rc < 0) {
-        *end = end_of_failed_write(rc);
-        return true;
+        sv->end = end_of_failed_write(rc);
+        *ends = true;
     }
-    return ends;
+    return lines;
 }
 
 /* When input must arrive by: a partial line within --line-timeout, any
- * line within --idle-timeout of the last read (0: no limit). */
-static uint64_t input_deadline(const struct server_opts *o, const struct serving *sv,
-                               enum echo_end *why)
+ * line within --idle-timeout of the last read (0: no limit). *why: the
+ * end that deadline means. */
+static uint64_t input_deadline(const struct serving *sv, enum echo_end *why)
 {
+    const struct server_opts *o = sv->opts;
     if (sv->partial_since_ns && o->line_timeout_ms > 0) {
         *why = ECHO_END_LINE_TIMEOUT;
         return sv->partial_since_ns + (uint64_t)o->line_timeout_ms * 1000000u;
@@ -183,10 +185,9 @@ static uint64_t input_deadline(const struct server_opts *o, const struct serving
 }
 
 /* May the handler read now, and until when? Once a stop began, only the
- * bytes held at that moment are read. Returns false, *end set, when the
- * connection ends here. */
-static bool await_input(struct vthread *self, const struct server_opts *o,
-                        struct serving *sv, uint64_t *deadline, enum echo_end *end)
+ * bytes held at that moment are read. Returns false, sv->end set, when
+ * the connection ends here. */
+static bool await_input(struct vthread *self, struct serving *sv, uint64_t *deadline)
 {
     if (!sv->stop_seen && vt_stopping(self)) {
         sv->stop_seen = true;
@@ -194,27 +195,26 @@ static bool await_input(struct vthread *self, const struct server_opts *o,
     }
     *deadline = 0;
     if (sv->stop_seen) {
-        *end = ECHO_END_EOF;
+        sv->end = ECHO_END_EOF;
         return sv->stop_left > 0;
     }
-    *deadline = input_deadline(o, sv, end);
+    *deadline = input_deadline(sv, &sv->end);
     return *deadline == 0 || now_ns() < *deadline;
 }
 
 /* Read once into the session, parking while there is nothing to read.
- * Returns the bytes read, or 0 with *end set. */
-static size_t read_input(struct vthread *self, const struct server_opts *o,
-                         struct serving *sv, enum echo_end *end)
+ * Returns the bytes read, or 0 with sv->end set. */
+static size_t read_input(struct vthread *self, struct serving *sv)
 {
     size_t room;
     char *buf = echo_session_space(&sv->session, &room);
     if (!buf) {
-        *end = ECHO_END_NO_MEMORY;
+        sv->end = ECHO_END_NO_MEMORY;
         return 0;
     }
     for (;;) {
         uint64_t deadline;
-        if (!await_input(self, o, sv, &deadline, end))
+        if (!await_input(self, sv, &deadline))
             return 0;
         size_t want = sv->stop_seen && sv->stop_left < room ? sv->stop_left : room;
         ssize_t n = vt_read(self, buf, want, deadline, !sv->stop_seen);   /* parks */
@@ -225,60 +225,57 @@ static size_t read_input(struct vthread *self, const struct server_opts *o,
         }
         if (n == -ETIMEDOUT || n == -ECANCELED)
             continue;               /* await_input says what it meant */
-        *end = n == 0 ? ECHO_END_EOF : n == -ECONNRESET ? ECHO_END_RESET
-                                                        : ECHO_END_IO_ERROR;
+        sv->end = n == 0 ? ECHO_END_EOF : n == -ECONNRESET ? ECHO_END_RESET
+                                                           : ECHO_END_IO_ERROR;
         return 0;
     }
 }
 
-/* The n bytes just read: answer, restart the clocks, publish. */
-static bool answer_read(struct vthread *self, const struct server_opts *o,
-                        struct serving *sv, size_t n, uint64_t *lines, enum echo_end *end)
+/* The n bytes just read: answer, restart the clocks, publish. Returns
+ * true when the connection ends (sv->end says why). */
+static bool answer_read(struct vthread *self, struct serving *sv, size_t n)
 {
-    uint64_t read_ns = now_ns();
     struct board *b = vt_board(self);
+    bool ends = false;
+    sv->read_ns = now_ns();
     echo_session_commit(&sv->session, n);
-    sv->last_read_ns = read_ns;
-    uint64_t batch = 0;
-    bool closing = answer_lines(self, o, sv, read_ns, &batch, end);
-    *lines += batch;
+    sv->last_read_ns = sv->read_ns;
+    uint64_t batch = answer_lines(self, sv, &ends);
+    sv->lines += batch;
     if (echo_decoder_pending(&sv->session.decoder) == 0)
         sv->partial_since_ns = 0;
     else if (sv->partial_since_ns == 0 || batch > 0)
-        sv->partial_since_ns = read_ns;
+        sv->partial_since_ns = sv->read_ns;
     board_add(b, CTR_BYTES_IN, n);
     board_add(b, CTR_BYTES_OUT, sv->out_bytes);
     board_add(b, CTR_LINES, batch);
     board_thread_lines(b, vt_on_board(self), batch);
     board_thread_bytes(b, vt_on_board(self), n, sv->out_bytes);
-    return closing;
+    return ends;
 }
 
 /* The heart: a connection's whole life, as BIO's thread lives it. */
 static void conn_main(struct vthread *self, void *arg)
 {
     struct vthread_server *s = arg;
-    const struct server_opts *o = &s->opts;
-    struct serving sv = { .nout = 0 };
-    enum echo_end end = ECHO_END_NO_MEMORY;
-    uint64_t lines = 0;
+    struct serving sv = { .opts = &s->opts, .end = ECHO_END_NO_MEMORY };
 
-    if (echo_session_init(&sv.session, "vthread", vt_id(self), o->max_line) == 0) {
+    if (echo_session_init(&sv.session, "vthread", vt_id(self), s->opts.max_line) == 0) {
         sv.last_read_ns = now_ns();
         for (;;) {
-            size_t n = read_input(self, o, &sv, &end);          /* parks */
-            if (n == 0 || answer_read(self, o, &sv, n, &lines, &end))
+            size_t n = read_input(self, &sv);                    /* parks */
+            if (n == 0 || answer_read(self, &sv, n))
                 break;
         }
         echo_session_free(&sv.session);
     }
     bool stopping = vt_stopping(self);
-    if (echo_end_lingers(end) || stopping)
-        vt_lingering_close(self, o->linger_ms);
+    if (echo_end_lingers(sv.end) || stopping)
+        vt_lingering_close(self, s->opts.linger_ms);
     else
         vt_close(self);
     atomic_fetch_sub(&s->open, 1);
-    board_conn_ended(s->board, vt_id(self), end, stopping, lines);
+    board_conn_ended(s->board, vt_id(self), sv.end, stopping, sv.lines);
 }
 
 /* ---- the acceptor thread ------------------------------------------------------------ */
