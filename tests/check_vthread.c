@@ -166,6 +166,13 @@ static struct sleeper_pair sleep_on_one_carrier(struct test_server *t, const cha
     return p;
 }
 
+static void end_pair(struct test_server *t, struct sleeper_pair *p)
+{
+    close(p->sleeper);
+    close(p->other);
+    ts_stop_checked(t, "a sleeper and another on one carrier");
+}
+
 /* --pin: the sleep holds its carrier, so the other connection's ping is
  * answered only after the sleeper's reply (Java's pinning). */
 START_TEST(pin_holds_the_carrier_through_a_sleep)
@@ -178,9 +185,7 @@ START_TEST(pin_holds_the_carrier_through_a_sleep)
                   "the carrier was not pinned");
     ck_assert_int_eq(tn_read_line(p.sleeper, line, sizeof(line)), 11);
     ck_assert_uint_eq(vthread_handoffs(t.server), 0);
-    close(p.sleeper);
-    close(p.other);
-    ts_stop(&t);
+    end_pair(&t, &p);
 }
 END_TEST
 
@@ -218,9 +223,7 @@ START_TEST(a_stuck_carrier_is_handed_to_a_spare)
     tn_expect_threads("spare-", 0);
     tn_send_str(p.other, "after\n");             /* the carrier is whole again */
     ck_assert_int_eq(tn_read_line(p.other, line, sizeof(line)), 6);
-    close(p.sleeper);
-    close(p.other);
-    ts_stop(&t);
+    end_pair(&t, &p);
 }
 END_TEST
 
