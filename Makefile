@@ -20,7 +20,7 @@
 #   make lab-mutants LAB=NN        the lab's check fails on every wrong answer
 #   make check-mutants             the labs test with every lab's mutants (CI)
 #   make install      PREFIX=/usr/local DESTDIR=
-#   make VTHREAD_SWITCH=ucontext   vthread with swapcontext (into build-ucontext/)
+#   make VTHREAD_SWITCH=ucontext   vthread with swapcontext (into build/ucontext/)
 #   make clean
 
 PREFIX   ?= /usr/local
@@ -44,16 +44,17 @@ endif
 # vthread's context switch: asm (x86-64 and aarch64, models/vthread/switch.c)
 # or ucontext (glibc's swapcontext, any CPU), built apart from the other.
 VTHREAD_SWITCH ?= asm
+SWITCHFLAGS :=
 ifeq ($(VTHREAD_SWITCH),ucontext)
-  BUILD    := $(BUILD)-ucontext
-  SANFLAGS += -DVTHREAD_UCONTEXT
+  BUILD    := $(BUILD)/ucontext
+  SWITCHFLAGS := -DVTHREAD_UCONTEXT
 else ifneq ($(VTHREAD_SWITCH),asm)
   $(error VTHREAD_SWITCH must be asm or ucontext, not '$(VTHREAD_SWITCH)')
 endif
 
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror -pedantic -Wno-overlength-strings
-CFLAGS   += -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -pthread -MMD -MP $(SANFLAGS)
+CFLAGS   += -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -pthread -MMD -MP $(SANFLAGS) $(SWITCHFLAGS)
 CPPFLAGS += -Imodels -Isim
 # -rdynamic: the blocked checker's stack traces name our functions.
 LDFLAGS  += -pthread -rdynamic $(SANFLAGS)

@@ -63,7 +63,20 @@ static void join_retired(struct vt_runtime *rt)
     }
 }
 
-/* Start a spare holding c's token. Under c->lock, the token free. */
+/* Count a spare as started (before it runs: what it serves may be seen
+ * at once), or, with -1, as never started. Returns the count so far. */
+static uint64_t count_spare(struct vt_runtime *rt, int n)
+{
+    pthread_mutex_lock(&rt->monitor_lock);
+    rt->spares_running += n;
+    rt->handoffs += (uint64_t)n;
+    uint64_t handoffs = rt->handoffs;
+    pthread_mutex_unlock(&rt->monitor_lock);
+    return handoffs;
+}
+
+/* Start a spare holding c's token. Under c->lock, the token free. The
+ * handoff is counted and told before the spare runs. */
 static void hand_off(struct vt_runtime *rt, struct carrier *c, uint64_t stuck_ms)
 {
     struct runner *r = calloc(1, sizeof(*r));
@@ -72,23 +85,21 @@ static void hand_off(struct vt_runtime *rt, struct carrier *c, uint64_t stuck_ms
     r->carrier = c;
     r->spare = true;
     snprintf(r->name, sizeof(r->name), "spare-%llu",
-             (unsigned long long)(rt->handoffs + 1));
-    c->owner = r;
-    if (pthread_create(&r->thread, NULL, spare_main, r) != 0) {
-        c->owner = NULL;
-        free(r);
-        return;
-    }
-    if (c->slot)                        /* served again, by the spare */
-        atomic_store_explicit(&c->slot->blocked_since_ns, 0, memory_order_relaxed);
-    pthread_mutex_lock(&rt->monitor_lock);
-    rt->spares_running++;
-    rt->handoffs++;
-    pthread_mutex_unlock(&rt->monitor_lock);
+             (unsigned long long)count_spare(rt, 1));
     board_add(rt->opts.board, CTR_THREADS_SPAWNED, 1);
     board_event(rt->opts.board, EV_SPAWN, "%s blocked in a call for %llu ms: handoff to "
                 "%s, which takes its run queue", c->name, (unsigned long long)stuck_ms,
                 r->name);
+    if (c->slot)                        /* served again, by the spare */
+        atomic_store_explicit(&c->slot->blocked_since_ns, 0, memory_order_relaxed);
+    c->owner = r;
+    if (pthread_create(&r->thread, NULL, spare_main, r) != 0) {
+        c->owner = NULL;
+        count_spare(rt, -1);
+        board_event(rt->opts.board, EV_ERROR, "%s: no thread for a spare; %s waits "
+                    "for its blocking call", r->name, c->name);
+        free(r);
+    }
 }
 
 /* Is c's token left by a blocking call, and untaken for --handoff-ms? */
