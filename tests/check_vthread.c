@@ -227,6 +227,36 @@ START_TEST(a_stuck_carrier_is_handed_to_a_spare)
 }
 END_TEST
 
+/* Many blocking calls at once on one carrier: spares stand in for spares,
+ * and each runner back from its call must get the carrier back, however
+ * the token races. 16 connections each sleep 30 ms, five rounds, and every
+ * reply comes; a runner that took the token back before the waiters got
+ * it, then slept in epoll_wait, left them waiting for ever (the stop hung
+ * with them). */
+START_TEST(spares_give_the_carrier_back_under_many_sleeps)
+{
+    enum { CONNS = 16, ROUNDS = 5 };
+    struct test_server t;
+    int fds[CONNS];
+    char line[64];
+    start_vthread(&t, 1, false);
+    for (int i = 0; i < CONNS; i++)
+        fds[i] = tn_connect(t.port);
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < CONNS; i++)
+            tn_send_str(fds[i], "!sleep 30\nx\n");
+        for (int i = 0; i < CONNS; i++) {
+            ck_assert_int_eq(tn_read_line(fds[i], line, sizeof(line)), 10);
+            ck_assert_int_eq(tn_read_line(fds[i], line, sizeof(line)), 2);
+        }
+    }
+    ck_assert_uint_gt(vthread_handoffs(t.server), 0);
+    for (int i = 0; i < CONNS; i++)
+        close(fds[i]);
+    ts_stop(&t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = model_suite("vthread");
@@ -237,6 +267,7 @@ int main(void)
     tcase_add_test(tc, many_connections_few_threads_round_robin);
     tcase_add_test(tc, pin_holds_the_carrier_through_a_sleep);
     tcase_add_test(tc, a_stuck_carrier_is_handed_to_a_spare);
+    tcase_add_test(tc, spares_give_the_carrier_back_under_many_sleeps);
     suite_add_tcase(s, tc);
     return ts_run(s);
 }

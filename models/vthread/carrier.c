@@ -49,6 +49,9 @@ void carrier__acquire_locked(struct carrier *c, struct runner *r)
             pthread_cond_wait(&c->token_free, &c->lock);
         c->token_waiters--;
         atomic_fetch_sub(&c->wanted, 1);
+        c->owner = r;
+        pthread_cond_broadcast(&c->token_free);   /* a yielder waits for this */
+        return;
     }
     c->owner = r;
 }
@@ -56,6 +59,22 @@ void carrier__acquire_locked(struct carrier *c, struct runner *r)
 void carrier__acquire(struct carrier *c, struct runner *r)
 {
     pthread_mutex_lock(&c->lock);
+    carrier__acquire_locked(c, r);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* The home runner lets the runners back from a call go first: it gives
+ * the token up, waits until one of them has it, then queues for it like
+ * them. Taking it straight back (release, then acquire) could win the
+ * lock before any waiter woke: they slept on while the home runner went
+ * back into epoll_wait, and nobody woke them again. */
+static void carrier_yield_token(struct carrier *c, struct runner *r)
+{
+    pthread_mutex_lock(&c->lock);
+    c->owner = NULL;
+    pthread_cond_broadcast(&c->token_free);
+    while (!c->owner && c->token_waiters > 0)
+        pthread_cond_wait(&c->token_free, &c->lock);
     carrier__acquire_locked(c, r);
     pthread_mutex_unlock(&c->lock);
 }
@@ -231,11 +250,12 @@ static bool carrier_read_mail(struct carrier *c)
     return exit && c->vthreads == 0;
 }
 
-/* How long epoll_wait may sleep: not at all with vthreads runnable, until
- * the next deadline with one, else until an event (-1). */
+/* How long epoll_wait may sleep: not at all with vthreads runnable or a
+ * runner waiting for the token, until the next deadline with one, else
+ * until an event (-1). */
 static int carrier_poll_timeout_ms(struct carrier *c)
 {
-    if (c->runq_head)
+    if (c->runq_head || atomic_load_explicit(&c->wanted, memory_order_relaxed) > 0)
         return 0;
     struct heap_node *first = heap_peek(&c->deadlines);
     if (!first)
@@ -320,8 +340,8 @@ void carrier__run(struct carrier *c, struct runner *r)
         if (atomic_load_explicit(&c->wanted, memory_order_relaxed) > 0) {
             if (r->spare)
                 break;                  /* the home thread is back: retire */
-            carrier__release(c);        /* another spare is back: let it */
-            carrier__acquire(c, r);     /* finish its step, then go on */
+            carrier_yield_token(c, r);  /* a spare is back: let it finish
+                                           its vthread's step, then go on */
         }
     }
     carrier__release(c);
