@@ -74,7 +74,8 @@ enum board_state {
     STATE_WAITING,       /* waiting for events: accept, select, a task queue */
     STATE_RUNNING,       /* on the CPU: decoding, handling, !cpu */
     STATE_RUNNABLE,      /* ready, waiting for a core (the simulator shows it;
-                            a real server cannot see its own run queue) */
+                            a real server cannot see the kernel's run queue),
+                            or a vthread on its carrier's run queue */
     STATE_BLOCKED_IO,    /* blocked in read() or write() on one connection */
     STATE_BLOCKED_SLEEP, /* blocked in !sleep */
     STATE_TERMINATED,    /* ended; the slot is kept until reused */
