@@ -24,6 +24,7 @@
 #   make lab-mutants LAB=NN        the lab's check fails on every wrong answer
 #   make check-mutants             the labs test with every lab's mutants (CI)
 #   make install      PREFIX=/usr/local DESTDIR=
+#   make VTHREAD_SWITCH=ucontext   vthread with swapcontext (into build/ucontext/)
 #   make clean
 
 PREFIX   ?= /usr/local
@@ -44,9 +45,20 @@ else
   $(error SAN must be asan, tsan or empty, not '$(SAN)')
 endif
 
+# vthread's context switch: asm (x86-64 and aarch64, models/vthread/switch.c)
+# or ucontext (glibc's swapcontext, any CPU), built apart from the other.
+VTHREAD_SWITCH ?= asm
+SWITCHFLAGS :=
+ifeq ($(VTHREAD_SWITCH),ucontext)
+  BUILD    := $(BUILD)/ucontext
+  SWITCHFLAGS := -DVTHREAD_UCONTEXT
+else ifneq ($(VTHREAD_SWITCH),asm)
+  $(error VTHREAD_SWITCH must be asm or ucontext, not '$(VTHREAD_SWITCH)')
+endif
+
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror -pedantic -Wno-overlength-strings
-CFLAGS   += -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -pthread -MMD -MP $(SANFLAGS)
+CFLAGS   += -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -pthread -MMD -MP $(SANFLAGS) $(SWITCHFLAGS)
 CPPFLAGS += -Imodels -Isim
 # -rdynamic: the blocked checker's stack traces name our functions.
 LDFLAGS  += -pthread -rdynamic $(SANFLAGS)
@@ -178,12 +190,12 @@ check-tsan:
 
 # Fault shims (tests/shims/): LD_PRELOAD libraries that interrupt every
 # thread with a signal at 1 kHz (eintr) or cut every socket read and write
-# to 1-7 bytes (tinyio); the four models' load cases run under each. Not
+# to 1-7 bytes (tinyio); the five models' load cases run under each. Not
 # part of check (about 4 minutes); CI runs it. The sanitizer runtimes wrap
 # the same calls and must come first in the process, so the sanitizer
 # builds skip it.
 SHIMS := $(patsubst tests/shims/%.c,$(BUILD)/shims/%.so,$(wildcard tests/shims/*.c))
-FAULT_MODELS := bio pool reactor multireactor
+FAULT_MODELS := bio pool reactor multireactor vthread
 
 # Every test binary and shim of this build flavour, without running them
 # (.ci/run builds the three trees first, with every core).
@@ -245,6 +257,10 @@ peers:
 	@mkdir -p $(PEERS_DIR)
 	$(CC) -O2 -Wall -Wextra -o $(PEERS_DIR)/tp_echo tests/bench/peers/tp_echo.c -pthread
 	$(CC) -O2 -Wall -Wextra -o $(PEERS_DIR)/syscost tests/bench/syscost.c
+	$(CC) -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Imodels -o $(PEERS_DIR)/switch-cost \
+	  bench/switch-cost.c $(VT_SWITCH_SRCS) -pthread
+	$(CC) -O2 -g -std=c11 -D_GNU_SOURCE -DVTHREAD_UCONTEXT -Wall -Wextra -Imodels \
+	  -o $(PEERS_DIR)/switch-cost-ucontext bench/switch-cost.c $(VT_SWITCH_SRCS) -pthread
 	$(CC) -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Imodels -o $(PEERS_DIR)/echo_ir \
 	  tests/bench/echo_ir.c models/echo/decoder.c models/echo/session.c
 	@if pkg-config --exists libuv; then \
@@ -254,7 +270,13 @@ peers:
 	  $(CC) -O2 -o $(PEERS_DIR)/ev_echo tests/bench/peers/ev_echo.c $$(pkg-config --cflags --libs libevent) -pthread; \
 	else echo "bench: libevent not installed (apt-get install libevent-dev): no libevent peer"; fi
 
+# The switch costs first: vthread's asm switch, ucontext's, and a wakeup
+# between two kernel threads, on this machine in this run.
+VT_SWITCH_SRCS := models/vthread/switch.c models/vthread/stack.c
 bench: $(BIN) peers
+	$(PEERS_DIR)/switch-cost switch
+	$(PEERS_DIR)/switch-cost-ucontext switch
+	$(PEERS_DIR)/switch-cost threads
 	bench/bench.sh $(BIN) $(PEERS_DIR)
 
 # Labs: a student's copy of the tree with lab NN's regions as TODO stubs,

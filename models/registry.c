@@ -7,6 +7,7 @@
 #include "pool/poolserver.h"
 #include "multireactor/multireactor.h"
 #include "reactor/reactor.h"
+#include "vthread/vthread.h"
 
 static void *bio_start_any(const struct server_opts *o) { return bio_start(o); }
 static uint16_t bio_port_any(const void *s) { return bio_port(s); }
@@ -24,6 +25,10 @@ static void *multi_start_any(const struct server_opts *o) { return multireactor_
 static uint16_t multi_port_any(const void *s) { return multireactor_port(s); }
 static void multi_stop_any(void *s) { multireactor_stop(s); }
 
+static void *vthread_start_any(const struct server_opts *o) { return vthread_start(o); }
+static uint16_t vthread_port_any(const void *s) { return vthread_port(s); }
+static void vthread_stop_any(void *s) { vthread_stop(s); }
+
 static const struct model_desc models[] = {
     { "bio", "thread per connection, blocking I/O",
       bio_start_any, bio_port_any, bio_stop_any },
@@ -33,6 +38,8 @@ static const struct model_desc models[] = {
       reactor_start_any, reactor_port_any, reactor_stop_any },
     { "multireactor", "boss loops accept, worker loops serve (Netty)",
       multi_start_any, multi_port_any, multi_stop_any },
+    { "vthread", "virtual threads: blocking-style code on carrier threads (M:N)",
+      vthread_start_any, vthread_port_any, vthread_stop_any },
 };
 
 const struct model_desc *model_at(int i)

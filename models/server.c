@@ -8,6 +8,8 @@
 #include "echo/decoder.h"
 #include "loop/checker.h"
 #include "loop/loop.h"
+#include "vthread/runtime.h"
+#include "vthread/stack.h"
 
 void server_opts_init(struct server_opts *o)
 {
@@ -21,6 +23,7 @@ void server_opts_init(struct server_opts *o)
     o->blocked_warn_ms = CHECKER_WARN_MS_DEFAULT;
     o->blocked_trace_ms = CHECKER_TRACE_MS_DEFAULT;
     o->stop_timeout_ms = 10000;
+    o->handoff_ms = VT_HANDOFF_MS_DEFAULT;
 }
 
 void server_opts_describe(const char *model, const struct server_opts *o,
@@ -46,6 +49,11 @@ void server_opts_describe(const char *model, const struct server_opts *o,
                  "io-ratio=%d blocked-warn-ms=%d blocked-trace-ms=%d", o->bosses,
                  o->workers, o->offload_threads, o->io_ratio_pct, o->blocked_warn_ms,
                  o->blocked_trace_ms);
+    else if (!strcmp(model, "vthread"))
+        snprintf(out + n, len - (size_t)n, " carriers=%d stack=%zu handoff-ms=%d%s",
+                 o->carriers > 0 ? o->carriers : vt_default_carriers(),
+                 o->stack_bytes ? o->stack_bytes : (size_t)VT_STACK_DEFAULT_BYTES, o->handoff_ms,
+                 o->pin ? " pin" : "");
     else
         snprintf(out + n, len - (size_t)n, " offload=%d io-ratio=%d blocked-warn-ms=%d "
                  "blocked-trace-ms=%d", o->offload_threads, o->io_ratio_pct,

@@ -33,6 +33,10 @@ struct server_opts {
     int stall_timeout_ms;          /* --stall-timeout: replies unread this long; 0: never */
     int bosses;                    /* multireactor --bosses: 0 means 1 */
     int workers;                   /* multireactor --workers: 0 means 2 x cores */
+    int carriers;                  /* vthread --carriers: 0 means the cores */
+    size_t stack_bytes;            /* vthread --stack: 0 means 64 KiB */
+    int handoff_ms;                /* vthread --handoff-ms */
+    bool pin;                      /* vthread --pin: a blocking call holds its carrier */
     int linger_ms;                 /* how long a closing error reply drains input */
     bool no_board;                 /* --no-board: publish no live state */
     struct board_thread_ref *main_thread; /* if set, the thread calling

@@ -801,7 +801,8 @@ static void damage(const char *path, enum damage d, size_t len)
         (void)shrink(path, d == DAMAGE_TRUNCATE_0 ? 0 : (off_t)len / 2);
 }
 
-static const char *const served_models[] = { "bio", "pool", "reactor", "multireactor" };
+static const char *const served_models[] = { "bio", "pool", "reactor", "multireactor",
+                                              "vthread" };
 
 /* The issue's test: under load, random bytes over the whole board, then
  * truncates to 0 and to half. After each, a fresh connection's line comes

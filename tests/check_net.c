@@ -177,6 +177,25 @@ START_TEST(a_clock_cond_waits_until_the_monotonic_deadline)
 }
 END_TEST
 
+/* A partial write: the vectors it took whole are stepped past, the one
+ * it took part of starts where the write stopped, the rest are intact. */
+START_TEST(iov_consume_steps_past_what_was_written)
+{
+    char a[] = "abc", b[] = "defgh", c[] = "ij";
+    struct iovec v[3] = { { a, 3 }, { b, 5 }, { c, 2 } }, *at = v;
+    int left = net_iov_consume(&at, 3, 5);
+    ck_assert_int_eq(left, 2);
+    ck_assert_ptr_eq(at, &v[1]);
+    ck_assert_ptr_eq(at->iov_base, b + 2);
+    ck_assert_uint_eq(at->iov_len, 3);
+    left = net_iov_consume(&at, left, 3);
+    ck_assert_int_eq(left, 1);
+    ck_assert_ptr_eq(at, &v[2]);
+    ck_assert_uint_eq(at->iov_len, 2);
+    ck_assert_int_eq(net_iov_consume(&at, left, 2), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("net");
@@ -187,6 +206,7 @@ int main(void)
     suite_add_tcase(s, tc);
     TCase *lookup = tcase_create("lookup");
     tcase_add_test(lookup, eai_system_is_an_error_even_without_errno);
+    tcase_add_test(lookup, iov_consume_steps_past_what_was_written);
     suite_add_tcase(s, lookup);
     TCase *clock = tcase_create("clock");
     tcase_add_test(clock, timespec_at_ns_splits_seconds_and_nanoseconds);

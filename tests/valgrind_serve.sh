@@ -7,7 +7,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export THREADLAB_BOARD_DIR="$tmp/boards"
 status=0
-for model in bio pool reactor multireactor; do
+for model in bio pool reactor multireactor vthread; do
   $VALGRIND "$BIN" serve "$model" --port 0 --port-file "$tmp/port" >"$tmp/vg.out" 2>&1 &
   pid=$!
   for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done

@@ -212,15 +212,7 @@ static int write_iov_all(int fd, struct iovec *iov, int count)
         ssize_t n = net_writev(fd, iov, count);
         if (n < 0)
             return (int)n;
-        while (count > 0 && (size_t)n >= iov->iov_len) {
-            n -= (ssize_t)iov->iov_len;
-            iov++;
-            count--;
-        }
-        if (count > 0) {
-            iov->iov_base = (char *)iov->iov_base + n;
-            iov->iov_len -= (size_t)n;
-        }
+        count = net_iov_consume(&iov, count, (size_t)n);
     }
     return 0;
 }

@@ -188,6 +188,22 @@ int net_set_nonblocking(int fd, bool on)
     return fcntl(fd, F_SETFL, flags) < 0 ? -errno : 0;
 }
 
+int net_iov_consume(struct iovec **iov, int count, size_t n)
+{
+    struct iovec *v = *iov;
+    while (count > 0 && n >= v->iov_len) {
+        n -= v->iov_len;
+        v++;
+        count--;
+    }
+    if (count > 0) {
+        v->iov_base = (char *)v->iov_base + n;
+        v->iov_len -= n;
+    }
+    *iov = v;
+    return count;
+}
+
 ssize_t net_read(int fd, void *buf, size_t len)
 {
     for (;;) {

@@ -103,6 +103,11 @@ ssize_t net_write(int fd, const void *buf, size_t len);
  * -errno (-EAGAIN when it took none). */
 ssize_t net_writev(int fd, const struct iovec *iov, int count);
 
+/* After a write took n bytes of iov[0..count): step *iov past the vectors
+ * it took whole and trim the first one it took part of. Returns how many
+ * vectors are left (0: all written). Pure. */
+int net_iov_consume(struct iovec **iov, int count, size_t n);
+
 /* Blocking sockets: write everything or fail. Returns 0 or -errno. */
 int net_write_all(int fd, const void *buf, size_t len);
 

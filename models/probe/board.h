@@ -61,7 +61,11 @@
  * recordings store the number. */
 enum board_role {
     ROLE_ACCEPTOR, ROLE_CONN, ROLE_WATCHDOG, ROLE_POOL_WORKER, ROLE_BOSS,
-    ROLE_WORKER_LOOP, ROLE_BUSINESS, ROLE_CHECKER, ROLE_MAIN, ROLE_COUNT
+    ROLE_WORKER_LOOP, ROLE_BUSINESS, ROLE_CHECKER, ROLE_MAIN,
+    ROLE_CARRIER,        /* a kernel thread running virtual threads (vthread) */
+    ROLE_VTHREAD,        /* a virtual thread: no kernel thread of its own (tid 0) */
+    ROLE_MONITOR,        /* vthread's monitor: hands stuck carriers to spares */
+    ROLE_COUNT
 };
 
 /* What a thread is doing now. */
@@ -70,7 +74,8 @@ enum board_state {
     STATE_WAITING,       /* waiting for events: accept, select, a task queue */
     STATE_RUNNING,       /* on the CPU: decoding, handling, !cpu */
     STATE_RUNNABLE,      /* ready, waiting for a core (the simulator shows it;
-                            a real server cannot see its own run queue) */
+                            a real server cannot see the kernel's run queue),
+                            or a vthread on its carrier's run queue */
     STATE_BLOCKED_IO,    /* blocked in read() or write() on one connection */
     STATE_BLOCKED_SLEEP, /* blocked in !sleep */
     STATE_TERMINATED,    /* ended; the slot is kept until reused */

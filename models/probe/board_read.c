@@ -15,7 +15,7 @@
 
 static const char *const role_names[ROLE_COUNT] = {
     "acceptor", "conn", "watchdog", "pool-worker", "boss", "worker-loop",
-    "business", "checker", "main",
+    "business", "checker", "main", "carrier", "vthread", "monitor",
 };
 static const char *const state_names[STATE_COUNT] = {
     "idle", "waiting", "running", "runnable", "blocked-io", "blocked-sleep",

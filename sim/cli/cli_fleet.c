@@ -26,7 +26,7 @@ bool plan_parse_models(const char *cmd, const char *arg, void *plan)
          m = strtok_r(NULL, ",", &save)) {
         if (!model_find(m)) {
             cli_usage_error(cmd, "--models: no model called '%s' (bio, pool, reactor, "
-                            "multireactor)", m);
+                            "multireactor, vthread)", m);
             return false;
         }
         for (int k = 0; k < p->nmodels; k++)

@@ -13,6 +13,8 @@
 #include "threadpool/pool.h"
 #include "probe/board.h"
 #include "multireactor/multireactor.h"
+#include "vthread/runtime.h"
+#include "vthread/stack.h"
 #include "registry.h"
 
 #define SERVE_PORT_DEFAULT 7007   /* echo is port 7; 7007 needs no root */
@@ -83,13 +85,25 @@ static void serve_usage(FILE *out)
             "  --bosses N       boss loops that accept (default 1)\n"
             "  --workers N      worker loops that serve (default 2 x cores = %d)\n"
             "\n"
+            "vthread:\n"
+            "  --carriers N     carrier threads running the virtual threads (default:\n"
+            "                   the cores = %d)\n"
+            "  --stack SIZE     each virtual thread's stack: bytes, or with K or M\n"
+            "                   (default 64K, minimum 16K); an overflow is reported\n"
+            "                   by name and the server exits with status %d\n"
+            "  --handoff-ms N   a carrier stuck this long in a blocking call (!sleep)\n"
+            "                   gets a spare thread that takes its run queue (default %d)\n"
+            "  --pin            no handoff: a blocking call holds its carrier, and every\n"
+            "                   virtual thread on it waits (Java's pinning)\n"
+            "\n"
             "The protocol: docs/protocol.md. Try: nc 127.0.0.1 %d, then type a line,\n"
             "or !who, !cpu 1000, !sleep 500, !quit.\n",
             SERVE_PORT_DEFAULT, NET_BACKLOG_DEFAULT, POOL_MIN_DEFAULT,
             POOL_MAX_DEFAULT, POOL_QUEUE_DEFAULT, POOL_IDLE_MS_DEFAULT,
             POOL_ADAPTIVE_WINDOW_MS_DEFAULT, LOOP_IO_RATIO_DEFAULT,
             CHECKER_WARN_MS_DEFAULT, CHECKER_TRACE_MS_DEFAULT,
-            multireactor_default_workers(), SERVE_PORT_DEFAULT);
+            multireactor_default_workers(), vt_default_carriers(),
+            VT_STACK_OVERFLOW_EXIT, VT_HANDOFF_MS_DEFAULT, SERVE_PORT_DEFAULT);
 }
 
 static bool parse_reject(const char *cmd, const char *arg, void *reject)
@@ -99,6 +113,26 @@ static bool parse_reject(const char *cmd, const char *arg, void *reject)
                         "or block", arg);
         return false;
     }
+    return true;
+}
+
+/* --stack SIZE: bytes, or a number of K or M (KiB, MiB). */
+static bool parse_stack(const char *cmd, const char *arg, void *target)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(arg, &end, 10);
+    unsigned long long unit = *end == 'K' || *end == 'k' ? 1024
+                            : *end == 'M' || *end == 'm' ? 1024 * 1024 : 1;
+    if (unit != 1)
+        end++;
+    if (errno || end == arg || *end || arg[0] == '-' || n > (1ull << 30) / unit ||
+        n * unit < VT_STACK_MIN_BYTES) {
+        cli_usage_error(cmd, "--stack: '%s' is not a size from 16K to 1024M (bytes, "
+                        "or a number with K or M)", arg);
+        return false;
+    }
+    *(size_t *)target = (size_t)(n * unit);
     return true;
 }
 
@@ -131,6 +165,10 @@ static int parse_serve_options(int argc, char **argv, struct server_opts *o,
         { CLI_INT("blocked-trace-ms", &o->blocked_trace_ms, 0, 3600000) },
         { CLI_INT("bosses", &o->bosses, 1, 64) },
         { CLI_INT("workers", &o->workers, 1, BOARD_LOOP_SLOTS - 8) },
+        { CLI_INT("carriers", &o->carriers, 1, BOARD_LOOP_SLOTS - 8) },
+        { CLI_CALL("stack", parse_stack, &o->stack_bytes) },
+        { CLI_INT("handoff-ms", &o->handoff_ms, 1, 3600000) },
+        { CLI_FLAG("pin", &o->pin) },
         { CLI_INT("max-conns", &o->max_conns, 0, 1000000) },
         { CLI_INT("idle-timeout", &o->idle_timeout_ms, 0, 86400000) },
         { CLI_INT("line-timeout", &o->line_timeout_ms, 0, 86400000) },

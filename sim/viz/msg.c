@@ -79,6 +79,9 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_ROLE_BUSINESS] = { "business", "业务线程" },
     [M_ROLE_CHECKER] = { "checker", "阻塞线程检查器" },
     [M_ROLE_MAIN] = { "main", "主线程" },
+    [M_ROLE_CARRIER] = { "carrier", "载体线程" },
+    [M_ROLE_VTHREAD] = { "vthread", "虚拟线程" },
+    [M_ROLE_MONITOR] = { "monitor", "监控线程" },
 
     [M_EV_ACCEPT] = { "accept", "接受" },
     [M_EV_ASSIGN] = { "assign", "分配" },
@@ -267,7 +270,8 @@ static const enum msg_id role_ids[ROLE_COUNT] = {
     [ROLE_WATCHDOG] = M_ROLE_WATCHDOG, [ROLE_POOL_WORKER] = M_ROLE_POOL_WORKER,
     [ROLE_BOSS] = M_ROLE_BOSS, [ROLE_WORKER_LOOP] = M_ROLE_WORKER_LOOP,
     [ROLE_BUSINESS] = M_ROLE_BUSINESS, [ROLE_CHECKER] = M_ROLE_CHECKER,
-    [ROLE_MAIN] = M_ROLE_MAIN,
+    [ROLE_MAIN] = M_ROLE_MAIN, [ROLE_CARRIER] = M_ROLE_CARRIER,
+    [ROLE_VTHREAD] = M_ROLE_VTHREAD, [ROLE_MONITOR] = M_ROLE_MONITOR,
 };
 
 static const enum msg_id event_ids[EV_COUNT] = {

@@ -39,6 +39,7 @@ enum msg_id {
     /* thread roles, as the detail box names them */
     M_ROLE_ACCEPTOR, M_ROLE_CONN, M_ROLE_WATCHDOG, M_ROLE_POOL_WORKER, M_ROLE_BOSS,
     M_ROLE_WORKER_LOOP, M_ROLE_BUSINESS, M_ROLE_CHECKER, M_ROLE_MAIN,
+    M_ROLE_CARRIER, M_ROLE_VTHREAD, M_ROLE_MONITOR,
     /* event kinds, as the log names them */
     M_EV_ACCEPT, M_EV_ASSIGN, M_EV_CLOSE, M_EV_SPAWN, M_EV_EXIT, M_EV_GROW,
     M_EV_SHRINK, M_EV_QUEUED, M_EV_RUN, M_EV_TIMER, M_EV_REJECT, M_EV_BLOCKED,

@@ -71,6 +71,7 @@ static const struct reason_template table[] = {
     { "the accept queue is full (--backlog)", "accept 队列已满（--backlog）" },
     { "the queue is full (--queue)", "任务队列已满（--queue）" },
     { "no more threads (--max-threads)", "线程已达上限（--max-threads）" },
+    { "no memory for a virtual thread's stack", "没有内存给虚拟线程的栈" },
 
     /* threads (bio/bio.c, threadpool/pool.c, sim/des/) */
     { "%s: a thread for conn %llu, %llu live", "%1：为连接 %2 新建的线程，现有 %3 个" },
@@ -85,6 +86,15 @@ static const struct reason_template table[] = {
       "无法新建任务线程：%1；%2 个在排队，%3 毫秒后重试" },
     { "min %d -> %d: average queue %.1f over the last %.1f s",
       "最小尺寸 %1 -> %2：最近 %4 秒任务队列平均长度 %3" },
+
+    /* virtual threads' carriers (vthread/carrier.c, vthread/monitor.c) */
+    { "%s blocked in a call for %llu ms: handoff to %s, which takes its run queue",
+      "%1 在阻塞调用里卡了 %2 毫秒：由 %3 接管，接手它的运行队列" },
+    { "%s: the blocking call on %s returned; the spare retired",
+      "%1：%2 上的阻塞调用已返回，备用线程退出" },
+    { "%s: no thread for a spare; %s waits for its blocking call",
+      "%1：无法新建备用线程；%2 只能等它的阻塞调用返回" },
+    { "%s: epoll_ctl failed; closing %s", "%1：epoll_ctl 失败；关闭 %2" },
 
     /* the pool's task queue (threadpool/pool.c, sim/des/sim_pool.c) */
     { "conn %llu waits: all %d threads busy, %d queued",

@@ -8,7 +8,7 @@
 # /proc/PID/task and /proc/PID/fd while it serves load, must be the model's
 # shape: BIO a thread per connection, the pool between min and max, the
 # reactor one I/O thread with one epoll fd and nonblocking sockets, the
-# multi-reactor exactly its bosses and workers.
+# multi-reactor exactly its bosses and workers, vthread its carriers.
 set -u
 BIN=${THREADLAB_BIN:-build/threadlab}
 tmp=$(mktemp -d)
@@ -201,6 +201,17 @@ sleep 0.5
 expect_eq "multireactor --bosses 2: boss threads" "$(threads boss-)" 2
 expect_eq "multireactor --offload 2: business threads" "$(threads biz-)" 2
 expect_eq "multireactor: all threads (main, 5 loops, checker, watchdog, 2 biz)" "$(all_threads)" 10
+finish
+
+# vthread: main, the acceptor, the carriers and the monitor, however many
+# connections; one epoll per carrier; every connection's socket nonblocking.
+serve vthread --carriers 2
+load 10
+eventually_at_least "vthread: nonblocking sockets (20 connections)" 20 nonblocking_sockets
+expect_eq "vthread: carrier threads" "$(threads carrier-)" 2
+expect_eq "vthread: all threads (main, acceptor, 2 carriers, monitor)" "$(all_threads)" 5
+expect_eq "vthread: epoll fds (one per carrier)" "$(epoll_fds)" 2
+kill "$lpid" 2>/dev/null
 finish
 
 summary arch

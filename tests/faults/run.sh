@@ -1,6 +1,6 @@
 #!/bin/bash
 # run.sh -- `make check-faults`: the shared echo suite's load cases, for all
-# four models, under each LD_PRELOAD fault shim of tests/shims/:
+# five models, under each LD_PRELOAD fault shim of tests/shims/:
 #   eintr   every thread interrupted by a handled signal at about 1 kHz
 #   tinyio  every socket read and write moves 1 to 7 bytes
 # Each run must end with 0 errors and every byte echoed (the load case's
@@ -11,7 +11,7 @@
 # The eight runs go FAULT_JOBS at once (default 2); each report is printed
 # in order once all have ended.
 #   usage: tests/faults/run.sh BUILD_DIR   (needs BUILD_DIR/shims/*.so and
-#          BUILD_DIR/tests/check_{bio,pool,reactor,multireactor})
+#          BUILD_DIR/tests/check_{bio,pool,reactor,multireactor,vthread})
 set -u
 build=${1:?usage: tests/faults/run.sh BUILD_DIR}
 logdir=$build/logs/faults
@@ -60,7 +60,7 @@ for shim in eintr tinyio; do
   if [ "$shim" = tinyio ]; then cap=$tiny_bytes; else cap=0; fi
   if [ "$cap" = 0 ]; then echo "  under $shim: the full cases"
   else echo "  under $shim: each case at most $cap bytes"; fi
-  for model in bio pool reactor multireactor; do
+  for model in bio pool reactor multireactor vthread; do
     log="$logdir/$shim-$model.log"
     st=$(cat "$log.rc") secs=$(cat "$log.secs")
     faults=$(injected "$shim" "$log")

@@ -1,0 +1,365 @@
+/* carrier.c -- the scheduler: a carrier's loop, the park and the resume.
+ * See carrier.h for the words, and runtime.h for the picture.
+ *
+ * One turn of a carrier's loop (carrier__run) is four named steps:
+ *
+ *   read_mail       new vthreads from the acceptor; a stop; the end
+ *   poll            epoll_wait: each ready fd resumes its parked vthread
+ *                   (0 ms if some are runnable already, else until the
+ *                   next deadline)
+ *   expire          deadlines passed: resume those vthreads too
+ *   run_queue       switch into each runnable vthread, in order, until it
+ *                   parks, yields, blocks or returns
+ *
+ * The fds are registered once, edge-triggered, for reading and writing
+ * (as Go's netpoller does): a vthread parks only after read or write said
+ * EAGAIN, so the next edge is the one it waits for, and an event for a
+ * vthread that is not parked is dropped (it will see the bytes anyway).
+ */
+#include "carrier.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "loop/loop.h"
+#include "net/clock.h"
+
+#define POLL_EVENTS_MAX 64
+
+/* ---- the token ------------------------------------------------------------- */
+
+void carrier__wake(struct carrier *c)
+{
+    uint64_t one = 1;
+    ssize_t n = write(c->wake_fd, &one, sizeof(one));
+    (void)n;                        /* a full counter wakes the loop anyway */
+}
+
+void carrier__acquire_locked(struct carrier *c, struct runner *r)
+{
+    if (c->owner) {
+        c->token_waiters++;
+        atomic_fetch_add(&c->wanted, 1);
+        carrier__wake(c);           /* the holder may sleep in epoll_wait */
+        while (c->owner)
+            pthread_cond_wait(&c->token_free, &c->lock);
+        c->token_waiters--;
+        atomic_fetch_sub(&c->wanted, 1);
+        c->owner = r;
+        pthread_cond_broadcast(&c->token_free);   /* a yielder waits for this */
+        return;
+    }
+    c->owner = r;
+}
+
+void carrier__acquire(struct carrier *c, struct runner *r)
+{
+    pthread_mutex_lock(&c->lock);
+    carrier__acquire_locked(c, r);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* The home runner lets the runners back from a call go first: it gives
+ * the token up, waits until one of them has it, then queues for it like
+ * them. Taking it straight back (release, then acquire) could win the
+ * lock before any waiter woke: they slept on while the home runner went
+ * back into epoll_wait, and nobody woke them again. */
+static void carrier_yield_token(struct carrier *c, struct runner *r)
+{
+    pthread_mutex_lock(&c->lock);
+    c->owner = NULL;
+    pthread_cond_broadcast(&c->token_free);
+    while (!c->owner && c->token_waiters > 0)
+        pthread_cond_wait(&c->token_free, &c->lock);
+    carrier__acquire_locked(c, r);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void carrier__release(struct carrier *c)
+{
+    pthread_mutex_lock(&c->lock);
+    c->owner = NULL;
+    pthread_cond_broadcast(&c->token_free);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- the run queue --------------------------------------------------------- */
+
+static void runq_push(struct carrier *c, struct vthread *vt)
+{
+    vt->state = VT_RUNNABLE;
+    vt->next = NULL;
+    if (c->runq_tail)
+        c->runq_tail->next = vt;
+    else
+        c->runq_head = vt;
+    c->runq_tail = vt;
+    c->runq_len++;
+}
+
+static struct vthread *runq_pop(struct carrier *c)
+{
+    struct vthread *vt = c->runq_head;
+    if (!vt)
+        return NULL;
+    c->runq_head = vt->next;
+    if (!c->runq_head)
+        c->runq_tail = NULL;
+    c->runq_len--;
+    return vt;
+}
+
+/* ---- the park and the resume ------------------------------------------------- */
+
+/* The park: self saves itself and gives the carrier back to its loop. It
+ * goes on from here when carrier_resume has put it back on the run queue
+ * and the loop switches into it again: its fd became ready, its deadline
+ * passed, or (stop_cuts) a stop began. Before it parks, a stop already
+ * seen ends the wait at once: the carrier wakes the parked only once. */
+enum vt_wake vt__park(struct vthread *self, uint64_t deadline_ns, bool stop_cuts)
+{
+    struct carrier *c = self->carrier;
+    if (stop_cuts && c->stop_seen)
+        return VT_WAKE_STOP;
+    if (deadline_ns) {
+        self->deadline.deadline_ns = deadline_ns;
+        if (heap_push(&c->deadlines, &self->deadline) < 0)
+            return VT_WAKE_DEADLINE;     /* no memory for the timer: give up waiting */
+    }
+    self->state = VT_PARKED;
+    self->stop_cuts = stop_cuts;
+    board_thread_state(c->rt->opts.board, &self->on_board, STATE_BLOCKED_IO);
+    vt_switch(&self->ctx, &self->runner->sched);
+    return self->woke;
+}
+
+/* The resume: a parked vthread becomes runnable; the loop will switch into
+ * it, in run queue order, and vt__park returns why. Token holder. */
+static void carrier_resume(struct carrier *c, struct vthread *vt, enum vt_wake why)
+{
+    if (vt->deadline.index != HEAP_NOT_IN)
+        heap_remove(&c->deadlines, &vt->deadline);
+    vt->woke = why;
+    runq_push(c, vt);
+    board_thread_state(c->rt->opts.board, &vt->on_board, STATE_RUNNABLE);
+}
+
+void vt_yield(struct vthread *self)
+{
+    struct carrier *c = self->carrier;
+    self->woke = VT_WAKE_READY;
+    runq_push(c, self);
+    board_thread_state(c->rt->opts.board, &self->on_board, STATE_RUNNABLE);
+    vt_switch(&self->ctx, &self->runner->sched);
+}
+
+/* ---- a vthread's life on the carrier ---------------------------------------- */
+
+static void vthread_free(struct carrier *c, struct vthread *vt)
+{
+    if (vt->prev_all)
+        vt->prev_all->next_all = vt->next_all;
+    else
+        c->all = vt->next_all;
+    if (vt->next_all)
+        vt->next_all->prev_all = vt->prev_all;
+    c->vthreads--;
+    board_thread_end(c->rt->opts.board, &vt->on_board);
+    vt_context_free(&vt->ctx);
+    vt_stack_free(&vt->stack);
+    free(vt);
+
+    struct vt_runtime *rt = c->rt;
+    pthread_mutex_lock(&rt->live_lock);
+    if (--rt->live == 0)
+        pthread_cond_broadcast(&rt->live_changed);
+    pthread_mutex_unlock(&rt->live_lock);
+}
+
+/* Switch into vt until it parks, yields, blocks and comes back, or ends. */
+static void carrier_run_one(struct carrier *c, struct runner *r, struct vthread *vt)
+{
+    vt->state = VT_RUNNING;
+    vt->runner = r;
+    board_thread_state(c->rt->opts.board, &vt->on_board, STATE_RUNNING);
+    vt_stack_running(&vt->stack, vt->name);
+    vt_switch(&r->sched, &vt->ctx);
+    vt_stack_running(NULL, NULL);
+    if (vt->state == VT_DONE)
+        vthread_free(c, vt);
+}
+
+/* Take vt onto this carrier: its list, its epoll, its run queue. A
+ * failed registration shuts the socket, so the vthread's first read sees
+ * the end instead of waiting for ever. */
+static void carrier_adopt(struct carrier *c, struct vthread *vt)
+{
+    vt->next_all = c->all;
+    vt->prev_all = NULL;
+    if (c->all)
+        c->all->prev_all = vt;
+    c->all = vt;
+    c->vthreads++;
+    if (vt->fd >= 0) {
+        struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                                  .data.ptr = vt };
+        if (epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, vt->fd, &ev) < 0) {
+            board_event(c->rt->opts.board, EV_ERROR, "%s: epoll_ctl failed; closing "
+                        "%s", c->name, vt->name);
+            shutdown(vt->fd, SHUT_RDWR);
+        }
+    }
+    runq_push(c, vt);
+}
+
+/* ---- the loop's steps ---------------------------------------------------------- */
+
+/* The mailbox: adopt new vthreads (oldest first), resume every vthread
+ * waiting for input once a stop began. Returns true when the carrier
+ * ends: the runtime is ending, and no vthread is left. */
+static bool carrier_read_mail(struct carrier *c)
+{
+    pthread_mutex_lock(&c->lock);
+    atomic_store(&c->mail, c->exit);   /* the end stays in the mail */
+    struct vthread *inbox = c->inbox, *ordered = NULL;
+    c->inbox = NULL;
+    bool stop = c->stop_input && !c->stop_seen, exit = c->exit;
+    pthread_mutex_unlock(&c->lock);
+
+    while (inbox) {                    /* the inbox is newest first */
+        struct vthread *next = inbox->next;
+        inbox->next = ordered;
+        ordered = inbox;
+        inbox = next;
+    }
+    while (ordered) {
+        struct vthread *next = ordered->next;
+        carrier_adopt(c, ordered);
+        ordered = next;
+    }
+    if (stop) {
+        c->stop_seen = true;
+        for (struct vthread *vt = c->all; vt; vt = vt->next_all)
+            if (vt->state == VT_PARKED && vt->stop_cuts)
+                carrier_resume(c, vt, VT_WAKE_STOP);
+    }
+    return exit && c->vthreads == 0;
+}
+
+/* How long epoll_wait may sleep: not at all with vthreads runnable or a
+ * runner waiting for the token, until the next deadline with one, else
+ * until an event (-1). */
+static int carrier_poll_timeout_ms(struct carrier *c)
+{
+    if (c->runq_head || atomic_load_explicit(&c->wanted, memory_order_relaxed) > 0)
+        return 0;
+    struct heap_node *first = heap_peek(&c->deadlines);
+    if (!first)
+        return -1;
+    uint64_t now = now_ns();
+    if (first->deadline_ns <= now)
+        return 0;
+    return (int)((first->deadline_ns - now + 999999) / 1000000);
+}
+
+/* Show where the carrier's runner is: in epoll_wait, or running. */
+static void carrier_publish(struct carrier *c, struct runner *r, bool waiting)
+{
+    struct board *b = c->rt->opts.board;
+    board_thread_state(b, &r->on_board, waiting ? STATE_WAITING : STATE_RUNNING);
+    if (c->slot) {
+        atomic_store_explicit(&c->slot->phase, waiting ? LOOP_PHASE_WAITING : LOOP_PHASE_IO,
+                              memory_order_relaxed);
+        atomic_store_explicit(&c->slot->task_queue_depth, c->runq_len, memory_order_relaxed);
+        atomic_store_explicit(&c->slot->channels, c->vthreads, memory_order_relaxed);
+        atomic_store_explicit(&c->slot->timers, c->deadlines.len, memory_order_relaxed);
+    }
+}
+
+static void carrier_poll(struct carrier *c, struct runner *r)
+{
+    struct epoll_event ev[POLL_EVENTS_MAX];
+    int timeout_ms = carrier_poll_timeout_ms(c);
+    if (timeout_ms != 0)
+        carrier_publish(c, r, true);
+    int n = epoll_wait(c->epoll_fd, ev, POLL_EVENTS_MAX, timeout_ms);
+    if (timeout_ms != 0)
+        carrier_publish(c, r, false);
+    for (int i = 0; i < n; i++) {
+        struct vthread *vt = ev[i].data.ptr;
+        if (!vt) {                      /* the wake eventfd */
+            uint64_t count;
+            ssize_t got = read(c->wake_fd, &count, sizeof(count));
+            (void)got;                  /* EAGAIN: another runner drained it */
+        } else if (vt->state == VT_PARKED) {
+            carrier_resume(c, vt, VT_WAKE_READY);
+        }
+    }
+}
+
+static void carrier_expire(struct carrier *c)
+{
+    if (!heap_peek(&c->deadlines))
+        return;
+    uint64_t now = now_ns();
+    struct heap_node *first;
+    while ((first = heap_peek(&c->deadlines)) && first->deadline_ns <= now) {
+        struct vthread *vt = (struct vthread *)((char *)first -
+                                                offsetof(struct vthread, deadline));
+        carrier_resume(c, vt, VT_WAKE_DEADLINE);
+    }
+}
+
+/* Run those runnable now, in order; one that yields waits for the next
+ * turn. Stops early when a runner back from a blocking call wants the
+ * token, so it does not wait behind a whole queue. */
+static void carrier_run_queue(struct carrier *c, struct runner *r)
+{
+    for (uint64_t n = c->runq_len; n > 0; n--) {
+        struct vthread *vt = runq_pop(c);
+        if (!vt)
+            break;
+        carrier_run_one(c, r, vt);
+        if (atomic_load_explicit(&c->wanted, memory_order_relaxed) > 0)
+            break;
+    }
+}
+
+void carrier__run(struct carrier *c, struct runner *r)
+{
+    for (;;) {
+        if (atomic_load_explicit(&c->mail, memory_order_acquire) && carrier_read_mail(c))
+            break;
+        carrier_poll(c, r);
+        carrier_expire(c);
+        carrier_run_queue(c, r);
+        if (atomic_load_explicit(&c->wanted, memory_order_relaxed) > 0) {
+            if (r->spare)
+                break;                  /* the home thread is back: retire */
+            carrier_yield_token(c, r);  /* a spare is back: let it finish
+                                           its vthread's step, then go on */
+        }
+    }
+    carrier__release(c);
+}
+
+/* ---- a runner's thread ---------------------------------------------------------- */
+
+int runner__begin(struct runner *r, enum board_role role)
+{
+    pthread_setname_np(pthread_self(), r->name);
+    vt_context_of_thread(&r->sched);
+    board_thread_begin(r->carrier->rt->opts.board, &r->on_board, role, r->name, 0);
+    return vt_stack_thread_begin();
+}
+
+void runner__end(struct runner *r)
+{
+    board_thread_end(r->carrier->rt->opts.board, &r->on_board);
+    vt_context_free(&r->sched);
+    vt_stack_thread_end();
+}
