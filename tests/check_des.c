@@ -1368,6 +1368,7 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);    /* the figures survive a failing fork */
     Suite *s = suite_create("des");
     TCase *engine = tcase_create("engine");
+    tcase_set_timeout(engine, 120);      /* a hang guard: the tail cases draw millions */
     tcase_add_test(engine, events_come_out_in_time_order_ties_in_scheduling_order);
     tcase_add_test(engine, the_rng_repeats_for_a_seed);
     tcase_add_test(engine, the_lognormal_factor_has_mean_one);
