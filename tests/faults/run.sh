@@ -45,9 +45,10 @@ run_one() {
 # loopback, and each run is a process of its own on a port of its own.
 jobs=${FAULT_JOBS:-2}
 case $jobs in ''|*[!0-9]*|0) echo "faults: FAULT_JOBS must be a positive number, not '$jobs'" >&2; exit 2;; esac
+models="bio pool reactor multireactor vthread"
 running=0
 for shim in eintr tinyio; do
-  for model in bio pool reactor multireactor; do
+  for model in $models; do
     run_one "$shim" "$model" &
     running=$((running + 1))
     if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
@@ -60,7 +61,7 @@ for shim in eintr tinyio; do
   if [ "$shim" = tinyio ]; then cap=$tiny_bytes; else cap=0; fi
   if [ "$cap" = 0 ]; then echo "  under $shim: the full cases"
   else echo "  under $shim: each case at most $cap bytes"; fi
-  for model in bio pool reactor multireactor vthread; do
+  for model in $models; do
     log="$logdir/$shim-$model.log"
     st=$(cat "$log.rc") secs=$(cat "$log.secs")
     faults=$(injected "$shim" "$log")
