@@ -1,6 +1,6 @@
 #!/bin/bash
-# run.sh -- `make check-faults`: the shared echo suite's load cases, for all
-# five models, under each LD_PRELOAD fault shim of tests/shims/:
+# run.sh -- `make check-faults`: the shared echo suite's load cases, for every
+# model, under each LD_PRELOAD fault shim of tests/shims/:
 #   eintr   every thread interrupted by a handled signal at about 1 kHz
 #   tinyio  every socket read and write moves 1 to 7 bytes
 # Each run must end with 0 errors and every byte echoed (the load case's
