@@ -12,6 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fleet/results.h"
+#include "fleet/sweep.h"
 #include "load/load.h"
 #include "net/net.h"
 #include "probe/histogram.h"
@@ -268,6 +270,50 @@ START_TEST(nobody_listening_is_a_connect_error)
 }
 END_TEST
 
+/* A point of a sweep that answered no line and counted no error (the
+ * 10,000-connection multireactor on a loaded machine) says why in the
+ * table: the load's report, through the JSON the sweep reads, to the row. */
+START_TEST(a_sweep_row_of_zeros_says_why)
+{
+    struct load_opts o = { .target = "127.0.0.1:1", .conns = 10000, .depth = 1,
+                           .line_bytes = 64 };
+    struct load_report *r = calloc(1, sizeof(*r));
+    r->conns_opened = 2300;
+    r->elapsed_s = 5.0;
+    char *json = NULL, *table = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    load_report_json(&o, r, f);
+    fclose(f);
+    struct result res = { .model = "multireactor", .fate = "ok" };
+    ck_assert(result_parse_load_json(json, &res));
+    struct sweep_row row;
+    sweep_row_from_result(&res, 10000, &row);
+    f = open_memstream(&table, &len);
+    sweep_print_table(f, SWEEP_CONNS, &row, 1);
+    fclose(f);
+    ck_assert_msg(strstr(table, "  ok; no line answered: 2300 of 10000 conns opened in 5.0 s\n"),
+                  "%s", table);
+    r->conns_opened = 10000;                       /* all open, nothing sent */
+    f = open_memstream(&json, &len);
+    load_report_json(&o, r, f);
+    fclose(f);
+    snprintf(res.fate, sizeof(res.fate), "ok");
+    ck_assert(result_parse_load_json(json, &res));
+    ck_assert_str_eq(res.fate, "ok; no line sent in 5.0 s");
+    r->errors_total = 1;                           /* an error is its own reason */
+    f = open_memstream(&json, &len);
+    load_report_json(&o, r, f);
+    fclose(f);
+    snprintf(res.fate, sizeof(res.fate), "ok");
+    ck_assert(result_parse_load_json(json, &res));
+    ck_assert_str_eq(res.fate, "ok");
+    free(json);
+    free(table);
+    free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("load");
@@ -279,6 +325,7 @@ int main(void)
     TCase *l = tcase_create("lines");
     tcase_add_test(l, lines_are_reproducible_and_well_formed);
     tcase_add_test(l, mix_makes_commands_in_proportion);
+    tcase_add_test(l, a_sweep_row_of_zeros_says_why);
     suite_add_tcase(s, l);
     TCase *f = tcase_create("faults");
     tcase_set_timeout(f, 20);
