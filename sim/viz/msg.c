@@ -65,6 +65,7 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_STATE_IDLE] = { "idle", "空闲" },
     [M_STATE_WAITING] = { "waiting", "等待事件" },
     [M_STATE_RUNNING] = { "running", "运行中" },
+    [M_STATE_RUNNABLE] = { "runnable", "可运行" },
     [M_STATE_BLOCKED_IO] = { "blocked-io", "阻塞于读写" },
     [M_STATE_BLOCKED_SLEEP] = { "blocked-sleep", "阻塞于sleep" },
     [M_STATE_TERMINATED] = { "terminated", "已结束" },
@@ -255,7 +256,8 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
 
 static const enum msg_id state_ids[STATE_COUNT] = {
     [STATE_IDLE] = M_STATE_IDLE, [STATE_WAITING] = M_STATE_WAITING,
-    [STATE_RUNNING] = M_STATE_RUNNING, [STATE_BLOCKED_IO] = M_STATE_BLOCKED_IO,
+    [STATE_RUNNING] = M_STATE_RUNNING, [STATE_RUNNABLE] = M_STATE_RUNNABLE,
+    [STATE_BLOCKED_IO] = M_STATE_BLOCKED_IO,
     [STATE_BLOCKED_SLEEP] = M_STATE_BLOCKED_SLEEP,
     [STATE_TERMINATED] = M_STATE_TERMINATED,
 };
