@@ -118,8 +118,10 @@ static struct board_snapshot **record_run(int frames)
                 board_thread_state(b, &refs[i], (enum board_state)((i + f) % 5));
         board_add(b, CTR_LINES, (uint64_t)f);
         board_record_latency(b, 1000u * (uint64_t)(f + 1));
-        for (int e = 0; e < f % 7; e++)
-            board_event(b, e % 2 ? EV_BLOCKED : EV_ACCEPT, "frame %d event %d", f, e);
+        for (int e = 0; e < f % 7; e++)          /* a stall: f % 7 from 2 to 6 */
+            board_event(b, e % 2 ? EV_BLOCKED : EV_ACCEPT, "%s frame %d event %d",
+                        e % 2 && f % 7 == 6 && e == 5 ? "reactor unblocked:" : "reactor",
+                        f, e);
         atomic_store(&loop->channels, (uint64_t)f);
         atomic_store(&loop->blocked_since_ns, f % 10 == 0 ? (uint64_t)f : 0);
         kept[f] = calloc(1, sizeof(struct board_snapshot));
@@ -231,10 +233,11 @@ static void assert_bytes_refused(const char *bytes, size_t len, const char *why)
     CHECK(err[0] != '\0', "%s: no reason given", why);
 }
 
-/* Each frame's caption and the ending come back; a warning starts where
- * its source (here "blocked:frame") gave none in the frame before: frames
- * with f % 7 >= 2 have a blocked event, so one starts at each f % 7 == 2
- * and goes on for four frames. */
+/* Each frame's caption and the ending come back; a loop's stall is a
+ * warning from its first blocked event to its unblocked one: frames with
+ * f % 7 >= 2 have blocked events and the one at f % 7 == 6 ends with
+ * "reactor unblocked", so one starts at each f % 7 == 2 and goes on for
+ * four frames. */
 START_TEST(captions_ending_and_new_warnings_replay)
 {
     make_dir();

@@ -56,7 +56,7 @@ enum msg_id {
     M_D_PENDING_NO_CONN, M_D_CLOSE, M_D_GONE,
     /* the replay's status line */
     M_R_STATUS, M_R_PAUSED, M_R_PLAYING, M_R_NEW_WARNING, M_R_WARNINGS_GO_ON,
-    M_R_CUT, M_R_END, M_R_KEYS,
+    M_R_NO_WARNING_AFTER, M_R_NO_WARNING_BEFORE, M_R_CUT, M_R_END, M_R_KEYS,
     /* sim --viz's status line */
     M_S_STATUS, M_S_FINISHED, M_S_PAUSED, M_S_NEXT, M_S_KEYS_SHORT, M_S_KEYS_LONG,
     /* the demo's and compare's table: headings (text, drawn in columns

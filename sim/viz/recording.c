@@ -30,6 +30,13 @@ static bool is_warning(const struct board_event_snap *ev)
     return ev->kind == EV_BLOCKED || ev->kind == EV_REJECT || ev->kind == EV_SHRINK;
 }
 
+/* A loop's stall ends with its checker's "NAME unblocked: ..." event. */
+static bool ends_stall(const struct board_event_snap *ev)
+{
+    size_t word = strcspn(ev->text, " :");
+    return ev->kind == EV_BLOCKED && strncmp(ev->text + word, " unblocked", 10) == 0;
+}
+
 struct rec_event {
     int frame;
     struct board_event_snap ev;
@@ -71,28 +78,59 @@ struct recording {
     char cut[400];                       /* where and why the file was cut short, or "" */
     char *ending;                        /* the end mark's text, or NULL */
     char caption[RECORD_CAPTION_MAX];    /* recording_caption's answer */
-    /* Loading: the sources that warned in the frame before, per pane. */
+    /* Loading: the sources that warned in the frame before, per pane, and
+     * the loops stalled now (from "blocked" until "unblocked"). */
     char warned[VIEW_MAX_PANES][WARN_SOURCES_MAX][WARN_SOURCE_BYTES];
     int nwarned[VIEW_MAX_PANES];
+    char stalled[VIEW_MAX_PANES][WARN_SOURCES_MAX][WARN_SOURCE_BYTES];
+    int nstalled[VIEW_MAX_PANES];
     struct board_snapshot *scratch;      /* loading: each pane is decoded into it */
 };
 
-/* A warning of pane p in frame f: it starts a warning when its source gave
- * none in the frame before. The sources of this frame go into now. */
-static void note_warning(const struct recording *rec, struct rec_frame *f, int p,
+/* Where source is in list (of n), or -1. */
+static int source_at(char list[][WARN_SOURCE_BYTES], int n, const char *source)
+{
+    for (int k = 0; k < n; k++)
+        if (strcmp(list[k], source) == 0)
+            return k;
+    return -1;
+}
+
+/* A loop's stall starts with its first "blocked" event and ends with
+ * "unblocked": each stall is a warning of its own, even when the next
+ * begins in the frame after (a slow-handler reactor stalls on every
+ * !sleep). True when ev starts one. */
+static bool note_stall(struct recording *rec, int p, const struct board_event_snap *ev,
+                       const char *source)
+{
+    int at = source_at(rec->stalled[p], rec->nstalled[p], source);
+    if (ends_stall(ev)) {
+        if (at >= 0)                                 /* the last takes its place */
+            memcpy(rec->stalled[p][at], rec->stalled[p][--rec->nstalled[p]],
+                   WARN_SOURCE_BYTES);
+        return false;
+    }
+    if (at >= 0)
+        return false;
+    if (rec->nstalled[p] < WARN_SOURCES_MAX)
+        memcpy(rec->stalled[p][rec->nstalled[p]++], source, WARN_SOURCE_BYTES);
+    return true;
+}
+
+/* A warning of pane p in frame f: a loop's stall starts one (note_stall);
+ * a rejection or a shrink starts one when its source gave none in the
+ * frame before. The sources of this frame go into now. */
+static void note_warning(struct recording *rec, struct rec_frame *f, int p,
                          const struct board_event_snap *ev,
                          char now[][WARN_SOURCE_BYTES], int *nnow)
 {
-    char source[WARN_SOURCE_BYTES];
+    char source[WARN_SOURCE_BYTES] = "";
     warn_source(ev, source, sizeof(source));
-    bool before = false;
-    for (int k = 0; k < rec->nwarned[p] && !before; k++)
-        before = strcmp(rec->warned[p][k], source) == 0;
-    if (!before)
+    if (ev->kind == EV_BLOCKED ? note_stall(rec, p, ev, source)
+                               : source_at(rec->warned[p], rec->nwarned[p], source) < 0)
         f->new_warning = true;
-    for (int k = 0; k < *nnow; k++)
-        if (strcmp(now[k], source) == 0)
-            return;
+    if (source_at(now, *nnow, source) >= 0)
+        return;
     if (*nnow < WARN_SOURCES_MAX)
         memcpy(now[(*nnow)++], source, sizeof(source));
 }

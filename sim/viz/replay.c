@@ -28,6 +28,7 @@ struct player {
     int frame, nframes;
     bool paused;
     double speed;
+    const char *note;                    /* what the last key found, or "" */
     struct pane own[VIEW_MAX_PANES];     /* buffers the recording fills */
     const char *path;
 };
@@ -61,7 +62,7 @@ static void show(struct player *p, struct view *v)
                                p->nframes, t, end, p->speed,
                                msg(p->paused ? M_R_PAUSED : M_R_PLAYING));
     if (at < size)
-        snprintf(v->footer + at, size - at, "%s%s%s%s",
+        snprintf(v->footer + at, size - at, "%s%s%s%s%s", p->note,
                  recording_new_warning(p->rec, p->frame) ? msg(M_R_NEW_WARNING)
                  : recording_has_warning(p->rec, p->frame) ? msg(M_R_WARNINGS_GO_ON) : "",
                  recording_cut(p->rec) ? msg(M_R_CUT) : "",
@@ -80,10 +81,22 @@ static int find(const struct player *p, int from, int dir, bool warning)
     return from;
 }
 
+/* The next (dir +1) or previous warning's frame from the current one; when
+ * there is none, the player stays and says so (w used to stop without a
+ * word). */
+static int find_warning(struct player *p, int dir)
+{
+    int to = find(p, p->frame, dir, true);
+    if (to == p->frame)
+        p->note = msg(dir > 0 ? M_R_NO_WARNING_AFTER : M_R_NO_WARNING_BEFORE);
+    return to;
+}
+
 /* A key; false to quit. */
 static bool key(struct player *p, struct view *v, int k)
 {
     int to = -1;
+    p->note = "";
     switch (k) {
     case 'q': case 'Q':
         return false;
@@ -96,8 +109,8 @@ static bool key(struct player *p, struct view *v, int k)
     case TERM_KEY_LEFT: case 'b': to = p->frame - 1; break;
     case '.': to = find(p, p->frame, +1, false); break;
     case ',': to = find(p, p->frame, -1, false); break;
-    case 'w': to = find(p, p->frame, +1, true); break;
-    case 'W': to = find(p, p->frame, -1, true); break;
+    case 'w': to = find_warning(p, +1); break;
+    case 'W': to = find_warning(p, -1); break;
     case 'g': to = 0; break;
     case 'G': to = p->nframes - 1; break;
     case '+': case '=': if (p->speed < 64) p->speed *= 2; break;
@@ -225,6 +238,7 @@ int replay_run(const struct replay_opts *o)
         fprintf(stderr, "threadlab replay: %s\n", recording_cut(p->rec));
     p->nframes = recording_frames(p->rec);
     p->speed = o->speed > 0 ? o->speed : 1;
+    p->note = "";
     p->path = o->path;
     p->frame = 0;
     if (o->at_s > 0)                           /* the last frame at or before it */

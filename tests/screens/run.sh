@@ -8,6 +8,9 @@
 #               not the key help that stood in its place.
 #   many-idle:  the BIO grid's "+N" stays inside its pane: whole, and no
 #               digit drawn over (or past) the divider.
+#   replay w:   from warning to warning as the text replay marks them (a
+#               loop that stalls again warns again), then a word when none
+#               is left.
 # Every wait is for something on screen, bounded; none is a sleep followed
 # by a check.
 set -u
@@ -93,5 +96,49 @@ for size in $SIZES; do
   done
 done
 close grid
+
+# ---- replay: w goes from warning to warning, and says when none is left --
+# The frames where a warning starts, as the text replay marks them; w
+# must visit each in turn at every size (a loop that stalls again is a
+# warning again: slow-handler's reactor stalls on every !sleep), then stay
+# and say that no warning starts after it.
+for rec in slow-handler mixed; do
+  starts=$("$BIN" replay "$ROOT/recordings/$rec.tlr" --plain --size 300x48 |
+    awk '/^--- frame/ { f = $3 } /NEW WARNING here/ { print f }' | uniq | head -4)
+  [ "$(echo "$starts" | wc -w)" -ge 2 ] && ok || bad "$rec.tlr: fewer than two warnings start: $starts"
+  six "w-$rec" "$BIN" replay "$ROOT/recordings/$rec.tlr" --at 0
+  for size in $SIZES; do
+    for lang in $LANGS; do
+      s="w-$rec-$size-$lang"
+      tmux -S "$sock" send-keys -t "$s" g          # the first frame, paused
+      shows "$s" "(frame |第 )1/" || { bad "replay $rec did not start at $size, $lang"; continue; }
+      seen=""
+      for f in $starts; do
+        tmux -S "$sock" send-keys -t "$s" w
+        shows "$s" "(frame |第 )$f/" || break
+        seen="$seen $f"
+      done
+      [ "$seen" = " $(echo $starts)" ] && ok \
+        || { bad "w in $rec at $size, $lang went to$seen, not $(echo $starts)"; screen "$s" | tail -4; }
+    done
+  done
+  close "w-$rec"
+done
+# Past the last warning w stays and says so (where the line has room).
+last=$("$BIN" replay "$ROOT/recordings/mixed.tlr" --plain --size 300x48 |
+  awk '/^--- frame/ { f = $3 } /NEW WARNING here/ { print f }' | tail -1)
+six w-end "$BIN" replay "$ROOT/recordings/mixed.tlr" --at 0
+for size in 120x36 160x48; do
+  for lang in $LANGS; do
+    s="w-end-$size-$lang"
+    tmux -S "$sock" send-keys -t "$s" G W
+    shows "$s" "(frame |第 )$last/" || { bad "W from the end did not reach frame $last"; continue; }
+    tmux -S "$sock" send-keys -t "$s" w
+    if [ "$lang" = en ]; then want="no warning starts after this frame"; else want="此帧之后没有新警告"; fi
+    shows "$s" "$want" && screen "$s" | grep -Eq "(frame |第 )$last/" && ok \
+      || { bad "w past the last warning at $size, $lang: no '$want'"; screen "$s" | tail -4; }
+  done
+done
+close w-end
 
 summary screens
