@@ -28,6 +28,9 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_EXITED_WIDE] = { " %u exited in %llus (%llu in all)", " %u 个 %llu 秒内结束（共 %llu）" },
     [M_WAITING_FIRST] = { "waiting for the first snapshot", "等待第一份快照" },
     [M_SERVER_EXITED] = { "pid %d: the server exited", "pid %d：服务器进程已结束" },
+    [M_UNREADABLE] = { "  BOARD UNREADABLE: the server lives", "  看板无法读取：服务器进程仍在" },
+    [M_BOARD_UNREADABLE] = { "pid %d lives, but its board cannot be read (%s): trying again",
+                             "pid %d 仍在运行，但其看板无法读取（%s）：继续重试" },
 
     [M_COL_THREAD] = { "THREAD", "线程" },
     [M_COL_STATE] = { "STATE", "状态" },

@@ -176,6 +176,8 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, msg(M_PID_UP), s->pid, up);
     if (p->gone)
         screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_GONE));
+    else if (p->error[0])                   /* its last picture, from before */
+        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_UNREADABLE));
     else if (s->closing)
         screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_STOPPING));
 

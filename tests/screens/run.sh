@@ -8,6 +8,8 @@
 #               not the key help that stood in its place.
 #   many-idle:  the BIO grid's "+N" stays inside its pane: whole, and no
 #               digit drawn over (or past) the divider.
+#   top:        a live server's board removed, then back: "cannot be
+#               read", never GONE; read again once back (top --record too).
 #   replay w:   from warning to warning as the text replay marks them (a
 #               loop that stalls again warns again), then a word when none
 #               is left.
@@ -140,5 +142,44 @@ for size in 120x36 160x48; do
   done
 done
 close w-end
+
+# ---- top: a live server whose board cannot be read is not gone ----------
+# Its board moved away (removed, as far as top can see), then back: every
+# screen says the board cannot be read while the server lives, never GONE,
+# and reads it again once it is back; top --record goes on meanwhile.
+start_server board bio
+bpid=$server_pid
+six top "$BIN" top "$bpid"
+each top "top of a live server" "bio  pid $bpid" "bio  pid $bpid"
+"$BIN" top --plain --interval 100 --count 30 --record "$tmp/top.tlr" "$bpid" \
+  >"$tmp/top.out" 2>&1 &
+tpid=$!
+for _ in $(seq 100); do grep -q "bio  pid $bpid" "$tmp/top.out" && break; sleep 0.1; done
+mv "$THREADLAB_BOARD_DIR/$bpid.board" "$tmp/moved.board"
+each top "a board that cannot be read" "BOARD UNREADABLE: the server lives" "看板无法读取：服务器进程仍在"
+for _ in $(seq 100); do grep -q "cannot be read" "$tmp/top.out" && break; sleep 0.1; done
+for size in $SIZES; do
+  for lang in $LANGS; do
+    screen "top-$size-$lang" | grep -Eq "GONE|已退出" && bad "GONE at $size, $lang while the server lives" || ok
+  done
+done
+mv "$tmp/moved.board" "$THREADLAB_BOARD_DIR/$bpid.board"
+for size in $SIZES; do
+  for lang in $LANGS; do
+    back=""
+    for _ in $(seq 200); do
+      screen "top-$size-$lang" | grep -Eq "UNREADABLE|无法读取" || { back=yes; break; }
+      sleep 0.1
+    done
+    [ -n "$back" ] && ok || bad "the board came back, the screen at $size, $lang did not read it"
+  done
+done
+close top
+if timeout 60 sh -c "while kill -0 $tpid 2>/dev/null; do sleep 0.1; done"; then wait "$tpid"; st=$?; else st=timeout; fi
+[ "$st" = 0 ] && [ "$(grep -c '^--- threadlab top' "$tmp/top.out")" = 30 ] && \
+  grep -q "pid $bpid lives, but its board cannot be read" "$tmp/top.out" && \
+  ! grep -q "GONE" "$tmp/top.out" && ok \
+  || { bad "top --plain --record gave up on a live server: exit $st"; grep -E "GONE|cannot|recorded" "$tmp/top.out" | head -5; }
+kill -INT "$bpid"; wait "$bpid"
 
 summary screens
