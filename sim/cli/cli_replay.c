@@ -33,7 +33,12 @@ static void replay_usage(FILE *out)
             "                   is not a terminal)\n"
             "  --frame N        with --plain, only frame N (past the last: an error)\n"
             "  --backward       with --plain, the last frame first\n"
-            "  --size WxH       with --plain, the frame size (default 120x40)\n"
+            "  --size WxH       with --plain or --cast, the frame size (default\n"
+            "                   120x40)\n"
+            "  --cast FILE      write every frame, at its recorded time, to FILE as\n"
+            "                   asciicast v2 (what terminal-recording players\n"
+            "                   such as asciinema play: no threadlab needed), the\n"
+            "                   frames as --plain prints them; a demo's table last\n"
             "  --big            projector mode\n"
             "  --lang en|zh     the screen in English or Chinese (default: zh when\n"
             "                   LC_ALL, LC_MESSAGES or LANG starts with zh)\n"
@@ -58,6 +63,7 @@ int cli_replay(int argc, char **argv)
         { CLI_INT("frame", &o.frame, 1, 100000000) },
         { CLI_FLAG("backward", &o.backward) },
         { CLI_CALL("size", cli_parse_size, &size) },
+        { CLI_TEXT("cast", &o.cast) },
         { CLI_FLAG("big", &o.big) },
         { CLI_CALL("lang", cli_parse_lang, &lang_given) },
         { 0 },

@@ -174,6 +174,89 @@ static int run_plain(struct player *p, struct view *v, const struct replay_opts 
     return 0;
 }
 
+/* ---- --cast: asciicast v2, for players that know no threadlab ---------- */
+
+/* text as the inside of a JSON string, each "\n" a terminal's "\r\n". */
+static void cast_put_text(FILE *out, const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\r\\n", out);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);           /* UTF-8 as it is: JSON text is UTF-8 */
+    }
+}
+
+/* One output event: at t seconds, clear the screen (when clear) and print
+ * text. The text is what --plain prints, so the two cannot differ. */
+static void cast_event(FILE *out, double t, bool clear, const char *text, size_t len)
+{
+    fprintf(out, "[%.6f, \"o\", \"%s", t, clear ? "\\u001b[H\\u001b[2J" : "");
+    cast_put_text(out, text, len);
+    fputs("\"]\n", out);
+}
+
+/* Every frame as one event at its recorded time (from the first frame's),
+ * the ending (a demo's table) a second after the last: an asciicast v2
+ * file (a JSON header line, then [time, "o", data] lines), which
+ * terminal-recording players play with no threadlab. */
+static int run_cast(struct player *p, struct view *v, const struct replay_opts *o)
+{
+    int w = o->width > 0 ? o->width : 120, h = o->height > 0 ? o->height : 40;
+    struct screen scr;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = fopen(o->cast, "w");
+    if (!out) {
+        fprintf(stderr, "threadlab replay: --cast %s: %s\n", o->cast, strerror(errno));
+        return 1;
+    }
+    FILE *frame = open_memstream(&text, &len);
+    if (!frame || screen_init(&scr, w, h) < 0) {
+        fprintf(stderr, "threadlab replay: --cast: out of memory\n");
+        if (frame)
+            fclose(frame);
+        free(text);
+        fclose(out);
+        return 1;
+    }
+    fprintf(out, "{\"version\": 2, \"width\": %d, \"height\": %d, \"title\": \"threadlab "
+            "replay ", w, h);
+    cast_put_text(out, o->path, strlen(o->path));
+    fputs("\", \"env\": {\"TERM\": \"xterm-256color\"}}\n", out);
+    uint64_t t0 = recording_time_ns(p->rec, 0);
+    for (p->frame = 0; p->frame < p->nframes; p->frame++) {
+        show(p, v);
+        view_render(v, &scr);
+        rewind(frame);
+        screen_print(&scr, scr.h, frame);
+        fflush(frame);
+        cast_event(out, (double)(recording_time_ns(p->rec, p->frame) - t0) / 1e9, true,
+                   text, (size_t)ftell(frame));
+    }
+    const char *ending = recording_ending(p->rec);
+    if (ending)
+        cast_event(out, (double)(recording_time_ns(p->rec, p->nframes - 1) - t0) / 1e9 + 1,
+                   true, ending, strlen(ending));
+    p->frame = p->nframes - 1;
+    screen_free(&scr);
+    fclose(frame);
+    free(text);
+    bool failed = ferror(out);
+    if (fclose(out) != 0 || failed) {
+        fprintf(stderr, "threadlab replay: --cast %s: %s\n", o->cast, strerror(errno));
+        return 1;
+    }
+    fprintf(stderr, "threadlab replay: wrote %s (asciicast v2, %d frames, %dx%d)\n", o->cast,
+            p->nframes, w, h);
+    return 0;
+}
+
 /* The full screen's hooks (runner.h): play at the recorded pace. */
 struct playing {
     struct player *p;
@@ -250,7 +333,10 @@ int replay_run(const struct replay_opts *o)
     snprintf(v->board_dir, sizeof(v->board_dir), "%s", o->path);
     bool plain = o->plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
     int rc;
-    if (plain) {
+    if (o->cast) {
+        p->paused = true;
+        rc = run_cast(p, v, o);
+    } else if (plain) {
         p->paused = true;
         rc = run_plain(p, v, o);
     } else {
