@@ -33,10 +33,17 @@ struct player {
     const char *path;
 };
 
-/* Put frame p->frame into the view (panes without a snapshot are empty). */
-static void show(struct player *p, struct view *v)
+/* Put frame p->frame into the view (panes without a snapshot are empty).
+ * False when it could not be rebuilt (memory ran out): the line under the
+ * panes says so, and text output stops there. */
+static bool show(struct player *p, struct view *v)
 {
     int n = recording_show(p->rec, p->frame, p->own);
+    if (recording_trouble(p->rec)) {
+        v->npanes = 0;
+        snprintf(v->footer, sizeof(v->footer), "[replay] %s", recording_trouble(p->rec));
+        return false;
+    }
     v->npanes = n;
     for (int i = 0; i < n; i++) {
         v->panes[i] = p->own[i];
@@ -68,6 +75,14 @@ static void show(struct player *p, struct view *v)
                  recording_cut(p->rec) ? msg(M_R_CUT) : "",
                  p->frame == p->nframes - 1 && recording_ending(p->rec) ? msg(M_R_END) : "",
                  msg(M_R_KEYS));
+    return true;
+}
+
+/* What stops text output: the frame that could not be rebuilt, and why. */
+static int trouble(const struct player *p)
+{
+    fprintf(stderr, "threadlab replay: %s: %s\n", p->path, recording_trouble(p->rec));
+    return 1;
 }
 
 /* The next (dir +1) or previous (-1) frame from `from` with a new event,
@@ -129,13 +144,15 @@ static bool key(struct player *p, struct view *v, int k)
     return true;
 }
 
-static void print_frame(struct player *p, struct view *v, struct screen *scr)
+static bool print_frame(struct player *p, struct view *v, struct screen *scr)
 {
-    show(p, v);
+    if (!show(p, v))
+        return false;
     view_render(v, scr);
     printf("--- frame %d t=%.3fs ---\n", p->frame + 1,
            recording_time_ns(p->rec, p->frame) / 1e9);
     screen_print(scr, scr->h, stdout);
+    return true;
 }
 
 /* After the last frame, what the recording ends with (the demo's table),
@@ -150,6 +167,7 @@ static void print_ending(const struct player *p)
 static int run_plain(struct player *p, struct view *v, const struct replay_opts *o)
 {
     struct screen scr;
+    bool ok = true;
     if (screen_init(&scr, o->width > 0 ? o->width : 120, o->height > 0 ? o->height : 40) < 0)
         return 1;
     if (o->frame > 0 || o->at_s > 0) {
@@ -161,17 +179,18 @@ static int run_plain(struct player *p, struct view *v, const struct replay_opts 
         }
         if (o->frame > 0)
             p->frame = o->frame - 1;
-        print_frame(p, v, &scr);
+        ok = print_frame(p, v, &scr);
     } else if (o->backward) {
-        for (p->frame = p->nframes - 1; p->frame >= 0; p->frame--)
-            print_frame(p, v, &scr);
+        for (p->frame = p->nframes - 1; ok && p->frame >= 0; p->frame--)
+            ok = print_frame(p, v, &scr);
     } else {
-        for (p->frame = 0; p->frame < p->nframes; p->frame++)
-            print_frame(p, v, &scr);
-        print_ending(p);
+        for (p->frame = 0; ok && p->frame < p->nframes; p->frame++)
+            ok = print_frame(p, v, &scr);
+        if (ok)
+            print_ending(p);
     }
     screen_free(&scr);
-    return 0;
+    return ok ? 0 : trouble(p);
 }
 
 /* ---- --cast: asciicast v2, for players that know no threadlab ---------- */
@@ -230,8 +249,10 @@ static int run_cast(struct player *p, struct view *v, const struct replay_opts *
     cast_put_text(out, o->path, strlen(o->path));
     fputs("\", \"env\": {\"TERM\": \"xterm-256color\"}}\n", out);
     uint64_t t0 = recording_time_ns(p->rec, 0);
-    for (p->frame = 0; p->frame < p->nframes; p->frame++) {
-        show(p, v);
+    bool ok = true;
+    for (p->frame = 0; ok && p->frame < p->nframes; p->frame++) {
+        if (!(ok = show(p, v)))
+            break;
         view_render(v, &scr);
         rewind(frame);
         screen_print(&scr, scr.h, frame);
@@ -240,7 +261,7 @@ static int run_cast(struct player *p, struct view *v, const struct replay_opts *
                    text, (size_t)ftell(frame));
     }
     const char *ending = recording_ending(p->rec);
-    if (ending)
+    if (ok && ending)
         cast_event(out, (double)(recording_time_ns(p->rec, p->nframes - 1) - t0) / 1e9 + 1,
                    true, ending, strlen(ending));
     p->frame = p->nframes - 1;
@@ -248,7 +269,9 @@ static int run_cast(struct player *p, struct view *v, const struct replay_opts *
     fclose(frame);
     free(text);
     bool failed = ferror(out);
-    if (fclose(out) != 0 || failed) {
+    if (fclose(out) != 0 || failed || !ok) {
+        if (!ok)
+            return trouble(p);
         fprintf(stderr, "threadlab replay: --cast %s: %s\n", o->cast, strerror(errno));
         return 1;
     }
