@@ -270,6 +270,21 @@ START_TEST(nobody_listening_is_a_connect_error)
 }
 END_TEST
 
+/* The result a sweep reads from the load's report r (through its JSON),
+ * for a server whose fate was "ok". */
+static struct result result_of(const struct load_opts *o, const struct load_report *r)
+{
+    char *json = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    load_report_json(o, r, f);
+    fclose(f);
+    struct result res = { .model = "multireactor", .fate = "ok" };
+    ck_assert(result_parse_load_json(json, &res));
+    free(json);
+    return res;
+}
+
 /* A point of a sweep that answered no line and counted no error (the
  * 10,000-connection multireactor on a loaded machine) says why in the
  * table: the load's report, through the JSON the sweep reads, to the row. */
@@ -280,35 +295,22 @@ START_TEST(a_sweep_row_of_zeros_says_why)
     struct load_report *r = calloc(1, sizeof(*r));
     r->conns_opened = 2300;
     r->elapsed_s = 5.0;
-    char *json = NULL, *table = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&json, &len);
-    load_report_json(&o, r, f);
-    fclose(f);
-    struct result res = { .model = "multireactor", .fate = "ok" };
-    ck_assert(result_parse_load_json(json, &res));
+    struct result res = result_of(&o, r);
     struct sweep_row row;
     sweep_row_from_result(&res, 10000, &row);
-    f = open_memstream(&table, &len);
+    char *table = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&table, &len);
     sweep_print_table(f, SWEEP_CONNS, &row, 1);
     fclose(f);
     ck_assert_msg(strstr(table, "  ok; no line answered: 2300 of 10000 conns opened in 5.0 s\n"),
                   "%s", table);
     r->conns_opened = 10000;                       /* all open, nothing sent */
-    f = open_memstream(&json, &len);
-    load_report_json(&o, r, f);
-    fclose(f);
-    snprintf(res.fate, sizeof(res.fate), "ok");
-    ck_assert(result_parse_load_json(json, &res));
-    ck_assert_str_eq(res.fate, "ok; no line sent in 5.0 s");
+    ck_assert_str_eq(result_of(&o, r).fate, "ok; no line sent in 5.0 s");
+    r->lines_sent = 64;                            /* sent, none answered */
+    ck_assert_str_eq(result_of(&o, r).fate, "ok; 64 lines sent, none answered in 5.0 s");
     r->errors_total = 1;                           /* an error is its own reason */
-    f = open_memstream(&json, &len);
-    load_report_json(&o, r, f);
-    fclose(f);
-    snprintf(res.fate, sizeof(res.fate), "ok");
-    ck_assert(result_parse_load_json(json, &res));
-    ck_assert_str_eq(res.fate, "ok");
-    free(json);
+    ck_assert_str_eq(result_of(&o, r).fate, "ok");
     free(table);
     free(r);
 }
