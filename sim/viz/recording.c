@@ -32,7 +32,8 @@ bool recording__read_at(const struct recording *rec, uint64_t at, void *dst, siz
     if (at > rec->len || n > rec->len - at)
         return false;
     if (rec->fd < 0) {
-        memcpy(dst, rec->mem + at, n);
+        if (n > 0)                       /* an empty copy's mem is NULL */
+            memcpy(dst, rec->mem + at, n);
         return true;
     }
     for (size_t got = 0; got < n;) {
