@@ -10,6 +10,8 @@
 #               digit drawn over (or past) the divider.
 #   top:        a live server's board removed, then back: "cannot be
 #               read", never GONE; read again once back (top --record too).
+#   detail:     a thread that lingers after !quit counts the wait as
+#               blocked, not as running.
 #   replay w:   from warning to warning as the text replay marks them (a
 #               loop that stalls again warns again), then a word when none
 #               is left.
@@ -72,6 +74,7 @@ close() {
 
 echo "== tests/screens/run.sh ($BIN)"
 command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
+command -v socat >/dev/null || { echo "  FAIL: socat is not installed"; exit 1; }
 
 # ---- sim --viz: the runnable state in the legend -------------------------
 # Paused before the first event: the legend is drawn, nothing moves.
@@ -98,6 +101,40 @@ for size in $SIZES; do
   done
 done
 close grid
+
+# ---- top's thread detail: a lingering close is not CPU time -------------
+# A client sends !quit and keeps its end open 1.5 s: the BIO
+# thread answers, then lingers in read until the client closes. The detail
+# box, open on that thread, must count that wait as blocked, not running
+# (it showed "running 1.5s" for a thread that ran for microseconds).
+start_server quit bio
+qpid=$server_pid
+mkfifo "$tmp/quit.in"
+socat -t 5 STDIO "TCP:127.0.0.1:$port" <"$tmp/quit.in" >"$tmp/quit.out" 2>&1 &
+ncpid=$!
+exec 3>"$tmp/quit.in"
+six detail "$BIN" top --interval 100 "$qpid"
+each detail "top of the !quit server" "bio  pid $qpid" "bio  pid $qpid"
+for size in $SIZES; do
+  for lang in $LANGS; do
+    s="detail-$size-$lang"
+    tmux -S "$sock" send-keys -t "$s" t
+    shows "$s" "conn-1 +b " || bad "no conn-1 in the list at $size, $lang"
+    tmux -S "$sock" send-keys -t "$s" Home Down Enter
+  done
+done
+each detail "the detail of conn-1" "conn-1  \(conn, tid" "conn-1  （[^，]+，tid"
+printf '!quit\n' >&3
+for _ in $(seq 100); do [ -s "$tmp/quit.out" ] && break; sleep 0.1; done
+sleep 1.5                                # the client holds its end: the thread lingers
+exec 3>&-
+wait "$ncpid"
+each detail "conn-1 terminated" "state +terminated" "状态 +已结束"
+each detail "the linger counted as blocked, not running" \
+  "running [0-9.]+(ns|us|ms), waiting or blocked [0-9.]+s in all" \
+  "累计运行 [0-9.]+(ns|us|ms)，等待或阻塞 [0-9.]+s"
+close detail
+kill -INT "$qpid"; wait "$qpid"
 
 # ---- replay: w goes from warning to warning, and says when none is left --
 # The frames where a warning starts, as the text replay marks them; w
