@@ -413,7 +413,7 @@ END_TEST
 
 /* ---- a long recording, in bounded memory --------------------------------- */
 
-enum { LONG_FRAMES = 2400, LONG_THREADS = 4096 };
+enum { LONG_FRAMES = 800, LONG_THREADS = 4096 };
 
 /* Frame f of the long recording: every thread's counters move each frame
  * (a busy server's every slot), and an event every third frame. */
@@ -498,10 +498,10 @@ static rlim_t address_space_now(void)
 #define LIMITS_WORK 1
 #endif
 
-/* A recording whose frames inflate to far more than 64 MiB (4096 threads
- * whose counters all move, 2400 frames) replays within 64 MiB of address
- * space more than the process had: first, last, back one, on one, a seek
- * into the middle, each frame what was recorded. With almost no memory to
+/* A recording whose frames inflate to more than twice 32 MiB (4096
+ * threads whose counters all move, 800 frames) replays within 32 MiB of
+ * address space more than the process had: first, last, back one, on
+ * one, seeks, each frame what was recorded. With almost no memory to
  * spare, the load says memory ran out (it said "corrupt: frame N does not
  * inflate", N following the limit and not the file). */
 START_TEST(a_long_recording_replays_in_bounded_memory)
@@ -513,18 +513,18 @@ START_TEST(a_long_recording_replays_in_bounded_memory)
     struct rlimit old, cap;
     ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
     cap = old;
-    cap.rlim_cur = address_space_now() + (64u << 20);
+    cap.rlim_cur = address_space_now() + (32u << 20);
     ck_assert_int_eq(setrlimit(RLIMIT_AS, &cap), 0);
     char err[512] = "";
     struct recording *rec = recording_load(path, err, sizeof(err));
-    ck_assert_msg(rec != NULL, "refused within 64 MiB: %s", err);
+    ck_assert_msg(rec != NULL, "refused within 32 MiB: %s", err);
     ck_assert_int_eq(recording_frames(rec), LONG_FRAMES);
     struct pane panes[VIEW_MAX_PANES] = { 0 };
     int at[] = { 0, LONG_FRAMES - 1, LONG_FRAMES - 2, LONG_FRAMES - 1, LONG_FRAMES / 2,
-                 LONG_FRAMES / 2 - 1, 1, 64, 63, 65, 1000, 999 };
+                 LONG_FRAMES / 2 - 1, 1, 64, 63, 65, 500, 499 };
     for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
         assert_long_frame(rec, panes, at[i]);
-    for (int f = LONG_FRAMES - 1; f > LONG_FRAMES - 140; f--)      /* back, frame by frame */
+    for (int f = LONG_FRAMES - 1; f > LONG_FRAMES - 20; f--)       /* back, frame by frame */
         assert_long_frame(rec, panes, f);
     recording_release_panes(panes);
     recording_free(rec);
