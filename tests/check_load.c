@@ -307,6 +307,9 @@ START_TEST(a_sweep_row_of_zeros_says_why)
                   "%s", table);
     r->conns_opened = 10000;                       /* all open, nothing sent */
     ck_assert_str_eq(result_of(&o, r).fate, "ok; no line sent in 5.0 s");
+    r->elapsed_s = 0;                              /* no reply: no time to give */
+    ck_assert_str_eq(result_of(&o, r).fate, "ok; no line sent");
+    r->elapsed_s = 5.0;
     r->lines_sent = 64;                            /* sent, none answered */
     ck_assert_str_eq(result_of(&o, r).fate, "ok; 64 lines sent, none answered in 5.0 s");
     r->errors_total = 1;                           /* an error is its own reason */

@@ -35,17 +35,18 @@ static void note_why_no_line(const char *json, struct result *r)
         !json_number(json, "conns_opened", &opened) ||
         !json_number(json, "lines_sent", &sent) || !json_number(json, "elapsed_s", &elapsed_s))
         return;
+    char in[32] = "";                /* the load's time, when it has one */
+    if (elapsed_s > 0)
+        snprintf(in, sizeof(in), " in %.1f s", elapsed_s);
     size_t at = strlen(r->fate);
-    if (at >= sizeof(r->fate))
-        return;
     if (opened < conns)
         snprintf(r->fate + at, sizeof(r->fate) - at, "; no line answered: %.0f of %.0f "
-                 "conns opened in %.1f s", opened, conns, elapsed_s);
+                 "conns opened%s", opened, conns, in);
     else if (sent == 0)
-        snprintf(r->fate + at, sizeof(r->fate) - at, "; no line sent in %.1f s", elapsed_s);
+        snprintf(r->fate + at, sizeof(r->fate) - at, "; no line sent%s", in);
     else
-        snprintf(r->fate + at, sizeof(r->fate) - at, "; %.0f lines sent, none answered "
-                 "in %.1f s", sent, elapsed_s);
+        snprintf(r->fate + at, sizeof(r->fate) - at, "; %.0f lines sent, none answered%s",
+                 sent, in);
 }
 
 bool result_parse_load_json(const char *json, struct result *r)

@@ -75,6 +75,9 @@ close() {
 echo "== tests/screens/run.sh ($BIN)"
 command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
 command -v socat >/dev/null || { echo "  FAIL: socat is not installed"; exit 1; }
+# A session that lives as long as the test: with none left the tmux server
+# exits, and the next new-session races with its exit.
+tmux -S "$sock" new-session -d -s keep "sleep 600"
 
 # ---- sim --viz: the runnable state in the legend -------------------------
 # Paused before the first event: the legend is drawn, nothing moves.
