@@ -1,6 +1,7 @@
 /* registry.c -- every model by name. See registry.h. */
 #include "registry.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "bio/bio.h"
@@ -55,4 +56,14 @@ const struct model_desc *model_find(const char *name)
         if (strcmp(models[i].name, name) == 0)
             return &models[i];
     return NULL;
+}
+
+const char *model_names(char *buf, size_t len)
+{
+    size_t at = 0;
+    if (len > 0)
+        buf[0] = '\0';
+    for (int i = 0; model_at(i) && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "", model_at(i)->name);
+    return buf;
 }

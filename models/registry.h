@@ -7,6 +7,7 @@
 #ifndef THREADLAB_REGISTRY_H
 #define THREADLAB_REGISTRY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "server.h"
@@ -25,5 +26,10 @@ const struct model_desc *model_find(const char *name);
 
 /* The i-th model (0-based), or NULL past the end. Any thread. */
 const struct model_desc *model_at(int i);
+
+/* Every model's name, comma-separated ("bio, pool, ..."), into buf (cut
+ * to len); returns buf, for a message that names what may be chosen.
+ * Any thread. */
+const char *model_names(char *buf, size_t len);
 
 #endif

@@ -12,6 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fleet/results.h"
+#include "fleet/sweep.h"
 #include "load/load.h"
 #include "net/net.h"
 #include "probe/histogram.h"
@@ -268,6 +270,55 @@ START_TEST(nobody_listening_is_a_connect_error)
 }
 END_TEST
 
+/* The result a sweep reads from the load's report r (through its JSON),
+ * for a server whose fate was "ok". */
+static struct result result_of(const struct load_opts *o, const struct load_report *r)
+{
+    char *json = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    load_report_json(o, r, f);
+    fclose(f);
+    struct result res = { .model = "multireactor", .fate = "ok" };
+    ck_assert(result_parse_load_json(json, &res));
+    free(json);
+    return res;
+}
+
+/* A point of a sweep that answered no line and counted no error (the
+ * 10,000-connection multireactor on a loaded machine) says why in the
+ * table: the load's report, through the JSON the sweep reads, to the row. */
+START_TEST(a_sweep_row_of_zeros_says_why)
+{
+    struct load_opts o = { .target = "127.0.0.1:1", .conns = 10000, .depth = 1,
+                           .line_bytes = 64 };
+    struct load_report *r = calloc(1, sizeof(*r));
+    r->conns_opened = 2300;
+    r->elapsed_s = 5.0;
+    struct result res = result_of(&o, r);
+    struct sweep_row row;
+    sweep_row_from_result(&res, 10000, &row);
+    char *table = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&table, &len);
+    sweep_print_table(f, SWEEP_CONNS, &row, 1);
+    fclose(f);
+    ck_assert_msg(strstr(table, "  ok; no line answered: 2300 of 10000 conns opened in 5.0 s\n"),
+                  "%s", table);
+    r->conns_opened = 10000;                       /* all open, nothing sent */
+    ck_assert_str_eq(result_of(&o, r).fate, "ok; no line sent in 5.0 s");
+    r->elapsed_s = 0;                              /* no reply: no time to give */
+    ck_assert_str_eq(result_of(&o, r).fate, "ok; no line sent");
+    r->elapsed_s = 5.0;
+    r->lines_sent = 64;                            /* sent, none answered */
+    ck_assert_str_eq(result_of(&o, r).fate, "ok; 64 lines sent, none answered in 5.0 s");
+    r->errors_total = 1;                           /* an error is its own reason */
+    ck_assert_str_eq(result_of(&o, r).fate, "ok");
+    free(table);
+    free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("load");
@@ -279,6 +330,7 @@ int main(void)
     TCase *l = tcase_create("lines");
     tcase_add_test(l, lines_are_reproducible_and_well_formed);
     tcase_add_test(l, mix_makes_commands_in_proportion);
+    tcase_add_test(l, a_sweep_row_of_zeros_says_why);
     suite_add_tcase(s, l);
     TCase *f = tcase_create("faults");
     tcase_set_timeout(f, 20);

@@ -118,8 +118,10 @@ static struct board_snapshot **record_run(int frames)
                 board_thread_state(b, &refs[i], (enum board_state)((i + f) % 5));
         board_add(b, CTR_LINES, (uint64_t)f);
         board_record_latency(b, 1000u * (uint64_t)(f + 1));
-        for (int e = 0; e < f % 7; e++)
-            board_event(b, e % 2 ? EV_BLOCKED : EV_ACCEPT, "frame %d event %d", f, e);
+        for (int e = 0; e < f % 7; e++)          /* a stall: f % 7 from 2 to 6 */
+            board_event(b, e % 2 ? EV_BLOCKED : EV_ACCEPT, "%s frame %d event %d",
+                        e % 2 && f % 7 == 6 && e == 5 ? "reactor unblocked:" : "reactor",
+                        f, e);
         atomic_store(&loop->channels, (uint64_t)f);
         atomic_store(&loop->blocked_since_ns, f % 10 == 0 ? (uint64_t)f : 0);
         kept[f] = calloc(1, sizeof(struct board_snapshot));
@@ -231,10 +233,11 @@ static void assert_bytes_refused(const char *bytes, size_t len, const char *why)
     CHECK(err[0] != '\0', "%s: no reason given", why);
 }
 
-/* Each frame's caption and the ending come back; a warning starts where
- * its source (here "blocked:frame") gave none in the frame before: frames
- * with f % 7 >= 2 have a blocked event, so one starts at each f % 7 == 2
- * and goes on for four frames. */
+/* Each frame's caption and the ending come back; a loop's stall is a
+ * warning from its first blocked event to its unblocked one: frames with
+ * f % 7 >= 2 have blocked events and the one at f % 7 == 6 ends with
+ * "reactor unblocked", so one starts at each f % 7 == 2 and goes on for
+ * four frames. */
 START_TEST(captions_ending_and_new_warnings_replay)
 {
     make_dir();
@@ -408,6 +411,134 @@ START_TEST(a_full_disk_leaves_a_recording_that_plays)
 }
 END_TEST
 
+/* ---- a long recording, in bounded memory --------------------------------- */
+
+enum { LONG_FRAMES = 800, LONG_THREADS = 4096 };
+
+/* Frame f of the long recording: every thread's counters move each frame
+ * (a busy server's every slot), and an event every third frame. */
+static void long_frame(struct board_snapshot *s, int f)
+{
+    s->pid = 4242;
+    snprintf(s->model, sizeof(s->model), "bio");
+    s->taken_mono_ns = s->start_mono_ns + (uint64_t)f * 100000000u;
+    s->counters[CTR_LINES] = (uint64_t)f * LONG_THREADS;
+    s->nthreads = LONG_THREADS;
+    for (int i = 0; i < LONG_THREADS; i++) {
+        struct board_thread_snap *t = &s->threads[i];
+        snprintf(t->name, sizeof(t->name), "conn-%d", i + 1);
+        t->role = ROLE_CONN;
+        t->state = (enum board_state)((i + f) % 3 ? STATE_BLOCKED_IO : STATE_RUNNING);
+        t->conn = (uint64_t)i + 1;
+        t->lines = (uint64_t)f * 7 + (uint64_t)i;
+        t->bytes_in = t->bytes_out = t->lines * 64;
+        t->busy_ns = (uint64_t)f * 1000003u + (uint64_t)i;
+        t->since_ns = s->taken_mono_ns - (uint64_t)i;
+    }
+    if (f % 3 == 0) {
+        struct board_event_snap *e = &s->events[s->nevents < BOARD_EVENT_SLOTS ? s->nevents++ : 0];
+        *e = (struct board_event_snap){ .seq = (uint64_t)f / 3 + 1, .kind = EV_ACCEPT,
+                                        .time_ns = s->taken_mono_ns };
+        snprintf(e->text, sizeof(e->text), "conn %d at frame %d", f / 3 + 1, f);
+    }
+}
+
+static void record_long(void)
+{
+    char err[256];
+    struct recorder *r = recorder_open(path, err, sizeof(err));
+    ck_assert_msg(r != NULL, "%s", err);
+    struct board_snapshot *s = calloc(1, sizeof(*s));
+    struct pane pane = { .pid = 4242, .now = s };
+    for (int f = 0; f < LONG_FRAMES; f++) {
+        if (s->nevents == BOARD_EVENT_SLOTS)     /* a ring: the oldest goes */
+            s->nevents = 0;
+        long_frame(s, f);
+        ck_assert_int_eq(recorder_frame(r, (uint64_t)f * 100000000u, &pane, 1), 0);
+    }
+    ck_assert_int_eq(recorder_close(r), 0);
+    free(s);
+}
+
+/* Frame f as replayed: thread 1000's counters, and the newest event. */
+static void assert_long_frame(struct recording *rec, struct pane *panes, int f)
+{
+    ck_assert_int_eq(recording_show(rec, f, panes), 1);
+    const struct board_snapshot *s = panes[0].now;
+    ck_assert_int_eq(s->nthreads, LONG_THREADS);
+    CHECK(s->threads[999].lines == (uint64_t)f * 7 + 999, "frame %d: lines %llu", f,
+          (unsigned long long)s->threads[999].lines);
+    CHECK(s->threads[999].busy_ns == (uint64_t)f * 1000003u + 999, "frame %d: busy", f);
+    char newest[64];
+    snprintf(newest, sizeof(newest), "conn %d at frame %d", f / 3 + 1, f / 3 * 3);
+    CHECK(s->nevents == (f / 3 + 1 < BOARD_EVENT_SLOTS ? f / 3 + 1 : BOARD_EVENT_SLOTS),
+          "frame %d: %d events", f, s->nevents);
+    CHECK(!strcmp(s->events[s->nevents - 1].text, newest), "frame %d: newest event '%s'", f,
+          s->events[s->nevents - 1].text);
+    if (f > 0)
+        CHECK(panes[0].before->threads[999].lines == (uint64_t)(f - 1) * 7 + 999,
+              "frame %d: the frame before", f);
+}
+
+/* The address space this process has now, in bytes. */
+static rlim_t address_space_now(void)
+{
+    long pages;
+    FILE *f = fopen("/proc/self/statm", "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fscanf(f, "%ld", &pages), 1);
+    fclose(f);
+    return (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Address-space limits break the sanitizers' shadow memory: plain builds only. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LIMITS_WORK 0
+#else
+#define LIMITS_WORK 1
+#endif
+
+/* A recording whose frames inflate to more than twice 32 MiB (4096
+ * threads whose counters all move, 800 frames) replays within 32 MiB of
+ * address space more than the process had: first, last, back one, on
+ * one, seeks, each frame what was recorded. With almost no memory to
+ * spare, the load says memory ran out (it said "corrupt: frame N does not
+ * inflate", N following the limit and not the file). */
+START_TEST(a_long_recording_replays_in_bounded_memory)
+{
+    if (!LIMITS_WORK)
+        return;
+    make_dir();
+    record_long();
+    struct rlimit old, cap;
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+    cap = old;
+    cap.rlim_cur = address_space_now() + (32u << 20);
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &cap), 0);
+    char err[512] = "";
+    struct recording *rec = recording_load(path, err, sizeof(err));
+    ck_assert_msg(rec != NULL, "refused within 32 MiB: %s", err);
+    ck_assert_int_eq(recording_frames(rec), LONG_FRAMES);
+    struct pane panes[VIEW_MAX_PANES] = { 0 };
+    int at[] = { 0, LONG_FRAMES - 1, LONG_FRAMES - 2, LONG_FRAMES - 1, LONG_FRAMES / 2,
+                 LONG_FRAMES / 2 - 1, 1, 64, 63, 65, 500, 499 };
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+        assert_long_frame(rec, panes, at[i]);
+    for (int f = LONG_FRAMES - 1; f > LONG_FRAMES - 20; f--)       /* back, frame by frame */
+        assert_long_frame(rec, panes, f);
+    recording_release_panes(panes);
+    recording_free(rec);
+    /* Almost nothing to spare: refused, and the reason is memory. */
+    cap.rlim_cur = address_space_now() + (1u << 20);
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &cap), 0);
+    rec = recording_load(path, err, sizeof(err));
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
+    ck_assert_msg(rec == NULL, "loaded with 1 MiB to spare");
+    ck_assert_msg(strstr(err, "out of memory") && !strstr(err, "corrupt"), "%s", err);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(broken_recordings_are_refused)
 {
     make_dir();
@@ -489,6 +620,7 @@ int main(void)
     tcase_add_test(tc, a_changed_byte_anywhere_is_refused);
     tcase_add_test(tc, a_full_disk_leaves_a_recording_that_plays);
     tcase_add_test(tc, broken_recordings_are_refused);
+    tcase_add_test(tc, a_long_recording_replays_in_bounded_memory);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

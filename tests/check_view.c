@@ -1403,6 +1403,58 @@ START_TEST(a_server_killed_with_sigkill_is_gone_at_the_next_refresh)
 }
 END_TEST
 
+/* A live server whose board was removed, or replaced by something that is
+ * not a board, is not gone: its pane says the board cannot be read, keeps
+ * its last picture, and reads again once the board is back. */
+START_TEST(a_live_server_whose_board_cannot_be_read_is_not_gone)
+{
+    use_temporary_board_dir();
+    char path[256], target[256];
+    pid_t pid = board_child(path, sizeof(path));
+    ssize_t n = readlink(path, target, sizeof(target) - 1);
+    ck_assert_int_gt(n, 0);
+    target[n] = '\0';
+    struct pane p = { 0 };
+    ck_assert_int_eq(pane_attach(&p, path, pid), 0);
+    pane_refresh(&p);
+    ck_assert_msg(!p.gone && p.now->pid == pid, "a live server: %s", p.error);
+    ck_assert_int_eq(unlink(path), 0);                       /* removed */
+    pane_refresh(&p);
+    ck_assert_msg(!p.gone, "a removed board's live server is gone: %s", p.error);
+    ck_assert_msg(strstr(p.error, "lives, but its board cannot be read"), "%s", p.error);
+    ck_assert_int_eq(p.now->pid, pid);                       /* its last picture */
+    FILE *f = fopen(path, "w");                              /* not a board */
+    ck_assert_ptr_nonnull(f);
+    fputs("not a board\n", f);
+    fclose(f);
+    pane_refresh(&p);
+    ck_assert_msg(!p.gone && strstr(p.error, "cannot be read"), "%s", p.error);
+    struct screen scr;
+    struct view *v = calloc(1, sizeof(*v));
+    view_init(v, false);
+    view_resize(v, 120, 36);
+    v->npanes = 1;
+    v->panes[0] = p;
+    ck_assert_int_eq(screen_init(&scr, 120, 36), 0);
+    view_render(v, &scr);
+    ck_assert_int_gt(screen_find(&scr, "BOARD UNREADABLE: the server lives"), -1);
+    ck_assert_int_lt(screen_find(&scr, "GONE"), 0);
+    screen_free(&scr);
+    free(v);
+    ck_assert_int_eq(unlink(path), 0);                       /* back */
+    ck_assert_int_eq(symlink(target, path), 0);
+    pane_refresh(&p);
+    ck_assert_msg(!p.gone && p.error[0] == '\0', "the board is back: %s", p.error);
+    kill(pid, SIGKILL);
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+    pane_refresh(&p);
+    ck_assert(p.gone);
+    pane_detach(&p);
+    unlink(path);
+    remove_board_dir();
+}
+END_TEST
+
 /* Address-space limits break the sanitizers' shadow memory: plain builds only. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1
@@ -1582,6 +1634,7 @@ int main(void)
     tcase_add_test(tc, the_table_is_laid_out_by_display_width_in_both_languages);
     tcase_add_test(tc, every_narrator_fits_the_screen_and_the_recording_in_both_languages);
     tcase_add_test(tc, a_server_killed_with_sigkill_is_gone_at_the_next_refresh);
+    tcase_add_test(tc, a_live_server_whose_board_cannot_be_read_is_not_gone);
     tcase_add_test(tc, out_of_memory_leaves_a_pane_as_it_was);
     suite_add_tcase(s, tc);
     return ts_run(s);

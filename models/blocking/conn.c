@@ -499,16 +499,21 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
 }
 
 void conn_finish(const struct conn_server *srv, struct conn_registry *r,
-                 struct conn *c, enum echo_end end, uint64_t lines)
+                 struct conn *c, struct board_thread_ref *on_board, enum echo_end end,
+                 uint64_t lines)
 {
     /* The registry's flag, not the acceptor's: the stop sets it first. */
     bool stopping = atomic_load(&r->stopping);
     conn_registry_remove(r);
     /* After an error reply, or when a stop cut a client off mid-stream,
-     * linger: the last replies are read, not lost to a reset. */
-    if (echo_end_lingers(end) || stopping)
+     * linger: the last replies are read, not lost to a reset. The thread
+     * waits in read for up to linger_ms, and says so: left "running" (a
+     * !quit or an error reply ends there), its last stretch counted as
+     * CPU time. */
+    if (echo_end_lingers(end) || stopping) {
+        board_thread_state(srv->board, on_board, STATE_BLOCKED_IO);
         net_lingering_close(c->fd, srv->opts->linger_ms);
-    else
+    } else
         close(c->fd);
     c->fd = -1;
     board_conn_ended(srv->board, c->id, end, stopping, lines);

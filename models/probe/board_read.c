@@ -317,7 +317,7 @@ static int open_board_link(const char *path, int *link_pid, char *err, size_t er
         return -EINVAL;
     }
     if (!fd_is_board_memfd(target)) {
-        snprintf(err, err_len, "%s: gone (pid %d has no board at fd %d)", path,
+        snprintf(err, err_len, "%s: pid %d has no board at fd %d", path,
                  *link_pid, fd_num);
         return -ENOENT;
     }
@@ -325,14 +325,14 @@ static int open_board_link(const char *path, int *link_pid, char *err, size_t er
     if (fd < 0) {
         int rc = -errno;
         snprintf(err, err_len, "%s: %s", path,
-                 rc == -ENOENT ? "gone (the server exited)" : strerror(-rc));
+                 rc == -ENOENT ? "no such board" : strerror(-rc));
         return rc;
     }
     char mine[64];
     snprintf(mine, sizeof(mine), "/proc/self/fd/%d", fd);
     if (!fd_is_board_memfd(mine)) {
         close(fd);
-        snprintf(err, err_len, "%s: gone (the server closed its board)", path);
+        snprintf(err, err_len, "%s: the server closed its board", path);
         return -ENOENT;
     }
     return fd;
@@ -351,7 +351,7 @@ static int open_board(const char *path, int *link_pid, char *err, size_t err_len
     if (fd < 0) {
         int rc = -errno;
         snprintf(err, err_len, "%s: %s", path,
-                 rc == -ENOENT ? "gone (the server exited)" : strerror(-rc));
+                 rc == -ENOENT ? "no such board" : strerror(-rc));
         return rc;
     }
     return fd;

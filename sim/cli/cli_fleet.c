@@ -25,8 +25,9 @@ bool plan_parse_models(const char *cmd, const char *arg, void *plan)
     for (char *save = NULL, *m = strtok_r(p->models_buf, ",", &save); m;
          m = strtok_r(NULL, ",", &save)) {
         if (!model_find(m)) {
-            cli_usage_error(cmd, "--models: no model called '%s' (bio, pool, reactor, "
-                            "multireactor, vthread)", m);
+            char names[128];
+            cli_usage_error(cmd, "--models: no model called '%s' (%s)", m,
+                            model_names(names, sizeof(names)));
             return false;
         }
         for (int k = 0; k < p->nmodels; k++)

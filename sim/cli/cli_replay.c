@@ -19,8 +19,9 @@ static void replay_usage(FILE *out)
             "\n"
             "keys: space play/pause, <- -> (or b n) one frame back/forward, , . the\n"
             "      previous/next frame with a new event, w W the next/previous\n"
-            "      frame where a warning starts (a blocked loop, a rejection, a pool\n"
-            "      shrinking, from a source that gave none the frame before), 0-9\n"
+            "      frame where a warning starts (a loop's stall, until it unblocks;\n"
+            "      a rejection or a pool shrinking from a source that gave none\n"
+            "      the frame before; past the last, it says so), 0-9\n"
             "      seek to 0%%..90%%, g G first/last frame, + - speed, q quit; and\n"
             "      top's keys (tab focus, t list/grid, l log, ? help). Moving pauses.\n"
             "\n"
@@ -32,7 +33,12 @@ static void replay_usage(FILE *out)
             "                   is not a terminal)\n"
             "  --frame N        with --plain, only frame N (past the last: an error)\n"
             "  --backward       with --plain, the last frame first\n"
-            "  --size WxH       with --plain, the frame size (default 120x40)\n"
+            "  --size WxH       with --plain or --cast, the frame size (default\n"
+            "                   120x40)\n"
+            "  --cast FILE      write every frame, at its recorded time, to FILE as\n"
+            "                   asciicast v2 (what terminal-recording players\n"
+            "                   such as asciinema play: no threadlab needed), the\n"
+            "                   frames as --plain prints them; a demo's table last\n"
             "  --big            projector mode\n"
             "  --lang en|zh     the screen in English or Chinese (default: zh when\n"
             "                   LC_ALL, LC_MESSAGES or LANG starts with zh)\n"
@@ -57,6 +63,7 @@ int cli_replay(int argc, char **argv)
         { CLI_INT("frame", &o.frame, 1, 100000000) },
         { CLI_FLAG("backward", &o.backward) },
         { CLI_CALL("size", cli_parse_size, &size) },
+        { CLI_TEXT("cast", &o.cast) },
         { CLI_FLAG("big", &o.big) },
         { CLI_CALL("lang", cli_parse_lang, &lang_given) },
         { 0 },

@@ -241,7 +241,9 @@ int cli_serve(int argc, char **argv)
     }
     const struct model_desc *m = model_find(argv[1]);
     if (!m) {
-        cli_usage_error("serve", "unknown model '%s'", argv[1]);
+        char names[128];
+        cli_usage_error("serve", "unknown model '%s'; the models are: %s", argv[1],
+                        model_names(names, sizeof(names)));
         return CLI_EXIT_USAGE;
     }
     int rc = parse_serve_options(argc - 1, argv + 1, &opts, &port_file);

@@ -24,6 +24,31 @@ static bool json_number(const char *json, const char *key, double *out)
     return true;
 }
 
+/* A run with no line answered and no error: the load's own counts say
+ * why (connections still opening when the time was up, lines sent but
+ * not yet answered), after the server's fate. Older reports without these
+ * counts get no reason. */
+static void note_why_no_line(const char *json, struct result *r)
+{
+    double conns, opened, sent, elapsed_s;
+    if (r->lines_ok > 0 || r->errors > 0 || !json_number(json, "conns", &conns) ||
+        !json_number(json, "conns_opened", &opened) ||
+        !json_number(json, "lines_sent", &sent) || !json_number(json, "elapsed_s", &elapsed_s))
+        return;
+    char in[32] = "";                /* the load's time, when it has one */
+    if (elapsed_s > 0)
+        snprintf(in, sizeof(in), " in %.1f s", elapsed_s);
+    size_t at = strlen(r->fate);
+    if (opened < conns)
+        snprintf(r->fate + at, sizeof(r->fate) - at, "; no line answered: %.0f of %.0f "
+                 "conns opened%s", opened, conns, in);
+    else if (sent == 0)
+        snprintf(r->fate + at, sizeof(r->fate) - at, "; no line sent%s", in);
+    else
+        snprintf(r->fate + at, sizeof(r->fate) - at, "; %.0f lines sent, none answered%s",
+                 sent, in);
+}
+
 bool result_parse_load_json(const char *json, struct result *r)
 {
     double lines_ok, errors, lps, mbps, p50, p99, p999;
@@ -41,6 +66,7 @@ bool result_parse_load_json(const char *json, struct result *r)
     r->p99_us = p99;
     r->p999_us = p999;
     r->have_load = true;
+    note_why_no_line(json, r);
     return true;
 }
 

@@ -20,7 +20,9 @@ struct result {
     long peak_rss_kb;
     double cpu_s;
     uint64_t voluntary_cs, involuntary_cs;
-    char fate[64];                  /* "ok", "crashed: SIGSEGV" ... (fleet_server_fate) */
+    char fate[160];                 /* "ok", "crashed: SIGSEGV" ... (fleet_server_fate);
+                                       "; " and why, when no line was answered
+                                       and no error counted */
 };
 
 /* What a CSV's or a sweep's server field says: the fate, or "no report"
@@ -32,7 +34,9 @@ const char *result_server(const struct result *r);
  * Returns false (have_load false) when the report is missing or unreadable. */
 bool result_from_fleet(const struct fleet_server *s, struct result *r);
 
-/* Parse the JSON object `threadlab load --json` prints. */
+/* Parse the JSON object `threadlab load --json` prints. When it answered
+ * no line and counted no error, r->fate gets why ("; no line answered:
+ * 0 of 10000 conns opened in 5.0 s"): a row of zeros is never silent. */
 bool result_parse_load_json(const char *json, struct result *r);
 
 /* The table in 80 columns: model, lines/s, p50, p99, threads, RSS, CPU s,

@@ -56,7 +56,8 @@ struct sweep_row {
     double errors;                  /* lines or connections that failed */
     double cpu_busy_pct;            /* simulated: all cores, average; real: -1 */
     double reserved_kb;             /* simulated: stacks + connections; real: -1 */
-    char server[64];                /* real: how the server ended ("ok" ...) */
+    char server[160];               /* real: how the server ended ("ok" ...),
+                                       and why no line was answered */
 };
 
 /* ---- the variable and its values ---------------------------------------- */

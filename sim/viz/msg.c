@@ -28,6 +28,9 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_EXITED_WIDE] = { " %u exited in %llus (%llu in all)", " %u 个 %llu 秒内结束（共 %llu）" },
     [M_WAITING_FIRST] = { "waiting for the first snapshot", "等待第一份快照" },
     [M_SERVER_EXITED] = { "pid %d: the server exited", "pid %d：服务器进程已结束" },
+    [M_UNREADABLE] = { "  BOARD UNREADABLE: the server lives", "  看板无法读取：服务器进程仍在" },
+    [M_BOARD_UNREADABLE] = { "pid %d lives, but its board cannot be read (%s): trying again",
+                             "pid %d 仍在运行，但其看板无法读取（%s）：继续重试" },
 
     [M_COL_THREAD] = { "THREAD", "线程" },
     [M_COL_STATE] = { "STATE", "状态" },
@@ -65,6 +68,7 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_STATE_IDLE] = { "idle", "空闲" },
     [M_STATE_WAITING] = { "waiting", "等待事件" },
     [M_STATE_RUNNING] = { "running", "运行中" },
+    [M_STATE_RUNNABLE] = { "runnable", "可运行" },
     [M_STATE_BLOCKED_IO] = { "blocked-io", "阻塞于读写" },
     [M_STATE_BLOCKED_SLEEP] = { "blocked-sleep", "阻塞于sleep" },
     [M_STATE_TERMINATED] = { "terminated", "已结束" },
@@ -167,6 +171,10 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_R_PLAYING] = { "playing", "播放中" },
     [M_R_NEW_WARNING] = { "NEW WARNING here  ", "此处有新警告  " },
     [M_R_WARNINGS_GO_ON] = { "warnings go on  ", "警告仍在  " },
+    [M_R_NO_WARNING_AFTER] = { "no warning starts after this frame  ",
+                               "此帧之后没有新警告  " },
+    [M_R_NO_WARNING_BEFORE] = { "no warning starts before this frame  ",
+                                "此帧之前没有新警告  " },
     [M_R_CUT] = { "CUT SHORT after the last frame  ", "录制在最后一帧之后中断  " },
     [M_R_END] = { "THE END: q prints the table  ", "结束：按 q 打印结果表  " },
     [M_R_KEYS] = { "(space play, <- -> frame, , . event, w W new warning, 0-9 seek, +/- speed)",
@@ -260,7 +268,8 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
 
 static const enum msg_id state_ids[STATE_COUNT] = {
     [STATE_IDLE] = M_STATE_IDLE, [STATE_WAITING] = M_STATE_WAITING,
-    [STATE_RUNNING] = M_STATE_RUNNING, [STATE_BLOCKED_IO] = M_STATE_BLOCKED_IO,
+    [STATE_RUNNING] = M_STATE_RUNNING, [STATE_RUNNABLE] = M_STATE_RUNNABLE,
+    [STATE_BLOCKED_IO] = M_STATE_BLOCKED_IO,
     [STATE_BLOCKED_SLEEP] = M_STATE_BLOCKED_SLEEP,
     [STATE_TERMINATED] = M_STATE_TERMINATED,
 };

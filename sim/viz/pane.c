@@ -70,7 +70,9 @@ bool pane_process_alive(int pid)
 
 /* Read a new snapshot into the older buffer, then swap. The pid is asked
  * every time, not only when a read fails: a server killed with SIGKILL
- * leaves its board behind, readable and still, forever. */
+ * leaves its board behind, readable and still, forever. Only the pid says
+ * gone: a board removed or replaced under a live server (ENOENT, not a
+ * board) is a board that cannot be read, tried again at every refresh. */
 void pane_refresh(struct pane *p)
 {
     char err[256];
@@ -87,11 +89,11 @@ void pane_refresh(struct pane *p)
         if (alive)
             return;
     }
-    if (!alive || rc == -ENOENT) {
+    if (!alive) {
         p->gone = true;              /* the server exited; keep its last picture */
         snprintf(p->error, sizeof(p->error), msg(M_SERVER_EXITED), p->pid);
     } else {
-        snprintf(p->error, sizeof(p->error), "%s", err);
+        snprintf(p->error, sizeof(p->error), msg(M_BOARD_UNREADABLE), p->pid, err);
     }
     p->before->pid = 0;              /* its contents are no longer a snapshot */
 }

@@ -19,7 +19,8 @@ void pane_detach(struct pane *p);
 /* Read a new snapshot (the previous one kept for rates). The pid is asked
  * every time, not only when a read fails: a server killed with SIGKILL
  * leaves its board readable and still, forever. A dead server's pane is
- * marked gone, its last state kept; a failed read sets p->error. */
+ * marked gone, its last state kept; a failed read of a live one's board
+ * (removed, not a board) sets p->error, and the next refresh tries again. */
 void pane_refresh(struct pane *p);
 
 /* Whether process pid can still write its board: it exists and is not a

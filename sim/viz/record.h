@@ -80,8 +80,10 @@ struct recording;
 /* Read and check a whole recording: every frame's length, checksum and
  * contents. NULL with a message for a file that is not a recording, of
  * another version, corrupt (a byte changed), or cut before its first
- * whole frame. A recording cut short later loads its whole frames:
- * recording_cut says where it was cut. */
+ * whole frame, or when memory ran out (said so: "out of memory at frame
+ * N"). A recording cut short later loads its whole frames: recording_cut
+ * says where it was cut. The file stays open and is read again where a
+ * frame is shown: memory stays bounded whatever its length. */
 struct recording *recording_load(const char *path, char *err, size_t err_len);
 void recording_free(struct recording *rec);
 
@@ -100,8 +102,11 @@ int recording_panes(const struct recording *rec, int frame);
 
 /* Fill panes[0..n) for frame i: now = frame i, before = frame i - 1 (for
  * rates). The panes own buffers the recording allocated: call with the
- * same panes each time; recording_release_panes frees them. Returns n. */
+ * same panes each time; recording_release_panes frees them. Returns n, or
+ * 0 when the frame could not be rebuilt (memory ran out, the file could
+ * not be read again): recording_trouble says why. */
 int recording_show(struct recording *rec, int frame, struct pane *panes);
+const char *recording_trouble(const struct recording *rec);
 void recording_release_panes(struct pane *panes);
 
 /* Events that first appear in frame i (all panes), and whether one of
@@ -109,10 +114,10 @@ void recording_release_panes(struct pane *panes);
 int recording_new_events(const struct recording *rec, int frame);
 bool recording_has_warning(const struct recording *rec, int frame);
 
-/* Whether a warning starts in frame i: one from a source (a loop's name,
- * "conn" for rejections) that gave none in the frame before. A loop
- * stalling again and again in every frame starts one warning, not one
- * per frame. */
+/* Whether a warning starts in frame i: a loop's stall (from its first
+ * blocked event to its unblocked one: each stall is one), or a rejection
+ * or a shrink from a source ("conn" for rejections) that gave none in the
+ * frame before. */
 bool recording_new_warning(const struct recording *rec, int frame);
 
 /* Frame i's caption ("" when it has none), and the ending (NULL when the

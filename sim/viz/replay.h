@@ -14,10 +14,12 @@ struct replay_opts {
     int width, height;      /* --plain: the size of each frame */
     double speed;           /* 1: as recorded */
     bool big;
+    const char *cast;       /* --cast: write the frames as asciicast v2 there */
 };
 
-/* Returns an exit status: 0, or 1 for a file that is not a good recording
- * or a --frame past its last (the reason on stderr). */
+/* Returns an exit status: 0, or 1 for a file that is not a good recording,
+ * a --frame past its last, or a --cast file that cannot be written (the
+ * reason on stderr). */
 int replay_run(const struct replay_opts *o);
 
 #endif

@@ -176,6 +176,8 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
     x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, msg(M_PID_UP), s->pid, up);
     if (p->gone)
         screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_GONE));
+    else if (p->error[0])                   /* its last picture, from before */
+        screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_UNREADABLE));
     else if (s->closing)
         screen_put(scr, x, r.y, r.x + r.w - x, ST_WARN, msg(M_STOPPING));
 
@@ -311,7 +313,12 @@ static void draw_thread_grid(const struct view *v, const struct board_snapshot *
     if (per_row < 1 || rows < 1)
         return;
     int fit = per_row * rows;
-    int shown = n <= fit ? n : fit - 1;    /* keep a cell to say "+N" */
+    int shown = n <= fit ? n : fit - 1;
+    /* Cells give way at the end of the last row until "+N" fits inside the
+     * pane: drawn past its edge, it ran over the divider into the next. */
+    while (shown > 0 && shown < n &&
+           (shown % per_row) * cell_w + snprintf(NULL, 0, "+%d", n - shown) > r.w - 1)
+        shown--;
     screen_printf(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
                   msg(M_GRID_TITLE), shown, s->threads_unslotted ? msg(M_GRID_MORE) : "");
     for (int i = 0; i < shown; i++) {
@@ -323,9 +330,11 @@ static void draw_thread_grid(const struct view *v, const struct board_snapshot *
         screen_put(scr, x, y, cell_w - 1 + (v->big ? 0 : 0), state_style[t->state],
                    cell);
     }
-    if (shown < n)
-        screen_printf(scr, r.x + 1 + (shown % per_row) * cell_w,
-                      r.y + 1 + shown / per_row, r.w, ST_DIM, "+%d", n - shown);
+    if (shown < n) {
+        int x = r.x + 1 + (shown % per_row) * cell_w;
+        screen_printf(scr, x, r.y + 1 + shown / per_row, r.x + r.w - x, ST_DIM, "+%d",
+                      n - shown);
+    }
 }
 
 static void draw_bar(struct screen *scr, int x, int y, int w, uint64_t value,

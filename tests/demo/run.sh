@@ -342,7 +342,7 @@ leftovers "after the crashed compares"
 # command that fixes it.
 sh -c 'ulimit -Sn 256 && exec "$0" demo --plain --models reactor --scenario many-idle --conns 400 --duration 1 --interval 500' \
   "$BIN" >"$tmp/fds" 2>&1
-grep -Eq '^reactor .* 0 +ok$' "$tmp/fds" && ! grep -q "TOO FEW FILES\|cut short" "$tmp/fds" && ok \
+grep -Eq '^reactor .* 0 +ok(; no line sent)?$' "$tmp/fds" && ! grep -q "TOO FEW FILES\|cut short" "$tmp/fds" && ok \
   || { bad "demo under a soft fd limit of 256 lost connections"; tail -5 "$tmp/fds"; }
 sh -c 'ulimit -n 256 && exec "$0" demo --plain --models reactor --scenario many-idle --conns 400 --duration 1 --interval 500' \
   "$BIN" >"$tmp/fds" 2>&1

@@ -159,6 +159,38 @@ last=$(grep -c '^--- frame' "$tmp/demo.replay")
 "$BIN" replay "$tmp/demo.tlr" --plain --frame "$last" | grep -q "THE END: q prints the table" \
   && ok || bad "the last frame of a demo's replay does not say the table follows"
 
+# --cast: the demo's recording as asciicast v2 (tests/replay/asciicast.awk
+# checks the format and decodes it), its frames and table what --plain
+# prints, each at its recorded time; the checker itself refuses a file
+# of another version and a string with a raw control character.
+cast_awk="$(dirname "$0")/asciicast.awk"
+"$BIN" replay "$tmp/demo.tlr" --cast "$tmp/demo.cast" --size 100x30 2>"$tmp/cast.err"; st=$?
+[ "$st" = 0 ] && grep -q "wrote $tmp/demo.cast (asciicast v2, $last frames, 100x30)" "$tmp/cast.err" \
+  && ok || { bad "replay --cast: exit $st"; cat "$tmp/cast.err"; }
+head -1 "$tmp/demo.cast" | grep -q '^{"version": 2, "width": 100, "height": 30,' && ok \
+  || bad "the cast's header: $(head -1 "$tmp/demo.cast")"
+[ "$(($(wc -l <"$tmp/demo.cast") - 1))" = $((last + 1)) ] && ok \
+  || bad "the cast has $(($(wc -l <"$tmp/demo.cast") - 1)) events, not $last frames and the table"
+"$BIN" replay "$tmp/demo.tlr" --plain --size 100x30 | grep -v '^--- frame' >"$tmp/demo.plain100"
+awk -f "$cast_awk" "$tmp/demo.cast" >"$tmp/demo.cast.txt" 2>"$tmp/cast.bad" && \
+  cmp -s "$tmp/demo.cast.txt" "$tmp/demo.plain100" && ok \
+  || { bad "the cast is not valid asciicast v2 or its frames differ from --plain"; cat "$tmp/cast.bad"; \
+       diff "$tmp/demo.cast.txt" "$tmp/demo.plain100" | head -5; }
+# Each frame at its recorded time, from the first frame's.
+"$BIN" replay "$tmp/demo.tlr" --plain | sed -n 's/^--- frame [0-9]* t=\([0-9.]*\)s ---$/\1/p' >"$tmp/plain.t"
+sed -n '2,$s/^\[\([0-9.]*\),.*/\1/p' "$tmp/demo.cast" | head -n "$last" >"$tmp/cast.t"
+awk 'NR == FNR { t[FNR] = $1; next } FNR == 1 { t0 = t[1] }
+     { d = t[FNR] - t0 - $1; if (d > 0.0011 || d < -0.0011) bad = 1 } END { exit bad }' \
+  "$tmp/plain.t" "$tmp/cast.t" && [ "$(wc -l <"$tmp/cast.t")" = "$last" ] && ok \
+  || bad "the cast's times are not the frames' recorded times"
+sed '1s/"version": 2/"version": 1/' "$tmp/demo.cast" | awk -f "$cast_awk" >/dev/null 2>&1 \
+  && bad "the checker took a version 1 header" || ok
+sed '2s/\\r\\n/\t/' "$tmp/demo.cast" | awk -f "$cast_awk" >/dev/null 2>&1 \
+  && bad "the checker took a raw control character" || ok
+"$BIN" replay "$tmp/demo.tlr" --cast "$tmp/no/such/dir.cast" >"$tmp/cast.err" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "^threadlab replay: --cast $tmp/no/such/dir.cast: No such file" "$tmp/cast.err" \
+  && ok || { bad "--cast to a path that cannot be written: exit $st"; cat "$tmp/cast.err"; }
+
 # In a terminal: the position on screen; w jumps to a warning; -> and <- step.
 command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
 tmux -S "$sock" new-session -d -s replay -x 160 -y 45 \
