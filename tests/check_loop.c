@@ -1486,5 +1486,10 @@ int main(void)
     tcase_add_test(run, a_broken_epoll_fd_is_counted_and_does_not_spin);
     tcase_add_test(run, a_full_task_queue_refuses_and_counts);
     suite_add_tcase(s, run);
+    /* The forced races again, on their own: lab 03's teacher notes run
+     * this case ten times on the reference and on a mutant. */
+    TCase *races = tcase_create("races");
+    tcase_add_test(races, a_task_queued_as_the_loop_goes_to_sleep_wakes_it);
+    suite_add_tcase(s, races);
     return ts_run(s);
 }
