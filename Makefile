@@ -18,6 +18,7 @@
 #   make lab-grade LAB=NN DIR=path grade a student's tree (only its lab files)
 #   make answers LAB=NN DEST=dir   for teachers: answers, reference code, mutants
 #   make lab-mutants LAB=NN        the lab's check fails on every wrong answer
+#   make lab-races LAB=NN          its forced races: 10 of 10 runs, beside CPU hogs
 #   make check-mutants             the labs test with every lab's mutants (CI)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
@@ -78,7 +79,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo recordings handout lab-check lab-grade lab-mutants check-mutants answers check check-asan check-tsan check-valgrind check-faults bench bench-sim sched-probe peers fuzz soak install clean
+.PHONY: all demo recordings handout lab-check lab-grade lab-mutants lab-races check-mutants answers check check-asan check-tsan check-valgrind check-faults bench bench-sim sched-probe peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -245,6 +246,12 @@ lab-grade: $(BIN)
 lab-mutants: $(BIN)
 	@[ -n "$(LAB)" ] || { echo "usage: make lab-mutants LAB=NN"; exit 2; }
 	@BUILD=$(BUILD) scripts/lab-mutants.sh $(LAB)
+
+# The lab's forced races (labs/NN-*/races): the reference passes every one
+# of 10 runs and each race's mutant fails every one, beside two CPU hogs.
+lab-races: $(BIN)
+	@[ -n "$(LAB)" ] || { echo "usage: make lab-races LAB=NN"; exit 2; }
+	@HOGS=2 BUILD=$(BUILD) scripts/lab-races.sh $(LAB)
 
 # Every lab's mutants (.ci/run runs it after make check: too long for make
 # check's budget). Only the mutants: make check has already proved each
