@@ -14,7 +14,8 @@
 #   make sched-probe  this machine's scheduler, as docs/simulator.md quotes it
 #   make soak         ten minutes of faults against every model (not in check)
 #   make handout LAB=NN DEST=dir   a lab's handout (no answers in it)
-#   make lab-check LAB=NN          points per step and a total (LAB_JSON=1: JSON)
+#   make lab-check LAB=NN          points per step and a total (LAB_JSON=1: JSON;
+#                                  LANG=zh: in Chinese)
 #   make lab-grade LAB=NN DIR=path grade a student's tree (only its lab files)
 #   make answers LAB=NN DEST=dir   for teachers: answers, reference code, mutants
 #   make lab-mutants LAB=NN        the lab's check fails on every wrong answer
@@ -235,7 +236,7 @@ handout:
 
 lab-check: $(BIN)
 	@[ -n "$(LAB)" ] || { echo "usage: make lab-check LAB=NN"; exit 2; }
-	@BUILD=$(BUILD) scripts/lab-check.sh $(LAB)
+	@BUILD=$(BUILD) LAB_LANG=$(or $(LAB_LANG),$(LANG)) scripts/lab-check.sh $(LAB)
 
 # A student's tree, graded with this tree's tests (DIR is not written to).
 lab-grade: $(BIN)
