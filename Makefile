@@ -257,12 +257,15 @@ lab-races: $(BIN)
 # Every lab's mutants (.ci/run runs it after make check: too long for make
 # check's budget). Only the mutants: make check has already proved each
 # lab's check passes on the reference and fails on the handout.
+# At the end it names each mutant that survived or no longer applies.
 check-mutants: $(BIN)
-	@failed=""; for d in labs/*/mutants; do lab=$$(basename $$(dirname $$d) | cut -c1-2); \
+	@failed=""; log=$$(mktemp); for d in labs/*/mutants; do lab=$$(basename $$(dirname $$d) | cut -c1-2); \
 	  echo "== lab $$lab: every mutant must fail its check"; \
-	  THREADLAB_BOARD_DIR=$(TEST_BOARD_DIR) $(MAKE) -s lab-mutants LAB=$$lab || failed="$$failed $$lab"; \
-	done; [ -z "$$failed" ] || { echo "check-mutants: a mutant survived in lab(s)$$failed"; exit 1; }; \
-	echo "check-mutants: every mutant was caught"
+	  THREADLAB_BOARD_DIR=$(TEST_BOARD_DIR) $(MAKE) -s lab-mutants LAB=$$lab >$$log.$$lab 2>&1 || failed="$$failed $$lab"; \
+	  cat $$log.$$lab; grep '^  mutant ' $$log.$$lab | grep -v ': caught ' | sed "s/^  /  lab $$lab: /" >>$$log; \
+	  rm -f $$log.$$lab; \
+	done; if [ -n "$$failed" ]; then echo "check-mutants: lab(s)$$failed let a wrong answer through:"; cat $$log; rm -f $$log; exit 1; fi; \
+	rm -f $$log; echo "check-mutants: every mutant was caught"
 
 answers:
 	@[ -n "$(LAB)" ] && [ -n "$(DEST)" ] || { echo "usage: make answers LAB=NN DEST=dir"; exit 2; }
