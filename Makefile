@@ -18,10 +18,12 @@
 #   make sched-probe  this machine's scheduler, as docs/simulator.md quotes it
 #   make soak         ten minutes of faults against every model (not in check)
 #   make handout LAB=NN DEST=dir   a lab's handout (no answers in it)
-#   make lab-check LAB=NN          points per step and a total (LAB_JSON=1: JSON)
+#   make lab-check LAB=NN          points per step and a total (LAB_JSON=1: JSON;
+#                                  LANG=zh: in Chinese)
 #   make lab-grade LAB=NN DIR=path grade a student's tree (only its lab files)
 #   make answers LAB=NN DEST=dir   for teachers: answers, reference code, mutants
 #   make lab-mutants LAB=NN        the lab's check fails on every wrong answer
+#   make lab-races LAB=NN          its forced races: 10 of 10 runs, beside CPU hogs
 #   make check-mutants             the labs test with every lab's mutants (CI)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make VTHREAD_SWITCH=ucontext   vthread with swapcontext (into build/ucontext/)
@@ -94,7 +96,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo docs-check recordings handout lab-check lab-grade lab-mutants check-mutants answers tests check check-stress check-asan check-tsan check-valgrind check-faults check-sim-props bench bench-sim sched-probe peers fuzz soak install clean
+.PHONY: all demo docs-check recordings handout lab-check lab-grade lab-mutants lab-races check-mutants answers tests check check-stress check-asan check-tsan check-valgrind check-faults check-sim-props bench bench-sim sched-probe peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -287,7 +289,7 @@ handout:
 
 lab-check: $(BIN)
 	@[ -n "$(LAB)" ] || { echo "usage: make lab-check LAB=NN"; exit 2; }
-	@BUILD=$(BUILD) scripts/lab-check.sh $(LAB)
+	@BUILD=$(BUILD) LAB_LANG=$(or $(LAB_LANG),$(LANG)) scripts/lab-check.sh $(LAB)
 
 # A student's tree, graded with this tree's tests (DIR is not written to).
 lab-grade: $(BIN)
@@ -299,10 +301,17 @@ lab-mutants: $(BIN)
 	@[ -n "$(LAB)" ] || { echo "usage: make lab-mutants LAB=NN"; exit 2; }
 	@BUILD=$(BUILD) scripts/lab-mutants.sh $(LAB)
 
+# The lab's forced races (labs/NN-*/races): the reference passes every one
+# of 10 runs and each race's mutant fails every one, beside two CPU hogs.
+lab-races: $(BIN)
+	@[ -n "$(LAB)" ] || { echo "usage: make lab-races LAB=NN"; exit 2; }
+	@HOGS=2 BUILD=$(BUILD) scripts/lab-races.sh $(LAB)
+
 # Every lab's mutants (.ci/run runs it after make check: too long for make
 # check's budget), MUTANT_JOBS labs at once (default 2). Only the mutants:
 # make check has already proved each lab's check passes on the reference
-# and fails on the handout.
+# and fails on the handout. At the end it names each mutant that survived
+# or no longer applies.
 check-mutants: $(BIN)
 	@THREADLAB_BOARD_DIR=$(TEST_BOARD_DIR) MAKE="$(MAKE)" scripts/check-mutants.sh
 

@@ -31,13 +31,20 @@ for lab in $labs; do
 done
 wait
 
-failed="" times=""
+failed="" times="" survivors=""
 for lab in $labs; do
   echo "== lab $lab: every mutant must fail its check ($(cat "$logs/$lab.secs") s)"
   cat "$logs/$lab.log"
   [ "$(cat "$logs/$lab.rc")" = 0 ] || failed="$failed $lab"
   times="$times $(cat "$logs/$lab.secs")s:$lab"
+  survivors="$survivors$(grep '^  mutant ' "$logs/$lab.log" | grep -v ': caught ' |
+    sed "s/^  /  lab $lab: /")
+"
 done
 echo "== seconds per lab (MUTANT_JOBS=$jobs):$times"
-[ -z "$failed" ] || { echo "check-mutants: a mutant survived, or did not apply or build, in lab(s)$failed"; exit 1; }
+if [ -n "$failed" ]; then
+  echo "check-mutants: lab(s)$failed let a wrong answer through, or a mutant no longer applies or builds:"
+  printf '%s' "$survivors" | grep -v '^$'
+  exit 1
+fi
 echo "check-mutants: every mutant was caught"

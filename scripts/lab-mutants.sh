@@ -8,6 +8,8 @@
 # shortcuts of scripts/lab-shortcuts.sh (exit(0) first in the stubs, a
 # forged pass), built and run in a handout: none may earn a point.
 set -u
+# This script reads the grader's English words: whatever the user's LANG.
+export LAB_LANG=en
 . "$(dirname "$0")/lab-lib.sh"
 lab=${1:?usage: lab-mutants.sh LAB}
 labdir=$(lab_dir "$lab") || exit 2

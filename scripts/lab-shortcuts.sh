@@ -23,6 +23,8 @@
 # shortcut; exit 1, naming it, if one earns a point. LAB_SHORTCUTS_KEEP=
 # PREFIX keeps the grader's output for shortcut N as PREFIX.N.
 set -u
+# This script reads the grader's English words: whatever the user's LANG.
+export LAB_LANG=en
 . "$(dirname "$0")/lab-lib.sh"
 lab=${1:?usage: lab-shortcuts.sh LAB HANDOUT [--run]}
 hand=${2:?usage: lab-shortcuts.sh LAB HANDOUT [--run]}

@@ -85,6 +85,29 @@ if [ "${1:-}" = "--write" ]; then
 fi
 
 lab=${1:?usage: lab-symbols.sh LAB | --write}
+
+# say_call FILE FUNCTION: why a call the reference never makes stops the
+# grading, and what to do instead, in the student's language (LAB_LANG).
+say_call() {
+  case "${LAB_LANG:-${LANG:-en}}" in
+    zh*) case "$2" in
+           sleep|usleep|nanosleep|clock_nanosleep)
+             echo "你的 $1 调用了 $2 来睡眠，而实验 $lab 的参考代码从不这样做：睡眠会掩盖检查强制制造的竞争，" \
+                  "评分程序也不评它无法担保的调用。删掉它（要等某件事，就像这个文件里别的等待那样，在它的条件上等）" ;;
+           *) echo "你的 $1 调用了 $2，而实验 $lab 的参考代码从不调用它：评分程序分不清这样的调用和伪造通过的调用" \
+                   "（结束进程、写 Check 的日志），所以什么也不评。删掉这个调用（调试用的辅助代码也一样，评分前删掉）" ;;
+         esac ;;
+    *) case "$2" in
+         sleep|usleep|nanosleep|clock_nanosleep)
+           echo "your $1 calls $2 to sleep, which lab $lab's reference never does: a sleep would" \
+                "hide the races the check forces, and the grader grades no call it cannot vouch for." \
+                "Take it out (to wait for something, wait on its condition, as the file's other waits do)" ;;
+         *) echo "your $1 calls $2, which lab $lab's reference never calls: the grader cannot tell" \
+                 "such a call from one that forges a pass (ends the process, writes Check's log), so" \
+                 "it grades nothing. Take the call out (a debugging helper too, before grading)" ;;
+       esac ;;
+  esac
+}
 [ -f "$list" ] || { echo "lab $lab: this tree has no $list: the grader cannot judge the code"; exit 0; }
 for f in $(lab_files "$lab"); do
   [ -f "$f" ] && object_of "$f" "$tmp/o.o" || continue
@@ -92,8 +115,7 @@ for f in $(lab_files "$lab"); do
     case "$kind $what" in
       "calls "*) echo " $PURE " | tr '\n' ' ' | grep -q " $what " && continue
                  grep -qx "$f calls $what" "$list" && continue
-                 echo "your $f uses $what, which lab $lab's code does not need;" \
-                      "the grader does not grade it (take the call out)" ;;
+                 say_call "$f" "$what" ;;
       "defines "*) grep -qx "$f defines $what" "$list" && continue
                    echo "your $f defines a global $what, which lab $lab's code does not have" \
                         "(make it static; a global could stand in for the tests' own code)" ;;

@@ -107,6 +107,81 @@ START_TEST(k_tasks_over_max_m_wait)
 }
 END_TEST
 
+/* The hand-over between a task thread and the watchdog, forced on every
+ * run. One thread, busy with task 0; task 1 queued. The watchdog looks for
+ * an idle thread, finds none, and sleeps until one frees up. If it lets go
+ * of the pool lock between that look and its sleep, a thread that finishes
+ * meanwhile signals nobody, and the watchdog sleeps with a task queued and
+ * an idle thread. The test seam (pool__set_seam) holds the watchdog
+ * wherever it lets go of the lock with a task queued, finishes task 0
+ * there, then lets it go: the next thing it does is hand over task 1, or
+ * sleep with it queued. A watchdog that never lets go is simply asleep
+ * (POOL_SEAM_SLEEP, the lock held) when task 0 finishes, and is woken. */
+static pthread_mutex_t seam_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t seam_moved = PTHREAD_COND_INITIALIZER;
+static bool seam_held, seam_go;            /* seam_lock */
+static int sleeps_with_tasks;              /* seam_lock */
+
+static void hold_the_watchdog(void *arg, enum pool_seam at, int queued)
+{
+    (void)arg;
+    pthread_mutex_lock(&seam_lock);
+    if (queued > 0 && at == POOL_SEAM_SLEEP) {
+        sleeps_with_tasks++;
+        pthread_cond_broadcast(&seam_moved);
+    } else if (queued > 0 && at == POOL_SEAM_UNLOCKED && !seam_go) {
+        seam_held = true;
+        pthread_cond_broadcast(&seam_moved);
+        while (!seam_go)
+            pthread_cond_wait(&seam_moved, &seam_lock);
+    }
+    pthread_mutex_unlock(&seam_lock);
+}
+
+/* Until cond (read under seam_lock) holds, for 10 s at most. */
+#define SEAM_WAIT_UNTIL(cond) \
+    do { \
+        uint64_t until_ms_ = now_ms() + 10000; \
+        pthread_mutex_lock(&seam_lock); \
+        while (!(cond) && now_ms() < until_ms_) { \
+            pthread_mutex_unlock(&seam_lock); \
+            usleep(1000); \
+            pthread_mutex_lock(&seam_lock); \
+        } \
+        pthread_mutex_unlock(&seam_lock); \
+    } while (0)
+
+START_TEST(a_thread_freed_while_the_watchdog_looks_away_gets_the_next_task)
+{
+    struct pool_opts o = small_opts(1, 1, 100);
+    struct pool *p = pool_create(&o);
+    ck_assert_ptr_nonnull(p);
+    pool__set_seam(p, hold_the_watchdog, NULL);
+    ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)0, 0), 0);
+    wait_stats(p, 1, 0);                           /* task 0 runs, behind the gate */
+    ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)1, 1), 0);
+    SEAM_WAIT_UNTIL(seam_held || sleeps_with_tasks > 0);
+    open_gate();                                   /* task 0 ends: its thread is free */
+    struct pool_stats st;
+    for (uint64_t until = now_ms() + 10000; pool_stats(p, &st), st.completed < 1 &&
+         now_ms() < until;)
+        usleep(1000);
+    pthread_mutex_lock(&seam_lock);
+    int slept_before = sleeps_with_tasks;
+    seam_go = true;
+    pthread_cond_broadcast(&seam_moved);
+    pthread_mutex_unlock(&seam_lock);
+    SEAM_WAIT_UNTIL(atomic_load(&runs[1]) == 1 || sleeps_with_tasks > slept_before);
+    bool ran = atomic_load(&runs[1]) == 1;
+    pool__set_seam(p, NULL, NULL);
+    pool_shutdown(p, true);
+    ck_assert_msg(ran, "a task thread that finished while the watchdog had let go of the pool "
+                  "lock (between its look for an idle thread and its sleep) left the next task "
+                  "queued: the watchdog slept through that thread's signal. It should hold the "
+                  "lock from its look to its wait, or look again before it sleeps");
+}
+END_TEST
+
 static void nothing_task(void *arg, struct pool_thread *self)
 {
     (void)arg;
@@ -781,6 +856,7 @@ int main(void)
     tcase_add_test(lib, adaptive_min_follows_the_queue);
     tcase_add_test(lib, shrinking_respects_the_adaptive_min);
     tcase_add_test(lib, an_idle_thread_is_used_before_a_new_one);
+    tcase_add_test(lib, a_thread_freed_while_the_watchdog_looks_away_gets_the_next_task);
     tcase_add_test(lib, reject_abort_fails_the_submit);
     tcase_add_test(lib, reject_caller_runs_on_the_caller);
     tcase_add_test(lib, reject_discard_oldest_drops_the_oldest);
@@ -790,6 +866,11 @@ int main(void)
     tcase_add_test(lib, shutdown_drops_every_task_when_memory_is_short);
     tcase_add_test(lib, many_submitters_under_tsan);
     suite_add_tcase(s, lib);
+    /* The forced race again, on its own: lab 02's teacher notes run this
+     * case ten times on the reference and on a mutant. */
+    TCase *races = tcase_create("races");
+    tcase_add_test(races, a_thread_freed_while_the_watchdog_looks_away_gets_the_next_task);
+    suite_add_tcase(s, races);
     TCase *srv = tcase_create("pool server");
     tcase_set_timeout(srv, 30);
     tcase_add_test(srv, fifth_connection_waits_for_a_free_thread);

@@ -35,6 +35,8 @@ struct loop_timer {
     uint64_t period_ns;           /* 0: once */
     _Atomic int state;            /* enum timer_state */
     _Atomic int refs;             /* the caller's handle + the loop's hold */
+    struct loop_timer *again;     /* loop thread only: fired this phase, to
+                                   * go back on the heap after it */
 };
 
 struct task {
@@ -80,7 +82,8 @@ struct loop {
 
     /* counters: written by the loop thread, read by anyone */
     _Atomic uint64_t iterations, io_ns, task_ns, tasks_run, timers_fired,
-                     wakeups_written, longest_task_ns, wait_errors, resumes_run;
+                     wakeups_written, longest_task_ns, wait_errors, resumes_run,
+                     timers_late;
     _Atomic uint64_t timers_now;  /* the heap's size, as of the last iteration */
     _Atomic uint64_t task_overrun_ns; /* written by the loop thread only: how far
                                    * tasks ran past their budgets, repaid by the
@@ -89,6 +92,8 @@ struct loop {
                                    * that found nothing to do */
     _Atomic uint64_t tasks_starving_io; /* ioRatio 100: task phases past
                                    * LOOP_STARVING_IO_MS (I/O waited that long) */
+    _Atomic(loop_task_cb) before_sleep;   /* tests only: loop__set_before_sleep */
+    _Atomic(void *) before_sleep_arg;
 };
 
 static _Thread_local struct loop *current_loop;   /* set on a loop's thread */
@@ -345,27 +350,31 @@ void loop_timer_release(struct loop_timer *t)
     timer_unref(t);
 }
 
-/* Step 2 of an iteration: fire every timer that is due, earliest first.
- * Loop thread.
+/* Step 2 of an iteration: fire the timers that are due, earliest first,
+ * each at most once. Loop thread.
  *
  * A pending timer holds two references: the caller's handle and the
  * loop's hold. While its callback runs the loop takes a third, since the
  * callback, or another thread, may cancel it and drop the handle
- * meanwhile. After the callback a fixed-rate timer still pending goes back
- * on the heap, keeping the loop's hold; every other timer is done, and the
- * loop's hold ends here. A cancel that came meanwhile queued a removal
- * task, which finds the node out of the heap (heap_pop took it out) and
- * drops only its own reference.
+ * meanwhile. After the callback a fixed-rate timer still pending is set
+ * one period after the deadline it had and kept aside, with the loop's
+ * hold, until the phase ends; every other timer is done, and the loop's
+ * hold ends here. A cancel that came meanwhile queued a removal task,
+ * which finds the node out of the heap (heap_pop took it out) and drops
+ * only its own reference.
  *
- * Only the timers due at `now`, the time the phase began, fire: one that
- * falls due while a callback runs, or is re-armed by it for a time already
- * past, waits for the next iteration (whose epoll_wait does not block, as
- * it is due). Reading the clock again after each callback would let such
- * a timer hold the loop here for good, with no I/O and no task run: a
- * fixed-rate timer whose callback outlasts its period, a deadline re-armed
- * for a past deadline. libuv and Netty read the clock once per phase too. */
+ * Once per iteration, whatever the clock says: only the timers due at
+ * `now`, the time the phase began, fire, and a fixed-rate timer goes back
+ * on the heap only after the phase. Re-armed at once, a timer that fell
+ * behind (a callback that outlasted its period, a loop stalled by a long
+ * handler) would be due again at once and run again and again here, with
+ * no I/O and no task between: 60 runs in a row after a 60-period stall. Set
+ * aside, it catches up one run per iteration, I/O and tasks running between,
+ * as Netty's fixed-rate task does (re-queued for the next fetch). Each such
+ * catching-up run is counted (timers_late). */
 static void run_due_timers(struct loop *l, uint64_t now)
 {
+    struct loop_timer *again = NULL;            /* fixed-rate, for the heap */
     struct heap_node *n;
     while ((n = heap_peek(&l->timers)) && n->deadline_ns <= now) {
         struct loop_timer *t = from_node(n);
@@ -379,11 +388,12 @@ static void run_due_timers(struct loop *l, uint64_t now)
         bump(&l->timers_fired, 1);
         if (t->period_ns && atomic_load(&t->state) == TIMER_PENDING) {
             /* Fixed rate: from its deadline, not from now, so a late run
-             * does not push the next ones back. The heap never shrinks,
-             * so the slot just popped is still there. */
+             * does not push the next ones back. */
             t->node.deadline_ns += t->period_ns;
-            if (heap_push(&l->timers, &t->node) < 0)
-                timer_unref(t);
+            if (t->node.deadline_ns <= now)
+                bump(&l->timers_late, 1);       /* behind: one run an iteration */
+            t->again = again;
+            again = t;
         } else {
             /* A one-shot that ran is FIRED: a cancel from now on stops
              * nothing. One cancelled meanwhile stays CANCELLED. */
@@ -393,6 +403,12 @@ static void run_due_timers(struct loop *l, uint64_t now)
             timer_unref(t);                     /* done: the loop's hold */
         }
         timer_unref(t);                         /* the running ref */
+    }
+    while (again) {                             /* the loop's hold goes with it */
+        struct loop_timer *t = again;
+        again = t->again;
+        if (atomic_load(&t->state) != TIMER_PENDING || heap_push(&l->timers, &t->node) < 0)
+            timer_unref(t);
     }
 }
 
@@ -521,6 +537,15 @@ static void set_phase(struct loop *l, enum loop_phase p)
         atomic_store_explicit(&l->slot->phase, p, memory_order_relaxed);
 }
 
+/* The test seam (loop__set_before_sleep): the loop has looked at its
+ * queue for the last time and may block next. */
+static void before_sleep(struct loop *l)
+{
+    loop_task_cb fn = atomic_load_explicit(&l->before_sleep, memory_order_acquire);
+    if (fn)
+        fn(atomic_load_explicit(&l->before_sleep_arg, memory_order_relaxed));
+}
+
 /* How long epoll_wait may block: 0 with tasks waiting, until the next
  * timer (rounded up, so timers never fire early), or forever. */
 static int wait_timeout_ms(struct loop *l)
@@ -528,11 +553,12 @@ static int wait_timeout_ms(struct loop *l)
     if (atomic_load(&l->queued) > 0 || resumes_waiting(l))
         return 0;
     struct heap_node *n = heap_peek(&l->timers);
+    uint64_t now = now_ns();
+    if (n && n->deadline_ns <= now)
+        return 0;
+    before_sleep(l);
     if (!n)
         return -1;
-    uint64_t now = now_ns();
-    if (n->deadline_ns <= now)
-        return 0;
     uint64_t ms = (n->deadline_ns - now + 999999) / 1000000;
     return ms > 60000 ? 60000 : (int)ms;
 }
@@ -868,6 +894,12 @@ bool loop__last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_
     return *began_ns != 0;
 }
 
+void loop__set_before_sleep(struct loop *l, loop_task_cb fn, void *arg)
+{
+    atomic_store_explicit(&l->before_sleep_arg, arg, memory_order_relaxed);
+    atomic_store_explicit(&l->before_sleep, fn, memory_order_release);
+}
+
 void loop__remember_handlers_over(struct loop *l, int ms)
 {
     atomic_store_explicit(&l->long_handler_ns, (uint64_t)ms * 1000000u,
@@ -897,6 +929,7 @@ void loop_stats(struct loop *l, struct loop_stats *out)
     out->task_ns = atomic_load(&l->task_ns);
     out->tasks_run = atomic_load(&l->tasks_run);
     out->timers_fired = atomic_load(&l->timers_fired);
+    out->timers_late = atomic_load(&l->timers_late);
     out->wakeups_written = atomic_load(&l->wakeups_written);
     out->longest_task_ns = atomic_load(&l->longest_task_ns);
     out->queued = atomic_load(&l->queued);

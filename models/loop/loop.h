@@ -92,6 +92,8 @@ struct loop_stats {
     uint64_t iterations;
     uint64_t io_ns, task_ns;      /* time in handlers vs tasks and timers */
     uint64_t tasks_run, timers_fired;
+    uint64_t timers_late;         /* fixed-rate runs that left the timer still
+                                   * behind: it catches up one run an iteration */
     uint64_t wakeups_written;     /* eventfd writes: the wakeup rule at work */
     uint64_t longest_task_ns;
     uint64_t queued;              /* tasks waiting now */
@@ -172,7 +174,8 @@ struct loop_timer *loop_schedule(struct loop *l, uint64_t delay_ms,
 
 /* Run fn(arg) after initial_ms, then every period_ms, measured from the
  * first deadline (fixed rate, not fixed delay: a late run does not push
- * the next ones back). */
+ * the next ones back). A timer that fell behind runs at most once per
+ * iteration, I/O and tasks between, until it catches up (timers_late). */
 struct loop_timer *loop_schedule_at_fixed_rate(struct loop *l, uint64_t initial_ms,
                                                uint64_t period_ms,
                                                loop_task_cb fn, void *arg);
@@ -231,6 +234,15 @@ uint64_t loop__busy_since_ns(const struct loop *l);
  * it began and how long it took, on now_ns's clock, measured by the
  * loop itself around the call. Returns false if none has yet. Any thread. */
 bool loop__last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_ns);
+
+/* ---- a seam for tests ---- */
+
+/* Tests only: call fn(arg) on the loop thread each time the loop
+ * has looked at its task queue for the last time, found nothing to do,
+ * and may block in epoll_wait next (wait_timeout_ms). A test holds the
+ * loop there and queues a task: the lost-wakeup race, forced on every
+ * run instead of hoped for. NULL: none. Any thread. */
+void loop__set_before_sleep(struct loop *l, loop_task_cb fn, void *arg);
 
 /* Count a handler as long from ms on (the checker sets its warn_ms). Only
  * a long one replaces the record, so shorter handlers after a stuck one

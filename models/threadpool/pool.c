@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,8 @@ struct pool {
     int nsamples, sample_pos;
     uint64_t next_sample_ns;
     struct pool_stats stats;        /* counters (sizes are filled on read) */
+    _Atomic(pool_seam_cb) seam;     /* tests only: pool__set_seam */
+    _Atomic(void *) seam_arg;
 };
 
 static void publish_queue(struct pool *p)
@@ -215,12 +218,29 @@ static void retire_task_thread(struct pool *p, struct pool_thread *t,
 
 /* ---- the watchdog (值守线程) ------------------------------------------------ */
 
-/* Join the threads that were handed a NULL task. Unlocks meanwhile. */
+/* The test seam (pool__set_seam). */
+static void seam(struct pool *p, enum pool_seam at, int queued)
+{
+    pool_seam_cb fn = atomic_load_explicit(&p->seam, memory_order_acquire);
+    if (fn)
+        fn(atomic_load_explicit(&p->seam_arg, memory_order_relaxed), at, queued);
+}
+
+void pool__set_seam(struct pool *p, pool_seam_cb fn, void *arg)
+{
+    atomic_store_explicit(&p->seam_arg, arg, memory_order_relaxed);
+    atomic_store_explicit(&p->seam, fn, memory_order_release);
+}
+
+/* Join the threads that were handed a NULL task. Unlocks meanwhile: what
+ * the watchdog saw before may have changed when it returns. */
 static void join_ended(struct pool *p)
 {
     struct pool_thread *t = p->ended;
     p->ended = NULL;
+    int queued = p->count;
     pthread_mutex_unlock(&p->lock);
+    seam(p, POOL_SEAM_UNLOCKED, queued);
     while (t) {
         struct pool_thread *next = t->next;
         pthread_join(t->thread, NULL);
@@ -304,6 +324,7 @@ static uint64_t retire_idle(struct pool *p, uint64_t now)
 static void watchdog_wait(struct pool *p, uint64_t until_ns)
 {
     board_thread_state(p->o.board, &p->watchdog_on_board, STATE_WAITING);
+    seam(p, POOL_SEAM_SLEEP, p->count);
     if (until_ns == 0) {
         pthread_cond_wait(&p->watchdog_signal, &p->lock);
     } else {

@@ -115,6 +115,20 @@ void pool_stats(struct pool *p, struct pool_stats *out);
 const char *pool_thread_name(const struct pool_thread *t);
 struct board_thread_ref *pool_thread_board(struct pool_thread *t);
 
+/* ---- a seam for tests ---- */
+
+/* Where the watchdog calls a test's seam: having let go of the pool lock
+ * (to join ended threads), or about to sleep on its condition (the lock
+ * held until the wait takes it). */
+enum pool_seam { POOL_SEAM_UNLOCKED, POOL_SEAM_SLEEP };
+typedef void (*pool_seam_cb)(void *arg, enum pool_seam at, int queued);
+
+/* Tests only: call fn(arg, at, tasks queued) on the watchdog at those two
+ * points, so that a test can hold the watchdog where the lock is let go
+ * and finish a task meanwhile: the lost hand-over forced on every run.
+ * NULL: none. Any thread. */
+void pool__set_seam(struct pool *p, pool_seam_cb fn, void *arg);
+
 /* "abort", "caller-runs", "discard-oldest", "block", and back: 0, or
  * -EINVAL for a name that is none of them. Pure, any thread. */
 const char *pool_reject_name(enum pool_reject r);

@@ -9,6 +9,8 @@
 # untouched handout earns no point, and no shortcut (an exit(0) first in a
 # stub, a forged pass: scripts/lab-shortcuts.sh) is graded at all. TEST_LAB=NN tests lab NN alone.
 set -u
+# This script reads the grader's English words: whatever the user's LANG.
+export LAB_LANG=en
 BIN=${THREADLAB_BIN:-build/threadlab}
 tmp=$(mktemp -d)
 . "$(dirname "$0")/../lib.sh"
