@@ -57,6 +57,11 @@ check_lab() {
     [ -s "$dir/$f" ] && ok || bad "lab $lab has no $f"
   done
 
+  # The reference is graded at all: it calls nothing labs/symbols does not
+  # list (a helper the reference gained and the list missed makes the
+  # grader refuse every answer, the reference's own too).
+  refsyms=$(sh scripts/lab-symbols.sh "$lab" 2>&1)
+  [ -z "$refsyms" ] && ok || { bad "lab $lab: the grader would not grade the reference (run scripts/lab-symbols.sh --write):"; echo "$refsyms" | head -3; }
   # The reference passes. make check has just run these very cases with
   # its own Check binaries (a failure there fails make check), so here only
   # their names are checked: a case that no test defines would run nothing
