@@ -308,7 +308,7 @@ lab-races: $(BIN)
 	@HOGS=2 BUILD=$(BUILD) scripts/lab-races.sh $(LAB)
 
 # Every lab's mutants (.ci/run runs it after make check: too long for make
-# check's budget), MUTANT_JOBS labs at once (default 2). Only the mutants:
+# check's budget), MUTANT_JOBS labs at once (default 4). Only the mutants:
 # make check has already proved each lab's check passes on the reference
 # and fails on the handout. At the end it names each mutant that survived
 # or no longer applies.

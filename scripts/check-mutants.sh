@@ -1,12 +1,12 @@
 #!/bin/bash
 # check-mutants.sh -- `make check-mutants`: every lab's mutants must fail
 # that lab's check (scripts/lab-mutants.sh, one lab at a time per job).
-# MUTANT_JOBS labs run at once (default 2: a mutant's check mostly waits on
+# MUTANT_JOBS labs run at once (default 4: a mutant's check mostly waits on
 # its tests, and each lab works in a scratch copy of its own). Each lab's
 # report is printed whole when it ends, then the labs whose mutants
 # survived are named, with the seconds each lab took.
 set -u
-jobs=${MUTANT_JOBS:-2}
+jobs=${MUTANT_JOBS:-4}
 case $jobs in ''|*[!0-9]*|0) echo "check-mutants: MUTANT_JOBS must be a positive number, not '$jobs'" >&2; exit 2;; esac
 make=${MAKE:-make}
 logs=$(mktemp -d "${TMPDIR:-/tmp}/check-mutants.XXXXXX") || exit 2
