@@ -35,11 +35,12 @@ static struct loop *start_loop(int io_ratio)
     return l;
 }
 
-/* Wait (at most 5 s) until cond holds: what a loop does "soon" may take a
- * while on a loaded machine, so tests poll instead of sleeping a guess. */
+/* Await cond (polled; at most 20 s, a hang guard that only a wrong loop
+ * reaches): what a loop does "soon" may take a while on a loaded machine,
+ * so tests await the state instead of sleeping a guess. */
 #define WAIT_UNTIL(cond) \
     do { \
-        uint64_t until_ms_ = now_ms() + 5000; \
+        uint64_t until_ms_ = now_ms() + 20000; \
         while (!(cond) && now_ms() < until_ms_) \
             usleep(1000); \
     } while (0)
@@ -335,12 +336,16 @@ START_TEST(a_task_queued_as_the_loop_goes_to_sleep_wakes_it)
     struct loop *l = start_loop(50);
     loop__set_before_sleep(l, hold_before_sleep, NULL);
     ck_assert_int_eq(loop_execute(l, nested_task, NULL), 0);   /* to the seam */
-    bool held = false;
-    for (uint64_t until = now_ms() + 10000; !held && now_ms() < until; usleep(1000)) {
-        pthread_mutex_lock(&seam_lock);
-        held = seam_stage == SEAM_HELD;
-        pthread_mutex_unlock(&seam_lock);
-    }
+    /* The seam signals when it holds the loop; the deadline is a hang guard. */
+    struct timespec guard;
+    clock_gettime(CLOCK_REALTIME, &guard);
+    guard.tv_sec += 20;
+    pthread_mutex_lock(&seam_lock);
+    while (seam_stage != SEAM_HELD &&
+           pthread_cond_timedwait(&seam_moved, &seam_lock, &guard) == 0)
+        ;
+    bool held = seam_stage == SEAM_HELD;
+    pthread_mutex_unlock(&seam_lock);
     ck_assert_msg(held, "the loop never came to sleep through wait_timeout_ms: it should look "
                   "at its task queue there last, just before epoll_wait");
     ck_assert_int_eq(loop_execute(l, late_wakeup_task, NULL), 0);
@@ -348,8 +353,9 @@ START_TEST(a_task_queued_as_the_loop_goes_to_sleep_wakes_it)
     seam_stage = SEAM_GO;
     pthread_cond_broadcast(&seam_moved);
     pthread_mutex_unlock(&seam_lock);
-    /* Either the task runs, or the loop sleeps past the seam without it. */
-    uint64_t until = now_ms() + 10000;
+    /* Await one of two states: the task ran, or the loop sleeps past the
+     * seam without it (20 s: a hang guard, not a bound). */
+    uint64_t until = now_ms() + 20000;
     while (!atomic_load(&late_task_ran) && now_ms() < until &&
            !(atomic_load(&seam_passed) && tn_wait_thread_state("test-loop", 'S', 0) &&
              !atomic_load(&late_task_ran)))
@@ -629,6 +635,9 @@ static void late_tick_cb(void *arg)
     int k = atomic_fetch_add(&late_runs, 1);
     late_note('T');
     loop_execute(late_loop, late_task, NULL);
+    /* The first run stalls the loop, so the timer falls behind: at least
+     * LATE_PERIODS periods (a busy machine only makes it later, and the
+     * checks hold for any lag). Time passing is the subject here. */
     if (k == 0)
         usleep(LATE_PERIODS * LATE_PERIOD_MS * 1000);
 }
