@@ -21,7 +21,7 @@ copy_tree "$scratch" '^labs/[^/]+/mutants/'
 [ -d "$build/obj" ] && mkdir -p "$scratch/$build" && cp -a "$build/obj" "$scratch/$build/"
 bad=0 n=0
 for m in "$labdir"/mutants/*.patch; do
-  name=$(basename "$m" .patch) n=$((n + 1))
+  name=$(basename "$m" .patch) n=$((n + 1)) began=$(date +%s)
   if ! patch -s -p1 -d "$scratch" <"$m" >"$scratch/patch.log" 2>&1; then
     echo "  mutant $name: DOES NOT APPLY to the reference (update it)"; bad=1; continue
   fi
@@ -36,7 +36,8 @@ for m in "$labdir"/mutants/*.patch; do
     echo "  mutant $name: SURVIVED: lab $lab's check passes on this wrong answer"; bad=1
   else
     echo "  mutant $name: caught by $(grep -E '^  step [0-9]+: .*FAIL$' "$scratch/check.log" |
-      sed 's/^  step \([0-9]*\):.*/\1/' | tr '\n' ' ' | sed 's/ $//; s/ /, /g; s/^/step(s) /')"
+      sed 's/^  step \([0-9]*\):.*/\1/' | tr '\n' ' ' | sed 's/ $//; s/ /, /g; s/^/step(s) /')" \
+      "($(($(date +%s) - began)) s)"
   fi
   patch -s -R -p1 -d "$scratch" <"$m" >/dev/null 2>&1 || { echo "  mutant $name: does not revert"; exit 1; }
 done
