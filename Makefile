@@ -83,11 +83,15 @@ ifneq ($(NEEDS_DEPS),)
   ZLIB_LIBS      := $(shell pkg-config --libs zlib)
 endif
 
-LIB_SRCS  := $(wildcard models/*.c models/*/*.c) \
-             $(filter-out sim/cli/%,$(wildcard sim/*/*.c))
+# A lab's handout ships the other labs' files compiled, without their
+# source (scripts/handout.sh): labs/prebuilt/PATH.o stands for PATH.c.
+PREBUILT_SRCS := $(patsubst labs/prebuilt/%.o,%.c,$(shell find labs/prebuilt -name '*.o' 2>/dev/null))
+LIB_SRCS  := $(sort $(wildcard models/*.c models/*/*.c) \
+             $(filter-out sim/cli/%,$(wildcard sim/*/*.c)) \
+             $(filter models/% sim/%,$(PREBUILT_SRCS)))
 CLI_SRCS  := $(wildcard sim/cli/*.c)
 TEST_SRCS := $(wildcard tests/check_*.c)
-SUPPORT_SRCS := $(wildcard tests/support/*.c)
+SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c) $(filter tests/support/%,$(PREBUILT_SRCS)))
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -133,6 +137,11 @@ $(LIB): $(LIB_OBJS)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(NCURSES_CFLAGS) -c -o $@ $<
+
+# In a handout, another lab's file is there only as its object.
+$(BUILD)/obj/%.o: labs/prebuilt/%.o
+	@mkdir -p $(@D)
+	cp $< $@
 
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(@D)

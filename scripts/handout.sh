@@ -4,7 +4,9 @@
 # or the rest of a block after a "lab NN region" marker) are replaced by
 # the stubs in labs/NN-topic/stubs/: a TODO that states the contract, and
 # code that compiles. The handout holds no answers: no ANSWERS*.md and no
-# mutants/ of any lab (a mutant patch quotes the reference code).
+# mutants/ of any lab (a mutant patch quotes the reference code), and no
+# source of another lab's regions: each file that holds one ships as an
+# object in labs/prebuilt/ (put_prebuilt), which the build links instead.
 set -eu
 . "$(dirname "$0")/lab-lib.sh"
 lab=${1:?usage: handout.sh LAB DEST}
@@ -22,6 +24,7 @@ fi
 mkdir -p "$dest"
 copy_tree "$dest" '^labs/[^/]+/(ANSWERS[^/]*\.md|mutants/)'
 put_stubs "$lab" "$labdir" "$dest" || { echo "handout: lab $lab's stubs do not fit the code (see above)" >&2; exit 3; }
+put_prebuilt "$lab" "$dest" || { echo "handout: the other labs' files do not compile (see above)" >&2; exit 3; }
 printf 'lab %s handout: write the TODO(lab %s) regions, then make lab-check LAB=%s\n' \
   "$lab" "$lab" "$lab" >"$dest/HANDOUT"
 n=$(lab_regions "$labdir" | wc -l)

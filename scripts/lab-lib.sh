@@ -47,6 +47,38 @@ put_stubs() {
   done
 }
 
+# lab_files LAB: the files that hold lab LAB's regions, one a line.
+lab_files() { lab_regions "$(lab_dir "$1")" | awk '{ print $1 }' | sort -u; }
+
+# other_labs_files LAB: the files that hold another lab's regions. No file
+# holds regions of two labs (tests/labs checks it): each lab's code is in
+# files of its own, so a handout can leave out every other lab's.
+other_labs_files() {
+  for d in labs/[0-9][0-9]-*/; do
+    n=$(basename "$d" | cut -c1-2)
+    [ "$n" = "$1" ] || lab_regions "$d" | awk '{ print $1 }'
+  done | sort -u
+}
+
+# put_prebuilt LAB TREE: in TREE, a handout of lab LAB, each file of the
+# other labs' regions gives way to its object (this tree's plain build,
+# debug info stripped) in TREE/labs/prebuilt/PATH.o, which the Makefile
+# links for PATH.c. A class does the labs in order: lab 05's student must
+# not find lab 03's answer in the tree.
+put_prebuilt() {
+  files=$(other_labs_files "$1")
+  objs=$(for f in $files; do echo "build/obj/${f%.c}.o"; done)
+  mkdir -p build
+  # One make at a time: handouts made side by side share these objects.
+  flock build/.prebuilt.lock ${MAKE:-make} -s $objs >&2 || return 3
+  for f in $files; do
+    o="labs/prebuilt/${f%.c}.o"
+    mkdir -p "$2/$(dirname "$o")"
+    objcopy --strip-debug "build/obj/${f%.c}.o" "$2/$o" || return 3
+    rm -f "$2/$f"
+  done
+}
+
 # What only a forged pass needs, as extended regexes over code (comments
 # stripped): ending the process or a thread early, signalling or starting
 # another process, code that runs before main (a constructor) or after

@@ -59,9 +59,6 @@ symbols_of() {
     echo "syscall instruction"
 } 2>/dev/null
 
-# lab_files LAB: the files holding lab LAB's regions.
-lab_files() { lab_regions "$(lab_dir "$1")" | awk '{ print $1 }' | sort -u; }
-
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lab-symbols.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
 

@@ -1,4 +1,5 @@
-/* loop.c -- one thread, a selector, a task queue, timers. See loop.h.
+/* loop.c -- one thread, a selector, a task queue: the iteration. See
+ * loop.h; the timers are in timers.c, the task phase in task_budget.c.
  *
  * The wakeup rule (Netty's wakenUp, muduo's "not in loop, or draining"):
  * before it blocks in epoll_wait the loop sets `sleeping` and looks at the
@@ -8,7 +9,7 @@
  * sleep; a burst of tasks costs one write, and tasks queued by the loop
  * itself cost none.
  */
-#include "loop.h"
+#include "loop_impl.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -22,79 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "timer_heap.h"
 #include "net/clock.h"
-
-enum timer_state { TIMER_PENDING, TIMER_FIRED, TIMER_CANCELLED };
-
-struct loop_timer {
-    struct heap_node node;        /* loop thread only */
-    struct loop *loop;
-    loop_task_cb fn;
-    void *arg;
-    uint64_t period_ns;           /* 0: once */
-    _Atomic int state;            /* enum timer_state */
-    _Atomic int refs;             /* the caller's handle + the loop's hold */
-    struct loop_timer *again;     /* loop thread only: fired this phase, to
-                                   * go back on the heap after it */
-};
-
-struct task {
-    loop_task_cb fn;
-    void *arg;
-};
-
-struct loop {
-    char name[LOOP_NAME_BYTES];
-    int io_ratio_pct;
-    int epfd;
-    struct loop_watch wake;       /* the eventfd, as a watch */
-    pthread_t thread;
-    _Atomic bool started;
-    _Atomic bool stopping;        /* loop_stop was called */
-    _Atomic bool ended;           /* the thread returned: no more tasks */
-    _Atomic bool sleeping;        /* in (or about to enter) epoll_wait */
-
-    pthread_mutex_t lock;         /* guards the task ring */
-    struct task *ring;
-    size_t head, count, cap;
-    size_t max_tasks;             /* count never goes past this */
-    _Atomic uint64_t queued;      /* == count, readable without the lock */
-    _Atomic uint64_t tasks_rejected;  /* refused for a full ring */
-
-    /* Watches to call again next iteration (loop_watch_resume): a circular
-     * list through this sentinel, loop thread only. */
-    struct loop_watch resumes;
-
-    struct timer_heap timers;     /* loop thread only */
-
-    struct board *board;
-    enum board_role role;
-    struct board_thread_ref on_board; /* loop thread only */
-    struct board_loop *slot;
-    _Atomic uint64_t busy_since_ns;   /* start of the running handler, or 0 */
-    pthread_mutex_t long_lock;    /* guards the last long handler's record */
-    uint64_t long_began_ns, long_took_ns; /* the last handler of long_handler_ns+ */
-    _Atomic uint64_t long_handler_ns; /* what counts as long (loop__remember_handlers_over) */
-    struct loop_group *parent;    /* the group it belongs to, or NULL */
-    _Atomic uint64_t channels;
-    _Atomic uint32_t phase;
-
-    /* counters: written by the loop thread, read by anyone */
-    _Atomic uint64_t iterations, io_ns, task_ns, tasks_run, timers_fired,
-                     wakeups_written, longest_task_ns, wait_errors, resumes_run,
-                     timers_late;
-    _Atomic uint64_t timers_now;  /* the heap's size, as of the last iteration */
-    _Atomic uint64_t task_overrun_ns; /* written by the loop thread only: how far
-                                   * tasks ran past their budgets, repaid by the
-                                   * next ones */
-    _Atomic uint64_t task_idle_ns; /* part of task_ns run after I/O phases
-                                   * that found nothing to do */
-    _Atomic uint64_t tasks_starving_io; /* ioRatio 100: task phases past
-                                   * LOOP_STARVING_IO_MS (I/O waited that long) */
-    _Atomic(loop_task_cb) before_sleep;   /* tests only: loop__set_before_sleep */
-    _Atomic(void *) before_sleep_arg;
-};
 
 static _Thread_local struct loop *current_loop;   /* set on a loop's thread */
 
@@ -106,13 +35,6 @@ bool loop_in_loop(const struct loop *l)
 const char *loop_name(const struct loop *l)
 {
     return l->name;
-}
-
-/* Relaxed counter add by the loop thread (the only writer). */
-static void bump(_Atomic uint64_t *c, uint64_t n)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-                          memory_order_relaxed);
 }
 
 /* ---- the task queue -------------------------------------------------------- */
@@ -140,7 +62,7 @@ static int ring_push(struct loop *l, struct task t)
 }
 
 /* Take up to max tasks, in order. */
-static size_t ring_take(struct loop *l, struct task *out, size_t max)
+size_t ring_take(struct loop *l, struct task *out, size_t max)
 {
     pthread_mutex_lock(&l->lock);
     size_t n = l->count < max ? l->count : max;
@@ -230,10 +152,9 @@ static uint64_t busy_end(struct loop *l, uint64_t began_ns)
     return now;
 }
 
-/* Run one task or timer callback, timed for the blocked checker. */
 /* Run one task or timer callback, timed for the blocked checker. Returns
  * the time it ended (the task budget's clock). */
-static uint64_t run_timed(struct loop *l, loop_task_cb fn, void *arg)
+uint64_t run_timed(struct loop *l, loop_task_cb fn, void *arg)
 {
     uint64_t start = now_ns();
     busy_begin(l, start);
@@ -242,174 +163,6 @@ static uint64_t run_timed(struct loop *l, loop_task_cb fn, void *arg)
     if (end - start > atomic_load_explicit(&l->longest_task_ns, memory_order_relaxed))
         atomic_store_explicit(&l->longest_task_ns, end - start, memory_order_relaxed);
     return end;
-}
-
-/* ---- timers ------------------------------------------------------------- */
-
-/* Timers allocated and not yet freed (loop_timers_alive). Process-wide, not
- * per loop: a handle may be given back after its loop is freed. */
-static _Atomic uint64_t timers_alive;
-
-uint64_t loop_timers_alive(void)
-{
-    return atomic_load_explicit(&timers_alive, memory_order_relaxed);
-}
-
-/* Drop one reference; the last one frees the timer. */
-static void timer_unref(struct loop_timer *t)
-{
-    if (atomic_fetch_sub(&t->refs, 1) == 1) {
-        free(t);
-        atomic_fetch_sub_explicit(&timers_alive, 1, memory_order_relaxed);
-    }
-}
-
-static struct loop_timer *from_node(struct heap_node *n)
-{
-    return (struct loop_timer *)((char *)n - offsetof(struct loop_timer, node));
-}
-
-/* On the loop: put a new timer in the heap (unless cancelled meanwhile). */
-static void timer_add_task(void *arg)
-{
-    struct loop_timer *t = arg;
-    if (atomic_load(&t->state) != TIMER_PENDING || heap_push(&t->loop->timers, &t->node) < 0)
-        timer_unref(t);               /* the loop's hold */
-}
-
-/* On the loop: take a cancelled timer out of the heap. */
-static void timer_remove_task(void *arg)
-{
-    struct loop_timer *t = arg;
-    if (t->node.index != HEAP_NOT_IN) {
-        heap_remove(&t->loop->timers, &t->node);
-        timer_unref(t);               /* the loop's hold */
-    }
-    timer_unref(t);                   /* this task's own */
-}
-
-static struct loop_timer *schedule(struct loop *l, uint64_t delay_ns,
-                                   uint64_t period_ns, loop_task_cb fn, void *arg)
-{
-    struct loop_timer *t = calloc(1, sizeof(*t));
-    if (!t)
-        return NULL;
-    t->loop = l;
-    t->fn = fn;
-    t->arg = arg;
-    t->period_ns = period_ns;
-    t->node.index = HEAP_NOT_IN;
-    t->node.deadline_ns = now_ns() + delay_ns;
-    atomic_init(&t->state, TIMER_PENDING);
-    atomic_init(&t->refs, 2);         /* the handle + the loop's hold */
-    atomic_fetch_add_explicit(&timers_alive, 1, memory_order_relaxed);
-    if (loop_run_in_loop(l, timer_add_task, t) < 0) {
-        atomic_fetch_sub_explicit(&timers_alive, 1, memory_order_relaxed);
-        free(t);
-        errno = ESHUTDOWN;
-        return NULL;
-    }
-    return t;
-}
-
-struct loop_timer *loop_schedule(struct loop *l, uint64_t delay_ms,
-                                 loop_task_cb fn, void *arg)
-{
-    return schedule(l, delay_ms * 1000000u, 0, fn, arg);
-}
-
-struct loop_timer *loop_schedule_at_fixed_rate(struct loop *l, uint64_t initial_ms,
-                                               uint64_t period_ms,
-                                               loop_task_cb fn, void *arg)
-{
-    if (period_ms == 0) {
-        errno = EINVAL;
-        return NULL;
-    }
-    return schedule(l, initial_ms * 1000000u, period_ms * 1000000u, fn, arg);
-}
-
-bool loop_timer_cancel(struct loop_timer *t)
-{
-    int pending = TIMER_PENDING;
-    bool stopped = atomic_compare_exchange_strong(&t->state, &pending, TIMER_CANCELLED);
-    if (stopped) {
-        /* The heap belongs to the loop thread: remove it there. */
-        atomic_fetch_add(&t->refs, 1);          /* for the removal task */
-        if (loop_run_in_loop(t->loop, timer_remove_task, t) < 0)
-            timer_unref(t);   /* the loop ended (it dropped its hold already)
-                               * or its queue is full: the heap keeps its
-                               * hold and drops the cancelled timer when due */
-    }
-    timer_unref(t);                             /* the caller's handle */
-    return stopped;
-}
-
-void loop_timer_release(struct loop_timer *t)
-{
-    timer_unref(t);
-}
-
-/* Step 2 of an iteration: fire the timers that are due, earliest first,
- * each at most once. Loop thread.
- *
- * A pending timer holds two references: the caller's handle and the
- * loop's hold. While its callback runs the loop takes a third, since the
- * callback, or another thread, may cancel it and drop the handle
- * meanwhile. After the callback a fixed-rate timer still pending is set
- * one period after the deadline it had and kept aside, with the loop's
- * hold, until the phase ends; every other timer is done, and the loop's
- * hold ends here. A cancel that came meanwhile queued a removal task,
- * which finds the node out of the heap (heap_pop took it out) and drops
- * only its own reference.
- *
- * Once per iteration, whatever the clock says: only the timers due at
- * `now`, the time the phase began, fire, and a fixed-rate timer goes back
- * on the heap only after the phase. Re-armed at once, a timer that fell
- * behind (a callback that outlasted its period, a loop stalled by a long
- * handler) would be due again at once and run again and again here, with
- * no I/O and no task between: 60 runs in a row after a 60-period stall. Set
- * aside, it catches up one run per iteration, I/O and tasks running between,
- * as Netty's fixed-rate task does (re-queued for the next fetch). Each such
- * catching-up run is counted (timers_late). */
-static void run_due_timers(struct loop *l, uint64_t now)
-{
-    struct loop_timer *again = NULL;            /* fixed-rate, for the heap */
-    struct heap_node *n;
-    while ((n = heap_peek(&l->timers)) && n->deadline_ns <= now) {
-        struct loop_timer *t = from_node(n);
-        heap_pop(&l->timers);
-        if (atomic_load(&t->state) != TIMER_PENDING) {
-            timer_unref(t);                     /* cancelled: the loop's hold */
-            continue;
-        }
-        atomic_fetch_add(&t->refs, 1);          /* keep it while it runs */
-        run_timed(l, t->fn, t->arg);
-        bump(&l->timers_fired, 1);
-        if (t->period_ns && atomic_load(&t->state) == TIMER_PENDING) {
-            /* Fixed rate: from its deadline, not from now, so a late run
-             * does not push the next ones back. */
-            t->node.deadline_ns += t->period_ns;
-            if (t->node.deadline_ns <= now)
-                bump(&l->timers_late, 1);       /* behind: one run an iteration */
-            t->again = again;
-            again = t;
-        } else {
-            /* A one-shot that ran is FIRED: a cancel from now on stops
-             * nothing. One cancelled meanwhile stays CANCELLED. */
-            int pending = TIMER_PENDING;
-            if (!t->period_ns)
-                atomic_compare_exchange_strong(&t->state, &pending, TIMER_FIRED);
-            timer_unref(t);                     /* done: the loop's hold */
-        }
-        timer_unref(t);                         /* the running ref */
-    }
-    while (again) {                             /* the loop's hold goes with it */
-        struct loop_timer *t = again;
-        again = t->again;
-        if (atomic_load(&t->state) != TIMER_PENDING || heap_push(&l->timers, &t->node) < 0)
-            timer_unref(t);
-    }
 }
 
 /* ---- fds ---------------------------------------------------------------- */
@@ -523,13 +276,6 @@ static void wake_cb(void *arg, uint32_t events)
 
 /* ---- one iteration (the heart) ---------------------------------------------- */
 
-uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct)
-{
-    if (io_ratio_pct >= 100)
-        return UINT64_MAX;
-    return io_ns * (uint64_t)(100 - io_ratio_pct) / (uint64_t)io_ratio_pct;
-}
-
 static void set_phase(struct loop *l, enum loop_phase p)
 {
     atomic_store_explicit(&l->phase, p, memory_order_relaxed);
@@ -561,90 +307,6 @@ static int wait_timeout_ms(struct loop *l)
         return -1;
     uint64_t ms = (n->deadline_ns - now + 999999) / 1000000;
     return ms > 60000 ? 60000 : (int)ms;
-}
-
-/* The budget of this iteration's tasks, carried over. A task cannot be
- * stopped halfway, so a phase overruns its budget by up to one task: with
- * tasks longer than the budget (200 us of !task against 20 us of I/O at
- * ioRatio 80), a loop that ran "at least one" each time would give tasks
- * most of its time whatever the ratio. So the overrun is owed, and paid
- * from the next budgets: over many iterations tasks get their share, for
- * long tasks and short alike. An iteration that found no I/O to do runs
- * tasks for LOOP_IDLE_TASK_BUDGET_US, one at least (Netty's
- * runAllTasks(0)): short, because I/O that arrives meanwhile waits for
- * it. Those tasks took nothing from I/O: they neither add to the debt nor
- * pay it (forgiving it there let every long task overrun for free). */
-static uint64_t carried_task_budget_ns(struct loop *l, uint64_t io_ns, bool io_idle)
-{
-    uint64_t share = loop_task_budget_ns(io_ns, l->io_ratio_pct);
-    uint64_t owed = atomic_load_explicit(&l->task_overrun_ns, memory_order_relaxed);
-    if (share == UINT64_MAX)
-        return share;                     /* ioRatio 100: every task, now */
-    if (io_idle) {
-        share = LOOP_IDLE_TASK_BUDGET_US * 1000ull;   /* and the debt stays */
-    } else if (share <= owed) {
-        owed -= share;                    /* still owing: no tasks this time */
-        share = 0;
-    } else {
-        share -= owed;
-        owed = 0;
-    }
-    atomic_store_explicit(&l->task_overrun_ns, owed, memory_order_relaxed);
-    return share;
-}
-
-/* A task phase without limit (ioRatio 100) that ran LOOP_STARVING_IO_MS
- * or longer kept every fd of the loop waiting that long: a steady flood of
- * tasks starves I/O. Counted on the board; said on stderr and in the event
- * log the first time and each time the count doubles. */
-static void report_starving_io(struct loop *l, uint64_t took_ns)
-{
-    uint64_t n = atomic_load_explicit(&l->tasks_starving_io, memory_order_relaxed) + 1;
-    bump(&l->tasks_starving_io, 1);
-    if (l->slot)
-        atomic_store_explicit(&l->slot->tasks_starving_io, n, memory_order_relaxed);
-    if ((n & (n - 1)) != 0)
-        return;
-    board_event(l->board, EV_BLOCKED, "%s: tasks ran %.0f ms while I/O waited "
-                "(ioRatio 100: no limit), %llu times", l->name, (double)took_ns / 1e6,
-                (unsigned long long)n);
-    fprintf(stderr, "threadlab: %s: tasks ran %.0f ms while I/O waited (ioRatio 100 "
-            "gives tasks no limit: a steady flood starves I/O), %llu times\n",
-            l->name, (double)took_ns / 1e6, (unsigned long long)n);
-}
-
-/* Step 3: run queued tasks while the budget lasts. The budget counts from
- * began_ns, when the timers' turn began, so timers and tasks share it,
- * and task_ns counts both. The deadline is checked before every task: the
- * clock is read around each task anyway, for the blocked checker, so the
- * check is free, and a phase overruns by one task at most, not by a batch
- * of 64 (Netty reads the clock every 64 tasks only: with 200 us tasks that
- * is 12.8 ms past a budget of 20 us). What it overran is owed
- * (carried_task_budget_ns). After an I/O step that found nothing to do
- * (io_idle), at least one task runs, and its time is counted apart
- * (task_idle_ns: I/O did not want the thread, so ioRatio had nothing to
- * share) and not owed. */
-static void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns, bool io_idle)
-{
-    struct task t;
-    uint64_t deadline = budget_ns >= UINT64_MAX - began_ns ? UINT64_MAX : began_ns + budget_ns;
-    uint64_t now = now_ns();
-    size_t ran = 0;
-
-    while ((now < deadline || (io_idle && ran == 0)) && ring_take(l, &t, 1) == 1) {
-        now = run_timed(l, t.fn, t.arg);
-        ran++;
-    }
-    bump(&l->tasks_run, ran);
-    uint64_t end = now_ns();
-    bump(&l->task_ns, end - began_ns);
-    if (io_idle)
-        bump(&l->task_idle_ns, end - began_ns);
-    else if (deadline != UINT64_MAX && end > deadline)
-        bump(&l->task_overrun_ns, end - deadline);   /* owed */
-    if (budget_ns == UINT64_MAX && end - began_ns >= LOOP_STARVING_IO_MS * 1000000ull &&
-        !atomic_load_explicit(&l->stopping, memory_order_relaxed))
-        report_starving_io(l, end - began_ns);
 }
 
 /* epoll_wait failed. EINTR is a signal: go round. Anything else means the
@@ -772,13 +434,7 @@ static void *loop_main(void *arg)
         run_due_timers(l, now);
         run_tasks(l, now, UINT64_MAX, false);
     }
-    struct heap_node *n;
-    while ((n = heap_pop(&l->timers))) {
-        struct loop_timer *t = from_node(n);
-        int pending = TIMER_PENDING;
-        atomic_compare_exchange_strong(&t->state, &pending, TIMER_CANCELLED);
-        timer_unref(t);
-    }
+    drop_timers(l);
     set_phase(l, LOOP_PHASE_STOPPED);
     board_thread_end(l->board, &l->on_board);
     current_loop = NULL;

@@ -58,7 +58,7 @@
  * does. No state ignores a hang-up: one that did (the old OFFLOADED, with
  * EPOLLIN dropped) would be woken for it by epoll on every iteration.
  */
-#include "channel.h"
+#include "channel_impl.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -71,36 +71,10 @@
 #include "loop/promise.h"
 #include "net/clock.h"
 
-/* A line on the business pool. The business thread reads only this, never
- * the channel. */
-struct offload {
-    struct channel *ch;          /* for the listener, on the loop: not touched here */
-    struct promise *done;        /* completed by the business thread */
-    uint64_t read_ns;            /* when the line was read */
-    struct echo_reply work;      /* what to do; data points into `line` */
-    bool asks_who;               /* !who: the business thread answers it */
-    const char *model;           /* for that answer */
-    uint64_t conn_id;
-    struct board *board;         /* the business thread's board, or NULL */
-    size_t len;
-    char line[];                 /* the reply (the echoed line), copied */
-};
-
-/* One wakeup's allowance and what it answered. */
-struct batch {
-    uint64_t read_ns;            /* the lines answered were read at or after this:
-                                  * their latency errs long, never short */
-    uint64_t deadline_ns;        /* the handler budget ends */
-    uint32_t lines;              /* answered in this wakeup */
-    bool spent;                  /* the budget ran out: come back for the rest */
-};
-
-static bool process_lines(struct channel *ch, struct batch *b);
-static bool settle(struct channel *ch, struct batch *b);
 
 /* ---- the budget (Netty's maxMessagesPerRead, Redis's per-client fairness) ---- */
 
-static void batch_begin(struct batch *b, uint64_t read_ns, uint64_t now)
+void batch_begin(struct batch *b, uint64_t read_ns, uint64_t now)
 {
     *b = (struct batch){ .read_ns = read_ns ? read_ns : now,
                          .deadline_ns = now + CHANNEL_HANDLER_BUDGET_US * 1000ull };
@@ -109,7 +83,7 @@ static void batch_begin(struct batch *b, uint64_t read_ns, uint64_t now)
 /* Count lines answered. The clock is read every CHANNEL_LINES_PER_CLOCK
  * lines, and after a line that did work, which costs far more than the
  * read: a run of plain lines pays an add and two compares. */
-static void batch_count(struct batch *b, bool did_work, uint32_t lines)
+void batch_count(struct batch *b, bool did_work, uint32_t lines)
 {
     b->lines += lines;
     if (b->lines >= CHANNEL_LINES_PER_WAKEUP ||
@@ -136,14 +110,14 @@ static bool answers_lines(const struct channel *ch)
 /* Where a channel goes when its line comes back from the pool, or its
  * output drains: reading again, or, if a stop's bytes are all read,
  * answering what is left. */
-static enum channel_state input_state(const struct channel *ch)
+enum channel_state input_state(const struct channel *ch)
 {
     return ch->read_left == 0 ? CHANNEL_INPUT_ENDED : CHANNEL_OPEN;
 }
 
 /* ---- ending ----------------------------------------------------------------- */
 
-static void channel_free(struct channel *ch)
+void channel_free(struct channel *ch)
 {
     echo_session_free(&ch->session);
     free(ch->out);
@@ -176,7 +150,7 @@ static void count_backlog(struct channel *ch, size_t pending, bool paused)
 
 /* Close the fd and tell the model. The channel is freed here, or, if a
  * line of it is still on the business pool, when that line comes back. */
-static void channel_end(struct channel *ch, enum echo_end end)
+void channel_end(struct channel *ch, enum echo_end end)
 {
     const struct channel_host *h = ch->host;
     if (ch->state == CHANNEL_CLOSED)
@@ -264,89 +238,6 @@ static bool start_lingering(struct channel *ch)
     return true;
 }
 
-/* ---- timeouts (Netty's IdleStateHandler, done lazily) ------------------------ *
- * One timer per channel, re-armed only when it fires: reads and writes just
- * note the time, and the timer, when it fires, decides whether a deadline
- * really passed or when to look again. */
-
-static void check_deadlines(void *arg);
-
-static uint64_t ms_ns(int ms) { return (uint64_t)ms * 1000000u; }
-
-/* The earliest moment a timeout could pass, or 0 for none. */
-static uint64_t next_deadline(const struct channel *ch)
-{
-    const struct channel_host *h = ch->host;
-    uint64_t next = 0;
-#define EARLIEST(t) do { uint64_t t_ = (t); if (!next || t_ < next) next = t_; } while (0)
-    if (h->idle_timeout_ms > 0)
-        EARLIEST(ch->last_read_ns + ms_ns(h->idle_timeout_ms));
-    if (h->line_timeout_ms > 0 && ch->partial_since_ns)
-        EARLIEST(ch->partial_since_ns + ms_ns(h->line_timeout_ms));
-    if (h->stall_timeout_ms > 0 && channel_pending_output(ch) > 0)
-        EARLIEST(ch->last_drain_ns + ms_ns(h->stall_timeout_ms));
-#undef EARLIEST
-    return next;
-}
-
-/* Set the timer for the next deadline. Returns false, the timer unset,
- * when out of memory. */
-static bool arm_deadline(struct channel *ch, uint64_t now)
-{
-    uint64_t when = next_deadline(ch);
-    if (!when || when <= now) {
-        /* Nothing to watch now, or a deadline already past that
-         * check_deadlines left alone (a lingering or offloaded channel is
-         * not judged): look again after the shortest timeout. At once
-         * would fire the timer every iteration, a loop at 100% CPU for as
-         * long as an offloaded line works. */
-        const struct channel_host *h = ch->host;
-        int ms = h->idle_timeout_ms ? h->idle_timeout_ms
-               : h->line_timeout_ms ? h->line_timeout_ms : h->stall_timeout_ms;
-        when = now + ms_ns(ms);
-    }
-    uint64_t delay_ms = when > now ? (when - now + 999999) / 1000000 : 0;
-    ch->deadline_timer = loop_schedule(ch->loop, delay_ms, check_deadlines, ch);
-    return ch->deadline_timer != NULL;
-}
-
-/* Re-arm from the timer itself; a channel whose timeouts can no longer be
- * watched is closed rather than left unwatched. */
-static void rearm_deadline(struct channel *ch, uint64_t now)
-{
-    if (!arm_deadline(ch, now))
-        channel_end(ch, ECHO_END_NO_MEMORY);
-}
-
-static void check_deadlines(void *arg)
-{
-    struct channel *ch = arg;
-    const struct channel_host *h = ch->host;
-    uint64_t now = now_ns();
-    loop_timer_release(ch->deadline_timer);
-    ch->deadline_timer = NULL;
-    if (ch->state == CHANNEL_LINGERING || ch->state == CHANNEL_OFFLOADED) {
-        rearm_deadline(ch, now);   /* closing already, or the pool has it */
-        return;
-    }
-    if (h->stall_timeout_ms > 0 && channel_pending_output(ch) > 0 &&
-        now >= ch->last_drain_ns + ms_ns(h->stall_timeout_ms)) {
-        channel_end(ch, ECHO_END_STALLED);
-        return;
-    }
-    if (h->line_timeout_ms > 0 && ch->partial_since_ns &&
-        now >= ch->partial_since_ns + ms_ns(h->line_timeout_ms)) {
-        channel_end(ch, ECHO_END_LINE_TIMEOUT);
-        return;
-    }
-    if (h->idle_timeout_ms > 0 && now >= ch->last_read_ns + ms_ns(h->idle_timeout_ms)) {
-        channel_end(ch, ECHO_END_IDLE);
-        return;
-    }
-    rearm_deadline(ch, now);
-}
-
-
 /* ---- output ----------------------------------------------------------------- */
 
 /* Replies leave in order: first out[off, len), bytes copied there, then
@@ -411,7 +302,7 @@ static void note_first_pending(struct channel *ch)
 
 /* Queue a reply that must be copied (it will not stay where it is).
  * Returns false when out of memory (nothing queued). */
-static bool append_out(struct channel *ch, const char *data, size_t len)
+bool append_out(struct channel *ch, const char *data, size_t len)
 {
     note_first_pending(ch);
     return keep_span(ch) && copy_out(ch, data, len);
@@ -520,128 +411,6 @@ static bool update(struct channel *ch, bool lines_left)
     return true;
 }
 
-/* ---- offload ---------------------------------------------------------------- *
- * Netty's pattern for slow handlers: the business executor returns a
- * future, and a listener on the event loop takes the result. Here the
- * promise is made on the channel's loop (its listeners run there), the
- * business thread completes it, and offload_done, the listener, writes the
- * reply on the loop's thread: the only thread that touches the channel.
- * This is also Vert.x's worker context: one connection's offloaded lines
- * run one at a time, in order, each on whichever business thread is free
- * (an offloaded !who names it), never two at once. */
-
-/* Back on the loop (the promise's listener): the offloaded line's reply,
- * then the lines behind it. */
-static void offload_done(struct promise *done, void *arg)
-{
-    struct offload *o = arg;
-    struct channel *ch = o->ch;
-    (void)done;                         /* the reply is in o: the promise just says when */
-    if (ch->state == CHANNEL_CLOSED) {  /* the client left meanwhile */
-        channel_free(ch);
-        free(o);
-        return;
-    }
-    ch->state = input_state(ch);
-    struct batch b;
-    batch_begin(&b, o->read_ns, now_ns());
-    bool queued = append_out(ch, o->line, o->len);
-    free(o);
-    if (!queued) {
-        channel_end(ch, ECHO_END_NO_MEMORY);
-        return;
-    }
-    ch->lines++;
-    /* The offloaded line's reply is counted with the lines behind it, which
-     * have waited since about the same read. */
-    batch_count(&b, true, 1);
-    if (process_lines(ch, &b))
-        settle(ch, &b);
-}
-
-/* On a business thread: an offloaded !who is answered by this thread, in
- * the session's own words (a session of one line, so the format lives in
- * one place). Out of memory: the loop's answer stands. */
-static void answer_who_here(struct offload *o, const char *thread_name)
-{
-    struct echo_session one;
-    size_t room;
-    if (echo_session_init(&one, o->model, o->conn_id, ECHO_WHO_MAX_BYTES) < 0)
-        return;
-    char *buf = echo_session_space(&one, &room);
-    struct echo_reply r;
-    if (buf && room >= sizeof("!who\n") - 1) {
-        memcpy(buf, "!who\n", sizeof("!who\n") - 1);
-        echo_session_commit(&one, sizeof("!who\n") - 1);
-        if (echo_session_next(&one, thread_name, 1, &r) && r.len <= ECHO_WHO_MAX_BYTES) {
-            memcpy(o->line, r.data, r.len);
-            o->len = r.len;
-        }
-    }
-    echo_session_free(&one);
-}
-
-/* On a business thread: the slow part, then complete the promise. */
-static void offload_run(void *arg, struct pool_thread *self)
-{
-    struct offload *o = arg;
-    struct board_thread_ref *me = self ? pool_thread_board(self) : NULL;
-    if (me && o->work.work == ECHO_WORK_SLEEP)
-        board_thread_state(o->board, me, STATE_BLOCKED_SLEEP);
-    echo_do_work(&o->work);
-    if (me)
-        board_thread_state(o->board, me, STATE_RUNNING);
-    if (o->asks_who)
-        answer_who_here(o, self ? pool_thread_name(self) : "caller");
-    /* The listener is queued on the loop (a full task queue is waited
-     * out, promise.c), and runs there after this returns. The business
-     * pool rejects with abort, never caller-runs: a loop thread that ran
-     * this itself would run the listener inside offload(). */
-    struct promise *done = o->done;
-    promise_succeed(done, NULL);
-    promise_release(done);
-}
-
-/* Is this reply the session's answer to !who? */
-static bool is_who(const struct channel *ch, const struct echo_reply *r)
-{
-    return r->data == ch->session.who;
-}
-
-/* Hand a !cpu, !sleep or !who line to the business pool, with a promise
- * whose listener (offload_done) brings the reply back to this loop.
- * Returns false if the pool refused it or memory ran out (the line then
- * gets "!err busy"). */
-static bool offload(struct channel *ch, const struct echo_reply *r, uint64_t read_ns)
-{
-    size_t room = r->len > ECHO_WHO_MAX_BYTES ? r->len : ECHO_WHO_MAX_BYTES;
-    struct offload *o = malloc(sizeof(*o) + room);
-    if (!o)
-        return false;
-    *o = (struct offload){ .ch = ch, .read_ns = read_ns, .work = *r, .len = r->len,
-                           .asks_who = is_who(ch, r), .model = ch->host->model,
-                           .conn_id = ch->id, .board = ch->host->board };
-    memcpy(o->line, r->data, r->len);
-    o->work.data = o->line;
-    o->done = promise_create(ch->loop);
-    if (!o->done || promise_add_listener(o->done, offload_done, o) < 0)
-        goto out_free;
-    enum channel_state was = ch->state;
-    ch->state = CHANNEL_OFFLOADED;     /* before the submit: the pool may answer at once */
-    if (pool_submit(ch->host->business, offload_run, o, ch->id) < 0) {
-        ch->state = was;
-        goto out_free;                 /* never completed: its listener never runs */
-    }
-    board_add(ch->host->board, CTR_OFFLOADED, 1);
-    return true;
-
-out_free:
-    if (o->done)
-        promise_release(o->done);
-    free(o);
-    return false;
-}
-
 /* ---- !task: work queued on the channel's own loop --------------------------- *
  * Netty's channel.eventLoop().execute(): the handler does not do the work
  * now, it queues it on its own loop, which runs it in the task phase, as
@@ -722,7 +491,7 @@ static void count_error(struct board *board, enum echo_error error)
 /* Answer the complete lines received, in order, while the state answers
  * lines and the budget lasts. Returns false if the channel ended (it may be
  * freed: do not touch it). */
-static bool process_lines(struct channel *ch, struct batch *b)
+bool process_lines(struct channel *ch, struct batch *b)
 {
     const struct channel_host *h = ch->host;
     struct board *board = h->board;
@@ -782,7 +551,7 @@ static bool process_lines(struct channel *ch, struct batch *b)
 /* After a wakeup's lines: the line clock, the write, the board, what to
  * watch, and a resume if the budget ran out. Returns false if the channel
  * ended. */
-static bool settle(struct channel *ch, struct batch *b)
+bool settle(struct channel *ch, struct batch *b)
 {
     struct board *board = ch->host->board;
     /* The line clock: a partial line left over starts it (or keeps it if

@@ -2,8 +2,9 @@
 # run.sh -- every lab's check bites: it passes on the reference code, fails
 # on the lab's handout (which must still compile) and on every one of the
 # lab's mutants (plausible wrong answers, labs/NN-*/mutants/); the handout
-# carries no answers (no ANSWERS*.md, no mutants, no line of the lab's
-# reference regions: scripts/lab-leaks.sh); and every command a lab's
+# carries no answers (no ANSWERS*.md, no mutants, no line and no body of
+# any lab's reference regions: scripts/lab-leaks.sh), which it can only
+# because no file holds regions of two labs; and every command a lab's
 # README quotes exists (its --help runs), and each README's steps table
 # says the steps and points the grader prints, so the labs cannot rot. The
 # untouched handout earns no point, and no shortcut (an exit(0) first in a
@@ -49,6 +50,13 @@ readme_steps() {
 }
 
 echo "== tests/labs/run.sh"
+# Each file holds the regions of one lab at most: a handout ships every
+# other lab's files compiled, without their source (scripts/handout.sh).
+shared=$(for d in labs/[0-9][0-9]-*/; do
+  n=$(basename "$d" | cut -c1-2)
+  grep -v '^#' "$d/regions" | awk -F'|' -v n="$n" 'NF >= 2 { gsub(/ /, "", $1); print $1, n }' | sort -u
+done | awk '{ labs[$1] = labs[$1] " " $2; count[$1]++ } END { for (f in count) if (count[f] > 1) print f ":" labs[f] }')
+[ -z "$shared" ] && ok || bad "a file holds regions of two labs (a handout would ship one lab's answer with the other): $shared"
 # check_lab DIR: every check of one lab; its tally goes to $tmp/tally-NN.
 check_lab() {
   dir=$1

@@ -1,0 +1,112 @@
+/* loop_impl.h -- inside the event loop: its struct, and the steps its
+ * three files give each other. Only models/loop/ includes it; everyone
+ * else sees loop.h.
+ *
+ * One loop, one file per lesson: loop.c is the iteration (wait for I/O,
+ * handle it, then timers and tasks; the task queue and the wakeup rule),
+ * timers.c the timers, task_budget.c the task phase and ioRatio's
+ * budget. The labs follow the same cut (03, 05 and 07). Every function
+ * here is called on the loop's thread only.
+ */
+#ifndef THREADLAB_LOOP_IMPL_H
+#define THREADLAB_LOOP_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loop.h"
+#include "timer_heap.h"
+
+struct task {
+    loop_task_cb fn;
+    void *arg;
+};
+
+struct loop {
+    char name[LOOP_NAME_BYTES];
+    int io_ratio_pct;
+    int epfd;
+    struct loop_watch wake;       /* the eventfd, as a watch */
+    pthread_t thread;
+    _Atomic bool started;
+    _Atomic bool stopping;        /* loop_stop was called */
+    _Atomic bool ended;           /* the thread returned: no more tasks */
+    _Atomic bool sleeping;        /* in (or about to enter) epoll_wait */
+
+    pthread_mutex_t lock;         /* guards the task ring */
+    struct task *ring;
+    size_t head, count, cap;
+    size_t max_tasks;             /* count never goes past this */
+    _Atomic uint64_t queued;      /* == count, readable without the lock */
+    _Atomic uint64_t tasks_rejected;  /* refused for a full ring */
+
+    /* Watches to call again next iteration (loop_watch_resume): a circular
+     * list through this sentinel, loop thread only. */
+    struct loop_watch resumes;
+
+    struct timer_heap timers;     /* loop thread only */
+
+    struct board *board;
+    enum board_role role;
+    struct board_thread_ref on_board; /* loop thread only */
+    struct board_loop *slot;
+    _Atomic uint64_t busy_since_ns;   /* start of the running handler, or 0 */
+    pthread_mutex_t long_lock;    /* guards the last long handler's record */
+    uint64_t long_began_ns, long_took_ns; /* the last handler of long_handler_ns+ */
+    _Atomic uint64_t long_handler_ns; /* what counts as long (loop__remember_handlers_over) */
+    struct loop_group *parent;    /* the group it belongs to, or NULL */
+    _Atomic uint64_t channels;
+    _Atomic uint32_t phase;
+
+    /* counters: written by the loop thread, read by anyone */
+    _Atomic uint64_t iterations, io_ns, task_ns, tasks_run, timers_fired,
+                     wakeups_written, longest_task_ns, wait_errors, resumes_run,
+                     timers_late;
+    _Atomic uint64_t timers_now;  /* the heap's size, as of the last iteration */
+    _Atomic uint64_t task_overrun_ns; /* written by the loop thread only: how far
+                                   * tasks ran past their budgets, repaid by the
+                                   * next ones */
+    _Atomic uint64_t task_idle_ns; /* part of task_ns run after I/O phases
+                                   * that found nothing to do */
+    _Atomic uint64_t tasks_starving_io; /* ioRatio 100: task phases past
+                                   * LOOP_STARVING_IO_MS (I/O waited that long) */
+    _Atomic(loop_task_cb) before_sleep;   /* tests only: loop__set_before_sleep */
+    _Atomic(void *) before_sleep_arg;
+};
+
+/* Relaxed counter add by the loop thread (the only writer). */
+static inline void bump(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+/* loop.c: run one task or timer callback, timed for the blocked checker
+ * (busy from its start, measured around it). Returns the time it ended:
+ * the task budget's clock, read once per task. */
+uint64_t run_timed(struct loop *l, loop_task_cb fn, void *arg);
+
+/* loop.c: take up to max tasks off the queue, oldest first. Any thread
+ * may be queueing meanwhile. Returns how many. */
+size_t ring_take(struct loop *l, struct task *out, size_t max);
+
+/* timers.c, step 2 of an iteration: fire the timers due at `now`, each at
+ * most once. Loop thread. */
+void run_due_timers(struct loop *l, uint64_t now);
+
+/* timers.c: the loop has ended: cancel and drop every timer left. */
+void drop_timers(struct loop *l);
+
+/* task_budget.c: how long this iteration's tasks may run, after I/O that
+ * took io_ns (io_idle: there was none to do), less what earlier tasks
+ * overran. Loop thread. */
+uint64_t carried_task_budget_ns(struct loop *l, uint64_t io_ns, bool io_idle);
+
+/* task_budget.c, step 3 of an iteration: run queued tasks from began_ns
+ * while budget_ns lasts. Loop thread. */
+void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns, bool io_idle);
+
+#endif

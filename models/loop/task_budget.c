@@ -1,0 +1,102 @@
+/* task_budget.c -- the task phase of an iteration (step 3) and the
+ * budget ioRatio gives it: after I/O that took io_ns, tasks may run for
+ * io_ns * (100 - ioRatio) / ioRatio, less what earlier tasks overran.
+ * See loop.h for ioRatio, and loop_impl.h for how the files of the loop
+ * share its struct.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "loop_impl.h"
+#include "net/clock.h"
+
+uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct)
+{
+    if (io_ratio_pct >= 100)
+        return UINT64_MAX;
+    return io_ns * (uint64_t)(100 - io_ratio_pct) / (uint64_t)io_ratio_pct;
+}
+
+/* The budget of this iteration's tasks, carried over. A task cannot be
+ * stopped halfway, so a phase overruns its budget by up to one task: with
+ * tasks longer than the budget (200 us of !task against 20 us of I/O at
+ * ioRatio 80), a loop that ran "at least one" each time would give tasks
+ * most of its time whatever the ratio. So the overrun is owed, and paid
+ * from the next budgets: over many iterations tasks get their share, for
+ * long tasks and short alike. An iteration that found no I/O to do runs
+ * tasks for LOOP_IDLE_TASK_BUDGET_US, one at least (Netty's
+ * runAllTasks(0)): short, because I/O that arrives meanwhile waits for
+ * it. Those tasks took nothing from I/O: they neither add to the debt nor
+ * pay it (forgiving it there let every long task overrun for free). */
+uint64_t carried_task_budget_ns(struct loop *l, uint64_t io_ns, bool io_idle)
+{
+    uint64_t share = loop_task_budget_ns(io_ns, l->io_ratio_pct);
+    uint64_t owed = atomic_load_explicit(&l->task_overrun_ns, memory_order_relaxed);
+    if (share == UINT64_MAX)
+        return share;                     /* ioRatio 100: every task, now */
+    if (io_idle) {
+        share = LOOP_IDLE_TASK_BUDGET_US * 1000ull;   /* and the debt stays */
+    } else if (share <= owed) {
+        owed -= share;                    /* still owing: no tasks this time */
+        share = 0;
+    } else {
+        share -= owed;
+        owed = 0;
+    }
+    atomic_store_explicit(&l->task_overrun_ns, owed, memory_order_relaxed);
+    return share;
+}
+
+/* A task phase without limit (ioRatio 100) that ran LOOP_STARVING_IO_MS
+ * or longer kept every fd of the loop waiting that long: a steady flood of
+ * tasks starves I/O. Counted on the board; said on stderr and in the event
+ * log the first time and each time the count doubles. */
+static void report_starving_io(struct loop *l, uint64_t took_ns)
+{
+    uint64_t n = atomic_load_explicit(&l->tasks_starving_io, memory_order_relaxed) + 1;
+    bump(&l->tasks_starving_io, 1);
+    if (l->slot)
+        atomic_store_explicit(&l->slot->tasks_starving_io, n, memory_order_relaxed);
+    if ((n & (n - 1)) != 0)
+        return;
+    board_event(l->board, EV_BLOCKED, "%s: tasks ran %.0f ms while I/O waited "
+                "(ioRatio 100: no limit), %llu times", l->name, (double)took_ns / 1e6,
+                (unsigned long long)n);
+    fprintf(stderr, "threadlab: %s: tasks ran %.0f ms while I/O waited (ioRatio 100 "
+            "gives tasks no limit: a steady flood starves I/O), %llu times\n",
+            l->name, (double)took_ns / 1e6, (unsigned long long)n);
+}
+
+/* Step 3: run queued tasks while the budget lasts. The budget counts from
+ * began_ns, when the timers' turn began, so timers and tasks share it,
+ * and task_ns counts both. The deadline is checked before every task: the
+ * clock is read around each task anyway, for the blocked checker, so the
+ * check is free, and a phase overruns by one task at most, not by a batch
+ * of 64 (Netty reads the clock every 64 tasks only: with 200 us tasks that
+ * is 12.8 ms past a budget of 20 us). What it overran is owed
+ * (carried_task_budget_ns). After an I/O step that found nothing to do
+ * (io_idle), at least one task runs, and its time is counted apart
+ * (task_idle_ns: I/O did not want the thread, so ioRatio had nothing to
+ * share) and not owed. */
+void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns, bool io_idle)
+{
+    struct task t;
+    uint64_t deadline = budget_ns >= UINT64_MAX - began_ns ? UINT64_MAX : began_ns + budget_ns;
+    uint64_t now = now_ns();
+    size_t ran = 0;
+
+    while ((now < deadline || (io_idle && ran == 0)) && ring_take(l, &t, 1) == 1) {
+        now = run_timed(l, t.fn, t.arg);
+        ran++;
+    }
+    bump(&l->tasks_run, ran);
+    uint64_t end = now_ns();
+    bump(&l->task_ns, end - began_ns);
+    if (io_idle)
+        bump(&l->task_idle_ns, end - began_ns);
+    else if (deadline != UINT64_MAX && end > deadline)
+        bump(&l->task_overrun_ns, end - deadline);   /* owed */
+    if (budget_ns == UINT64_MAX && end - began_ns >= LOOP_STARVING_IO_MS * 1000000ull &&
+        !atomic_load_explicit(&l->stopping, memory_order_relaxed))
+        report_starving_io(l, end - began_ns);
+}
