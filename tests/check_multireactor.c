@@ -5,13 +5,16 @@
  * loop, and connections opening and closing from many threads (run it
  * under make check-tsan). Last, lab 06's proof of affinity
  * (support/affinity_proof.c) graded: it holds on this server and finds
- * out each flawed fake (support/who_fake.c). */
+ * out each flawed fake (support/who_fake.c). The hand-off race is forced
+ * through a test seam (loop__set_after_queue), and runs again alone as
+ * the case "races" (make lab-races LAB=06). */
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@
 
 #include "affinity_proof.h"
 #include "echo/session.h"
+#include "loop/loop.h"
 #include "reactive/loopserver.h"
 #include "model_suite.h"
 #include "multireactor/multireactor.h"
@@ -322,6 +326,120 @@ START_TEST(a_failed_hand_off_is_counted_and_does_not_hold_the_stop)
 }
 END_TEST
 
+/* ---- lab 06: the hand-off race, forced ---------------------------------------- */
+
+/* The boss counts a connection in open_channels before its worker can see
+ * it, because from the hand-off on the worker may serve it, close it and
+ * give its place back at any moment, before the boss's next line runs. A
+ * boss that takes the place after the hand-off loses that race whenever
+ * the worker is quick: the count falls below zero (a 64-bit wrap), and
+ * --max-conns refuses, and a graceful stop misses its wakeup, until the
+ * boss catches up. The test forces the worker to be quick: the seam
+ * (loop__set_after_queue, on the worker's loop) holds the boss the moment
+ * loop_run_in_loop has queued register_task on the worker, and the count
+ * is read there. Only when it is wrong does the client then quit, so that
+ * the worker closes the connection while the boss is still held, and the
+ * message says what the count became. No timed guess decides anything:
+ * the order is forced, the verdict is a state read at the seam, and the
+ * waits are hang guards. */
+enum handoff_stage { HANDOFF_ARMED, HANDOFF_HELD, HANDOFF_GO, HANDOFF_PASSED };
+static pthread_mutex_t handoff_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t handoff_moved = PTHREAD_COND_INITIALIZER;
+static enum handoff_stage handoff_stage;     /* handoff_lock */
+
+/* On the boss's thread, once: later hand-offs go by. */
+static void hold_the_boss(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&handoff_lock);
+    if (handoff_stage == HANDOFF_ARMED) {
+        handoff_stage = HANDOFF_HELD;
+        pthread_cond_broadcast(&handoff_moved);
+        while (handoff_stage != HANDOFF_GO)
+            pthread_cond_wait(&handoff_moved, &handoff_lock);
+        handoff_stage = HANDOFF_PASSED;
+    }
+    pthread_mutex_unlock(&handoff_lock);
+}
+
+static void let_the_boss_go(void)
+{
+    pthread_mutex_lock(&handoff_lock);
+    if (handoff_stage == HANDOFF_HELD)
+        handoff_stage = HANDOFF_GO;
+    pthread_cond_broadcast(&handoff_moved);
+    pthread_mutex_unlock(&handoff_lock);
+}
+
+/* Wait (up to guard_ms, a hang guard) until the open count is no longer
+ * was; returns what it is then. */
+static uint64_t open_count_after(struct loop_server *s, uint64_t was, int guard_ms)
+{
+    uint64_t until = now_ms() + (uint64_t)guard_ms;
+    while (loop_server_open_channels(s) == was && now_ms() < until)
+        usleep(1000);
+    return loop_server_open_channels(s);
+}
+
+START_TEST(a_connection_holds_its_place_before_its_worker_has_it)
+{
+    struct server_opts opts;
+    ts_opts(&opts);
+    struct loop_server_opts o = {
+        .model = "multireactor", .boss_prefix = "boss", .worker_prefix = "worker",
+        .bosses = 1, .workers = 1, .opts = &opts,
+    };
+    struct loop_server *s = loop_server_start(&o);
+    ck_assert_ptr_nonnull(s);
+    handoff_stage = HANDOFF_ARMED;
+    loop__set_after_queue(loop_server__worker_loop(s, 0), hold_the_boss, NULL);
+    int fd = tn_connect(loop_server_port(s));
+
+    /* The seam signals when it holds the boss; the deadline is a hang guard. */
+    struct timespec guard;
+    clock_gettime(CLOCK_REALTIME, &guard);
+    guard.tv_sec += 20;
+    pthread_mutex_lock(&handoff_lock);
+    while (handoff_stage != HANDOFF_HELD &&
+           pthread_cond_timedwait(&handoff_moved, &handoff_lock, &guard) == 0)
+        ;
+    bool held = handoff_stage == HANDOFF_HELD;
+    pthread_mutex_unlock(&handoff_lock);
+    uint64_t at_handoff = loop_server_open_channels(s), after_close = at_handoff;
+    if (held && at_handoff == 0) {
+        /* Show what it leads to: the worker ends the connection while the
+         * boss has still not run its next line. */
+        char line[64];
+        tn_send_str(fd, "!quit\n");
+        if (tn_read_line(fd, line, sizeof(line)) > 0 && tn_read_eof(fd) == 0) {
+            close(fd);
+            fd = -1;
+            after_close = open_count_after(s, at_handoff, 5000);
+        }
+    }
+    let_the_boss_go();
+    loop__set_after_queue(loop_server__worker_loop(s, 0), NULL, NULL);
+    if (fd >= 0)
+        close(fd);
+    loop_server_stop(s);
+    ck_assert_msg(held, "the boss never handed connection 1 to its worker through "
+                  "loop_run_in_loop (nothing came in 20 s): register_task must be queued on "
+                  "the worker's loop with loop_run_in_loop");
+    if (after_close != at_handoff)
+        ck_assert_msg(at_handoff == 1, "when the boss had handed connection 1 to its worker, "
+                      "it counted 0 connections open, not 1; the worker then served it, "
+                      "closed it and gave its place back before the boss's next line ran, "
+                      "and the count fell below zero (to %llu). The boss should take the "
+                      "place in open_channels before the hand-off",
+                      (unsigned long long)after_close);
+    ck_assert_msg(at_handoff == 1, "when the boss had handed connection 1 to its worker, it "
+                  "counted %llu connections open, not 1: from the hand-off on the worker may "
+                  "close the connection and give its place back before the boss's next line "
+                  "runs, so the place is taken before the hand-off",
+                  (unsigned long long)at_handoff);
+}
+END_TEST
+
 /* ---- lab 06: the proof of affinity, graded --------------------------------------- */
 
 #define PROOF_WORKERS 3                 /* not a power of two: a mask shows */
@@ -368,6 +486,7 @@ int main(void)
     tcase_add_test(tc, connections_churn_from_many_threads);
     tcase_add_test(tc, a_failed_start_closes_no_fd_it_did_not_open);
     tcase_add_test(tc, a_failed_hand_off_is_counted_and_does_not_hold_the_stop);
+    tcase_add_test(tc, a_connection_holds_its_place_before_its_worker_has_it);
     suite_add_tcase(s, tc);
     TCase *proof = tcase_create("proof");
     tcase_set_timeout(proof, 60);
@@ -375,5 +494,12 @@ int main(void)
     tcase_add_loop_test(proof, the_proof_tells_each_fake_server_for_what_it_is, 0,
                         WHO_FAKE_FLAWS);
     suite_add_tcase(s, proof);
+    /* The forced race again, on its own: make lab-races LAB=06 runs it 10
+     * times on the reference and on the mutant labs/06-multi-reactor/races
+     * names. */
+    TCase *races = tcase_create("races");
+    tcase_set_timeout(races, 60);
+    tcase_add_test(races, a_connection_holds_its_place_before_its_worker_has_it);
+    suite_add_tcase(s, races);
     return ts_run(s);
 }

@@ -115,13 +115,25 @@ int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
     return 0;
 }
 
+/* The test seam (loop__set_after_queue): another thread has queued a task
+ * for l and woken it, and has not yet returned to its caller. */
+static void after_queue(struct loop *l)
+{
+    loop_task_cb fn = atomic_load_explicit(&l->after_queue, memory_order_acquire);
+    if (fn)
+        fn(atomic_load_explicit(&l->after_queue_arg, memory_order_relaxed));
+}
+
 int loop_run_in_loop(struct loop *l, loop_task_cb fn, void *arg)
 {
     if (loop_in_loop(l)) {
         fn(arg);
         return 0;
     }
-    return loop_execute(l, fn, arg);
+    int rc = loop_execute(l, fn, arg);
+    if (rc == 0)
+        after_queue(l);
+    return rc;
 }
 
 /* A handler or task begins at now: the blocked checker sees it from here. */
@@ -554,6 +566,12 @@ void loop__set_before_sleep(struct loop *l, loop_task_cb fn, void *arg)
 {
     atomic_store_explicit(&l->before_sleep_arg, arg, memory_order_relaxed);
     atomic_store_explicit(&l->before_sleep, fn, memory_order_release);
+}
+
+void loop__set_after_queue(struct loop *l, loop_task_cb fn, void *arg)
+{
+    atomic_store_explicit(&l->after_queue_arg, arg, memory_order_relaxed);
+    atomic_store_explicit(&l->after_queue, fn, memory_order_release);
 }
 
 void loop__remember_handlers_over(struct loop *l, int ms)

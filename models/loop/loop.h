@@ -244,6 +244,15 @@ bool loop__last_long_handler(struct loop *l, uint64_t *began_ns, uint64_t *took_
  * run instead of hoped for. NULL: none. Any thread. */
 void loop__set_before_sleep(struct loop *l, loop_task_cb fn, void *arg);
 
+/* Tests only: call fn(arg) on the calling thread each time
+ * loop_run_in_loop, called from another thread, has queued a task for l
+ * and woken it, just before it returns. From there on the task is l's:
+ * a test holds the caller there while l runs the task and what follows
+ * (lab 06: the worker serves and closes a connection while its boss has
+ * not yet run the line after its hand-off), the hand-off race forced on
+ * every run instead of hoped for. NULL: none. Any thread. */
+void loop__set_after_queue(struct loop *l, loop_task_cb fn, void *arg);
+
 /* Count a handler as long from ms on (the checker sets its warn_ms). Only
  * a long one replaces the record, so shorter handlers after a stuck one
  * do not erase its length before the checker reads it. Any thread. */

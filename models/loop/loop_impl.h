@@ -75,6 +75,8 @@ struct loop {
                                    * LOOP_STARVING_IO_MS (I/O waited that long) */
     _Atomic(loop_task_cb) before_sleep;   /* tests only: loop__set_before_sleep */
     _Atomic(void *) before_sleep_arg;
+    _Atomic(loop_task_cb) after_queue;    /* tests only: loop__set_after_queue */
+    _Atomic(void *) after_queue_arg;
 };
 
 /* Relaxed counter add by the loop thread (the only writer). */

@@ -66,7 +66,9 @@ struct loop_server {
 
     pthread_mutex_t stop_lock;          /* for the stop's wait */
     pthread_cond_t all_closed;
-    uint64_t open_channels;
+    _Atomic uint64_t open_channels;     /* changed under stop_lock; atomic only
+                                           so that loop_server_open_channels
+                                           reads it without the lock */
 };
 
 /* ---- on a worker loop -------------------------------------------------------- */
@@ -414,6 +416,16 @@ uint64_t loop_server_worker_channels(struct loop_server *s, int i)
 uint64_t loop_server_handoffs_failed(struct loop_server *s)
 {
     return atomic_load(&s->handoffs_failed);
+}
+
+uint64_t loop_server_open_channels(struct loop_server *s)
+{
+    return atomic_load(&s->open_channels);
+}
+
+struct loop *loop_server__worker_loop(struct loop_server *s, int i)
+{
+    return i >= 0 && i < s->nworkers ? s->workers[i].loop : NULL;
 }
 
 /* Wait until every connection closed, or the deadline (CLOCK_MONOTONIC,

@@ -18,6 +18,7 @@
 #include "server.h"
 
 struct loop_server;
+struct loop;
 
 struct loop_server_opts {
     const char *model;             /* "reactor", "multireactor" */
@@ -52,5 +53,16 @@ uint64_t loop_server_worker_channels(struct loop_server *s, int i);
  * task queue full or ended); each is closed, and counted on the board as
  * an accept error with an event. Any thread. */
 uint64_t loop_server_handoffs_failed(struct loop_server *s);
+
+/* Connections holding a place: taken by a boss before the hand-off, given
+ * back when the connection closes (or its hand-off failed). --max-conns
+ * counts them; a graceful stop waits for 0. Any thread, without the lock
+ * that guards the count, so that a test may read it while a boss is held
+ * holding that lock. */
+uint64_t loop_server_open_channels(struct loop_server *s);
+
+/* Tests only: worker i's loop (lab 06's race case sets a seam on it), or
+ * NULL. Any thread. */
+struct loop *loop_server__worker_loop(struct loop_server *s, int i);
 
 #endif

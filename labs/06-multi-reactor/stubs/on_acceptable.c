@@ -3,8 +3,9 @@
          *
          * The connection (fd, id) goes to worker w, and from the moment
          * w has it only w's loop thread touches it: register_task runs
-         * there, never on this thread (when the boss and the worker are
-         * one loop, the single reactor, it runs at once). Before w can see
+         * there, queued with loop_run_in_loop, never on this thread (when
+         * the boss and the worker are one loop, the single reactor, it
+         * runs at once). Before w can see
          * it, it holds a place in s->open_channels (guarded by
          * s->stop_lock): --max-conns reads that count, and a graceful stop
          * waits for it to reach 0. A connection over the limit is handed
