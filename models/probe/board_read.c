@@ -171,6 +171,54 @@ static int parse_threads(const char *b, uint64_t toff, uint32_t nthread,
     return 0;
 }
 
+/* The loop slots in use: their figures, each phase in range. */
+static int parse_loops(const char *b, uint64_t loff, uint32_t nloop, struct board_snapshot *s,
+                       char *err, size_t err_len)
+{
+    for (uint32_t i = 0; i < nloop; i++) {
+        size_t o = loff + i * sizeof(struct board_loop);
+        if (u32_at(b, o + F(struct board_loop, in_use)) != 1)
+            continue;
+        struct board_loop_snap *l = &s->loops[s->nloops++];
+        text_at(b, o + F(struct board_loop, name), l->name, sizeof(l->name));
+        l->phase = u32_at(b, o + F(struct board_loop, phase));
+        if (l->phase > 4)
+            FAIL("loop slot %u: phase %u out of range", i, l->phase);
+        l->channels = u64_at(b, o + F(struct board_loop, channels));
+        l->task_queue_depth = u64_at(b, o + F(struct board_loop, task_queue_depth));
+        l->timers = u64_at(b, o + F(struct board_loop, timers));
+        l->io_ns = u64_at(b, o + F(struct board_loop, io_ns));
+        l->task_ns = u64_at(b, o + F(struct board_loop, task_ns));
+        l->iterations = u64_at(b, o + F(struct board_loop, iterations));
+        l->longest_task_ns = u64_at(b, o + F(struct board_loop, longest_task_ns));
+        l->blocked_since_ns = u64_at(b, o + F(struct board_loop, blocked_since_ns));
+        l->task_idle_ns = u64_at(b, o + F(struct board_loop, task_idle_ns));
+        if (l->task_idle_ns > l->task_ns)
+            FAIL("loop slot %u: idle task time past all task time", i);
+        l->out_pending_bytes = u64_at(b, o + F(struct board_loop, out_pending_bytes));
+        l->channels_paused = u64_at(b, o + F(struct board_loop, channels_paused));
+        l->tasks_starving_io = u64_at(b, o + F(struct board_loop, tasks_starving_io));
+    }
+    return 0;
+}
+
+/* The queue slots in use. */
+static void parse_queues(const char *b, uint64_t qoff, uint32_t nqueue,
+                         struct board_snapshot *s)
+{
+    for (uint32_t i = 0; i < nqueue; i++) {
+        size_t o = qoff + i * sizeof(struct board_queue);
+        if (u32_at(b, o + F(struct board_queue, in_use)) != 1)
+            continue;
+        struct board_queue_snap *q = &s->queues[s->nqueues++];
+        text_at(b, o + F(struct board_queue, name), q->name, sizeof(q->name));
+        q->depth = u64_at(b, o + F(struct board_queue, depth));
+        q->capacity = u64_at(b, o + F(struct board_queue, capacity));
+        q->high_water = u64_at(b, o + F(struct board_queue, high_water));
+        q->rejected = u64_at(b, o + F(struct board_queue, rejected));
+    }
+}
+
 int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
                 char *err, size_t err_len)
 {
@@ -225,42 +273,10 @@ int board_parse(const void *bytes, size_t len, struct board_snapshot *s,
     if (rc != 0)
         return rc;
 
-    for (uint32_t i = 0; i < nloop; i++) {
-        size_t o = loff + i * sizeof(struct board_loop);
-        if (u32_at(b, o + F(struct board_loop, in_use)) != 1)
-            continue;
-        struct board_loop_snap *l = &s->loops[s->nloops++];
-        text_at(b, o + F(struct board_loop, name), l->name, sizeof(l->name));
-        l->phase = u32_at(b, o + F(struct board_loop, phase));
-        if (l->phase > 4)
-            FAIL("loop slot %u: phase %u out of range", i, l->phase);
-        l->channels = u64_at(b, o + F(struct board_loop, channels));
-        l->task_queue_depth = u64_at(b, o + F(struct board_loop, task_queue_depth));
-        l->timers = u64_at(b, o + F(struct board_loop, timers));
-        l->io_ns = u64_at(b, o + F(struct board_loop, io_ns));
-        l->task_ns = u64_at(b, o + F(struct board_loop, task_ns));
-        l->iterations = u64_at(b, o + F(struct board_loop, iterations));
-        l->longest_task_ns = u64_at(b, o + F(struct board_loop, longest_task_ns));
-        l->blocked_since_ns = u64_at(b, o + F(struct board_loop, blocked_since_ns));
-        l->task_idle_ns = u64_at(b, o + F(struct board_loop, task_idle_ns));
-        if (l->task_idle_ns > l->task_ns)
-            FAIL("loop slot %u: idle task time past all task time", i);
-        l->out_pending_bytes = u64_at(b, o + F(struct board_loop, out_pending_bytes));
-        l->channels_paused = u64_at(b, o + F(struct board_loop, channels_paused));
-        l->tasks_starving_io = u64_at(b, o + F(struct board_loop, tasks_starving_io));
-    }
-    for (uint32_t i = 0; i < nqueue; i++) {
-        size_t o = qoff + i * sizeof(struct board_queue);
-        if (u32_at(b, o + F(struct board_queue, in_use)) != 1)
-            continue;
-        struct board_queue_snap *q = &s->queues[s->nqueues++];
-        text_at(b, o + F(struct board_queue, name), q->name, sizeof(q->name));
-        q->depth = u64_at(b, o + F(struct board_queue, depth));
-        q->capacity = u64_at(b, o + F(struct board_queue, capacity));
-        q->high_water = u64_at(b, o + F(struct board_queue, high_water));
-        q->rejected = u64_at(b, o + F(struct board_queue, rejected));
-    }
-
+    rc = parse_loops(b, loff, nloop, s, err, err_len);
+    if (rc != 0)
+        return rc;
+    parse_queues(b, qoff, nqueue, s);
     parse_events(b, eoff, nevent, s);
     for (int i = 0; i < s->nevents; i++)
         if ((unsigned)s->events[i].kind >= EV_COUNT)

@@ -304,6 +304,42 @@ static int run_on_loop(struct loop *l, loop_call_cb fn, void *arg, int timeout_m
     return rc;
 }
 
+/* Worker i's loop, and what its channels are told of the server. */
+static void init_worker(struct loop_server *s, int i)
+{
+    struct worker *w = &s->workers[i];
+    w->server = s;
+    w->loop = s->workers_group->loops[i];
+    w->host = (struct channel_host){
+        .model = s->o.model, .max_line = s->opts.max_line,
+        .linger_ms = s->opts.linger_ms, .board = s->board,
+        .business = s->business, .backlog = &w->backlog,
+        .high_water = CHANNEL_HIGH_WATER_BYTES,
+        .low_water = CHANNEL_LOW_WATER_BYTES, .on_closed = on_channel_closed,
+        .host_arg = w, .stopping = is_stopping, .stop_deadline_ns = stop_deadline,
+        .idle_timeout_ms = s->opts.idle_timeout_ms,
+        .line_timeout_ms = s->opts.line_timeout_ms,
+        .stall_timeout_ms = s->opts.stall_timeout_ms,
+    };
+}
+
+/* One checker watches every loop, bosses included. Without memory for
+ * the list, the server runs unwatched. */
+static void start_checker(struct loop_server *s)
+{
+    int nloops = s->nworkers + (s->bosses_group ? s->nbosses : 0);
+    struct loop **all = malloc(sizeof(*all) * (size_t)nloops);
+    if (!all)
+        return;
+    for (int i = 0; i < s->nworkers; i++)
+        all[i] = s->workers[i].loop;
+    for (int i = 0; s->bosses_group && i < s->nbosses; i++)
+        all[s->nworkers + i] = s->bosses_group->loops[i];
+    s->checker = loop_checker_start(all, nloops, s->opts.blocked_warn_ms,
+                                    s->opts.blocked_trace_ms, s->board, false);
+    free(all);
+}
+
 struct loop_server *loop_server_start(const struct loop_server_opts *o)
 {
     struct loop_server *s = calloc(1, sizeof(*s));
@@ -352,22 +388,8 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
             goto out_free;
         }
     }
-    for (int i = 0; i < s->nworkers; i++) {
-        struct worker *w = &s->workers[i];
-        w->server = s;
-        w->loop = s->workers_group->loops[i];
-        w->host = (struct channel_host){
-            .model = o->model, .max_line = s->opts.max_line,
-            .linger_ms = s->opts.linger_ms, .board = s->board,
-            .business = s->business, .backlog = &w->backlog,
-            .high_water = CHANNEL_HIGH_WATER_BYTES,
-            .low_water = CHANNEL_LOW_WATER_BYTES, .on_closed = on_channel_closed,
-            .host_arg = w, .stopping = is_stopping, .stop_deadline_ns = stop_deadline,
-            .idle_timeout_ms = s->opts.idle_timeout_ms,
-            .line_timeout_ms = s->opts.line_timeout_ms,
-            .stall_timeout_ms = s->opts.stall_timeout_ms,
-        };
-    }
+    for (int i = 0; i < s->nworkers; i++)
+        init_worker(s, i);
     rc = open_bosses(s);
     if (rc < 0)
         goto out_free;
@@ -378,18 +400,7 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
         if ((rc = run_on_loop(s->bosses[i].loop, start_accepting, &s->bosses[i], -1)) < 0)
             goto out_free;
 
-    /* One checker watches every loop, bosses included. */
-    int nloops = s->nworkers + (s->bosses_group ? s->nbosses : 0);
-    struct loop **all = malloc(sizeof(*all) * (size_t)nloops);
-    if (all) {
-        for (int i = 0; i < s->nworkers; i++)
-            all[i] = s->workers[i].loop;
-        for (int i = 0; s->bosses_group && i < s->nbosses; i++)
-            all[s->nworkers + i] = s->bosses_group->loops[i];
-        s->checker = loop_checker_start(all, nloops, s->opts.blocked_warn_ms,
-                                        s->opts.blocked_trace_ms, s->board, false);
-        free(all);
-    }
+    start_checker(s);
     return s;
 
 out_free:

@@ -123,6 +123,75 @@ static void discard_recording(struct top_opts *view)
     unlink(view->record_path);
 }
 
+/* The show: every server's rows, the scenario's narrator in the footer
+ * (or, with too few fds, fd_warning), until the loads end or the viewer
+ * quits. Returns how long it ran if it was cut short before the loads
+ * ended (q, Ctrl-C, a stop signal), else 0. */
+static double show(struct demo *d, const struct plan *plan, struct top_opts *view,
+                   const char *fd_warning)
+{
+    char pids[FLEET_MAX][16], footer[720];
+    char *targets[FLEET_MAX];
+    for (int i = 0; i < d->fleet.n; i++) {
+        snprintf(pids[i], sizeof(pids[i]), "%d", (int)d->fleet.servers[i].pid);
+        targets[i] = pids[i];
+    }
+    if (!fd_warning)
+        snprintf(footer, sizeof(footer), "[%s] %s", plan->sc->name, msg(plan->sc->narrator));
+    else {
+        int at = snprintf(footer, sizeof(footer), "[%s] ", plan->sc->name);
+        snprintf(footer + at, sizeof(footer) - at, msg(M_T_TOO_FEW_FILES), fd_warning);
+    }
+    view->targets = targets;
+    view->ntargets = d->fleet.n;
+    view->footer = footer;
+    view->tick = demo_tick;
+    view->caller_closes_recorder = true;  /* the table goes in after the show */
+    view->tick_arg = d;
+    d->give_up_ms = now_ms() + (uint64_t)(plan->duration_s * 1000) + 20000;
+    if (view->plain)
+        printf("%s\n", footer);
+    uint64_t started_ms = now_ms();
+    top_run(view);                   /* (it finishes the recording) */
+    view->targets = NULL;            /* they were this function's */
+    view->footer = NULL;
+    /* Said under the table, so nobody reads a 3 s run as a 30 s one. */
+    return fleet_loads_running(&d->fleet) ? (double)(now_ms() - started_ms) / 1000.0 : 0;
+}
+
+/* After the show: stop the loads (they report what they did), then the
+ * servers; read the reports and the kernel's accounts; print the table
+ * (kept as the recording's ending: a replay ends so too). Returns false
+ * if a server did not end well, whether or not its log had anything to
+ * say: that fails the demo. */
+static bool report(struct demo *d, const struct plan *plan, struct top_opts *view,
+                   bool wide, double cut_short_s)
+{
+    fprintf(stderr, "threadlab demo: stopping...\n");
+    fleet_stop_all(&d->fleet);
+    struct result results[FLEET_MAX];
+    for (int i = 0; i < d->fleet.n; i++)
+        result_from_fleet(&d->fleet.servers[i], &results[i]);
+    if (d->fleet.n > 0) {
+        char *table = NULL;
+        size_t table_len = 0;
+        FILE *out = open_memstream(&table, &table_len);
+        print_table(out ? out : stdout, plan, results, d->fleet.n, wide, cut_short_s);
+        if (out && fclose(out) == 0) {
+            fputs(table, stdout);
+            if (view->recorder)
+                recorder_ending(view->recorder, table);
+        }
+        free(table);
+    }
+    finish_recording(view);
+    bool ok = true;
+    for (int i = 0; i < d->fleet.n; i++)
+        if (fleet_report_failure(&d->fleet.servers[i], "demo"))
+            ok = false;
+    return ok;
+}
+
 int cli_demo(int argc, char **argv)
 {
     struct plan plan;
@@ -184,64 +253,12 @@ int cli_demo(int argc, char **argv)
             break;
         }
 
-    if (rc == CLI_EXIT_OK && !plan_interrupted()) {
-        char pids[FLEET_MAX][16], footer[720];
-        char *targets[FLEET_MAX];
-        for (int i = 0; i < d->fleet.n; i++) {
-            snprintf(pids[i], sizeof(pids[i]), "%d", (int)d->fleet.servers[i].pid);
-            targets[i] = pids[i];
-        }
-        if (fds_fit)
-            snprintf(footer, sizeof(footer), "[%s] %s", plan.sc->name, msg(plan.sc->narrator));
-        else {
-            int at = snprintf(footer, sizeof(footer), "[%s] ", plan.sc->name);
-            snprintf(footer + at, sizeof(footer) - at, msg(M_T_TOO_FEW_FILES), fd_warning);
-        }
-        view.targets = targets;
-        view.ntargets = d->fleet.n;
-        view.footer = footer;
-        view.tick = demo_tick;
-        view.caller_closes_recorder = true;  /* the table goes in after the show */
-        view.tick_arg = d;
-        d->give_up_ms = now_ms() + (uint64_t)(plan.duration_s * 1000) + 20000;
-        if (view.plain)
-            printf("%s\n", footer);
-        uint64_t started_ms = now_ms();
-        top_run(&view);              /* (it finishes the recording) */
-        /* q, Ctrl-C or a stop signal before the loads ended: say so under
-         * the table, so nobody reads a 3 s run as a 30 s one. */
-        if (fleet_loads_running(&d->fleet))
-            cut_short_s = (double)(now_ms() - started_ms) / 1000.0;
-    } else {
+    if (rc == CLI_EXIT_OK && !plan_interrupted())
+        cut_short_s = show(d, &plan, &view, fds_fit ? NULL : fd_warning);
+    else
         discard_recording(&view);    /* no server to show: no show to keep */
-    }
-
-    /* Stop the loads (they report what they did), then the servers; read
-     * the reports and the kernel's accounts; then remove every file. */
-    fprintf(stderr, "threadlab demo: stopping...\n");
-    fleet_stop_all(&d->fleet);
-    struct result results[FLEET_MAX];
-    for (int i = 0; i < d->fleet.n; i++)
-        result_from_fleet(&d->fleet.servers[i], &results[i]);
-    if (d->fleet.n > 0) {
-        /* Printed, and kept as the recording's ending: a replay ends so too. */
-        char *table = NULL;
-        size_t table_len = 0;
-        FILE *out = open_memstream(&table, &table_len);
-        print_table(out ? out : stdout, &plan, results, d->fleet.n, wide, cut_short_s);
-        if (out && fclose(out) == 0) {
-            fputs(table, stdout);
-            if (view.recorder)
-                recorder_ending(view.recorder, table);
-        }
-        free(table);
-    }
-    finish_recording(&view);
-    /* Every server that did not end well fails the demo, whether or not
-     * its log had anything to say. */
-    for (int i = 0; i < d->fleet.n; i++)
-        if (fleet_report_failure(&d->fleet.servers[i], "demo"))
-            rc = CLI_EXIT_FAILED;
+    if (!report(d, &plan, &view, wide, cut_short_s))
+        rc = CLI_EXIT_FAILED;
     fleet_cleanup(&d->fleet);
     free(d);
     return rc;
