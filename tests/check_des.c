@@ -1053,8 +1053,9 @@ START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
                                             "version = 2\nread_ns = 5\n",
                                             "version = 3\nread_ns = 5\n",
                                             "version = 4\nread_ns = 5\n",
-                                            "version = 5\nread_ns = 5\n" };
-    for (int i = 0; i < 5; i++) {
+                                            "version = 5\nread_ns = 5\n",
+                                            "version = 6\nread_ns = 5\n" };
+    for (int i = 0; i < 6; i++) {
         f = fopen(path, "w");
         fputs(versions[i], f);
         fclose(f);
@@ -1062,11 +1063,21 @@ START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
         ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
     }
     struct profile builtin;
-    profile_default(&builtin);                       /* version 5: missing keys kept */
+    profile_default(&builtin);                       /* version 5 on: missing keys kept */
     ck_assert_double_eq(p.wakeup_cpu_ns, builtin.wakeup_cpu_ns);
     ck_assert_double_eq(p.wakeup_granularity_ns, builtin.wakeup_granularity_ns);
     ck_assert_double_eq(p.syscall_p999, builtin.syscall_p999);
-    static const char *const refused[] = { "version = 6\nread_ns = 5\n",
+    /* A file from before version 6 has no virtual threads' keys: they keep
+     * the built-in values (vt_switch_ns 12 ns, measured on this VM). */
+    f = fopen(path, "w");
+    fputs("version = 5\nread_ns = 5\ncontext_switch_ns = 4000\n", f);
+    fclose(f);
+    profile_default(&p);
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
+    ck_assert_double_eq(p.vt_switch_ns, builtin.vt_switch_ns);
+    ck_assert_double_eq(p.vt_stack_touched_kb, builtin.vt_stack_touched_kb);
+    ck_assert_double_eq(p.context_switch_ns, 4000);
+    static const char *const refused[] = { "version = 7\nread_ns = 5\n",
                                            "version = 1.5\n", "version = nan\n" };
     for (int i = 0; i < 3; i++) {
         f = fopen(path, "w");
