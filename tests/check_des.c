@@ -1296,13 +1296,16 @@ static void draw_config(int i, struct sim_opts *o)
     o->workers = (int)rng_below(&r, 6);
     o->offload = (int)rng_below(&r, 4);
     o->io_ratio = 1 + (int)rng_below(&r, 100);
+    o->carriers = (int)rng_below(&r, 5);                      /* 0: the cores */
+    o->pin = rng_uniform(&r) < 0.3;
+    o->handoff_ms = 1 + (int)rng_below(&r, 30);
 }
 
 /* The configuration as the command that runs it again (printed before
  * the run, so that a failure names it). */
 static void print_config(int i, const struct sim_opts *o)
 {
-    char sending[96], workers[32] = "";
+    char sending[96], workers[32] = "", carriers[32] = "";
     if (o->rate > 0)
         snprintf(sending, sizeof(sending), "--duration %.9g --rate %.9g", o->duration_s, o->rate);
     else if (o->lines_per_conn > 0)
@@ -1313,16 +1316,19 @@ static void print_config(int i, const struct sim_opts *o)
                  o->think_us);
     if (o->workers > 0)
         snprintf(workers, sizeof(workers), " --workers %d", o->workers);
+    if (o->carriers > 0)
+        snprintf(carriers, sizeof(carriers), " --carriers %d", o->carriers);
     printf("configuration %d: threadlab sim %s%s --seed %llu --cores %d --conns %u %s "
            "--mix cpu=%u:%g,sleep=%u:%g,task=%u:%g --service-exp %.9g --ramp %.9g%s%s "
            "--max-threads %u --backlog %u --min %d --max %d --queue %d%s --offload %d "
-           "--io-ratio %d\n", i, sim_model_name(o->model),
+           "--io-ratio %d%s --handoff-ms %d%s\n", i, sim_model_name(o->model),
            o->prof.net_one_way_ns > 0 ? "" : " --profile zero", (unsigned long long)o->seed,
            o->cores, o->conns, sending, o->cpu_us, o->cpu_pct, o->sleep_ms, o->sleep_pct,
            o->task_us, o->task_pct, o->service_exp_us, o->ramp_s,
            o->random_connects ? " --random-connects" : "",
            o->client_on_machine ? " --client-cpu" : "", o->max_threads, o->backlog,
-           o->pool_min, o->pool_max, o->pool_queue, workers, o->offload, o->io_ratio);
+           o->pool_min, o->pool_max, o->pool_queue, workers, o->offload, o->io_ratio,
+           carriers, o->handoff_ms, o->pin ? " --pin" : "");
 }
 
 /* Open loop: rate x duration lines, to within one a connection (fewer
@@ -1342,7 +1348,8 @@ static void check_lines_sent(const struct sim_opts *o, const struct sim_report *
                       (unsigned long long)r->lines_sent, want);
 }
 
-/* Every model, closed and open loop, every --mix, both profiles: Little's
+/* Every model (vthread pinned or not, any handoff), closed and open loop,
+ * every --mix, both profiles: Little's
  * law to 1%, no latency longer than the run, the lines due are the lines
  * sent, and every line sent is answered or lost for a reason. */
 START_TEST(random_configurations_keep_the_laws)
