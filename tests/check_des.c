@@ -947,6 +947,121 @@ START_TEST(cpu_bound_saturates_at_cores_over_cpu_per_line)
 }
 END_TEST
 
+/* Virtual threads against theory, no costs but the calls (seed 1):
+ *   - every line a !sleep of S = 100 ms, 16 connections a carrier on 4:
+ *     pinned, a carrier starts a call every S, so 4 / S = 40 lines/s;
+ *   - with handoff, a carrier given up in a call gets a spare after
+ *     H = --handoff-ms (on the monitor's tick, a quarter of H): each
+ *     carrier starts a call every H, so 4 / H = 200 lines/s, the
+ *     throughput the spares give back (BIO's bound here is 64 / S = 640);
+ *     over D = 10 s of sending, the calls answered in it are those begun
+ *     by D - S: 4 (D - S) / P over D, for a period P of S or H;
+ *   - the calls in flight are lambda x S (Little's law on the calls):
+ *     200 x 0.1 = 20, each on a thread of its own; a thread holds a
+ *     carrier for no time between two calls (nothing costs here), so the
+ *     threads are the 20 calls: the 4 carriers' own and 16 spares;
+ *   - a spare back from its call keeps a carrier nobody holds, and a
+ *     carrier gets one more whenever no call comes back within H: so
+ *     4 / H is a floor, not the rate, when the monitor's tick (12 ms for
+ *     H = 50) does not divide H; Little's law on the calls still holds;
+ *   - two connections on one carrier: the second's first line waits for
+ *     the first's call (S) pinned, for the handoff (H) else: its latency,
+ *     the longest, is 2 S = 200 ms pinned and H + S = 120 ms with handoff;
+ *   - on one carrier, exponential service and Poisson arrivals: M/M/1's
+ *     mean wait (any order of service that does not look at the
+ *     service times has the same mean). */
+START_TEST(vthread_pinned_carriers_bound_throughput_handoff_restores_it)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    sim_opts_init(&o, SIM_VTHREAD);
+    profile_zero(&o.prof);
+    o.cores = 4;
+    o.conns = 64;
+    o.duration_s = 10;
+    o.sleep_pct = 100;
+    o.sleep_ms = 100;
+    o.pin = true;
+    run(&o, r);
+    double pinned = r->lines_per_s;
+    printf("vthread, 4 carriers, every line !sleep 100, pinned: %.1f lines/s (theory 40), "
+           "%llu handoffs\n", pinned, (unsigned long long)r->handoffs);
+    ck_assert_double_eq_tol(pinned, 4 * 9.9 / 0.1 / 10, 0.002 * 40);
+    ck_assert_uint_eq(r->handoffs, 0);
+    ck_assert_uint_eq(r->peak_threads, 4 + 2);        /* + the acceptor and the monitor */
+    o.pin = false;
+    run(&o, r);
+    printf("... with --handoff-ms 20: %.1f lines/s (theory 200), %llu handoffs, %u spares "
+           "at most (theory 16)\n", r->lines_per_s, (unsigned long long)r->handoffs,
+           r->peak_spares);
+    ck_assert_double_eq_tol(r->lines_per_s, 4 * 9.9 / 0.02 / 10, 0.002 * 200);
+    ck_assert_uint_eq(r->peak_spares, 16);
+    o.handoff_ms = 50;
+    run(&o, r);
+    double calls = r->lines_per_s * 10 / 9.9 * 0.1;       /* begun a second, x S */
+    printf("... with --handoff-ms 50: %.1f lines/s (at least 80), %u spares at most: "
+           "4 + %u threads for %.1f calls in flight\n", r->lines_per_s, r->peak_spares,
+           r->peak_spares, calls);
+    ck_assert_double_ge(r->lines_per_s, 4 * 9.9 / 0.05 / 10);
+    ck_assert_double_le(r->lines_per_s, 64 / 0.1);
+    ck_assert_double_eq_tol(4 + r->peak_spares, calls, 1);
+    o.handoff_ms = 20;
+    o.cores = 1;
+    o.conns = 2;
+    o.duration_s = 1;
+    for (int pin = 1; pin >= 0; pin--) {
+        o.pin = pin;
+        run(&o, r);
+        double max_ms = (double)atomic_load(&r->latency_ns.max) / 1e6;
+        printf("vthread, 2 conns on 1 carrier, every line !sleep 100%s: latency max %.3f ms "
+               "(theory %d)\n", pin ? ", pinned" : "", max_ms, pin ? 200 : 120);
+        ck_assert_double_eq_tol(max_ms, pin ? 200 : 120, 0.001);
+    }
+    double p_wait;
+    double lambda = 0.8 / 100e-6, mu = 1 / 100e-6;
+    double theory = 0.8 / (mu - lambda) * 1e9;
+    double sim = simulated_wait_ns(SIM_VTHREAD, 1, 0.8, SANITIZED ? 100000 : 1000000, &p_wait);
+    printf("vthread, 1 carrier, M/M/1 rho 0.8: theory wait %.2f us, simulated %.2f us "
+           "(%+.1f%%)\n", theory / 1e3, sim / 1e3, 100 * (sim - theory) / theory);
+    ck_assert_msg(fabs(sim - theory) / theory < tolerance, "off by %.1f%%",
+                  100 * (sim - theory) / theory);
+    free(r);
+}
+END_TEST
+
+/* A vthread's memory is the pages its stack touched, not its stack:
+ * 10 000 mostly idle connections on 4 carriers hold 10 000 vthreads and
+ * 6 threads; resident, 4 KiB of stack each (vt_stack_touched_kb) where
+ * BIO holds 24 + 16 KiB a thread; reserved, --stack each. Each line a
+ * vthread wakes for costs two switches and one park. */
+START_TEST(vthread_memory_is_the_pages_touched)
+{
+    struct sim_opts o;
+    struct sim_report *r = malloc(sizeof(*r));
+    sim_opts_init(&o, SIM_VTHREAD);
+    o.cores = 4;
+    o.conns = 10000;
+    o.ramp_s = 1;
+    o.duration_s = 3;
+    o.think_us = 1e6;
+    run(&o, r);
+    printf("vthread, 10 000 conns: %u threads, %llu vthreads, %.1f MiB resident, %.1f MiB "
+           "of it vthread stacks; %.2f switches, %.2f parks a line\n", r->peak_threads,
+           (unsigned long long)r->peak_vthreads, r->peak_resident_bytes / (1 << 20),
+           r->peak_vthread_bytes / (1 << 20), (double)r->vt_switches / r->lines_ok,
+           (double)r->vt_parks / r->lines_ok);
+    ck_assert_uint_eq(r->peak_threads, 4 + 2);
+    ck_assert_uint_eq(r->peak_vthreads, 10000);
+    ck_assert_double_eq(r->peak_vthread_bytes, 10000 * 4.0 * 1024);
+    ck_assert_double_eq(r->peak_resident_bytes,
+                        6 * 40.0 * 1024 + 10000 * (8.0 + 4.0) * 1024);
+    ck_assert_double_eq(r->peak_stack_bytes, 6 * 8192.0 * 1024 + 10000 * 64.0 * 1024);
+    ck_assert_double_eq_tol((double)r->vt_switches / r->lines_ok, 2, 0.01);
+    ck_assert_double_eq_tol((double)r->vt_parks / r->lines_ok, 1, 0.01);
+    free(r);
+}
+END_TEST
+
 /* Options that make no sense are refused, with a reason. */
 START_TEST(bad_options_are_refused)
 {
@@ -1053,8 +1168,9 @@ START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
                                             "version = 2\nread_ns = 5\n",
                                             "version = 3\nread_ns = 5\n",
                                             "version = 4\nread_ns = 5\n",
-                                            "version = 5\nread_ns = 5\n" };
-    for (int i = 0; i < 5; i++) {
+                                            "version = 5\nread_ns = 5\n",
+                                            "version = 6\nread_ns = 5\n" };
+    for (int i = 0; i < 6; i++) {
         f = fopen(path, "w");
         fputs(versions[i], f);
         fclose(f);
@@ -1062,11 +1178,21 @@ START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
         ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
     }
     struct profile builtin;
-    profile_default(&builtin);                       /* version 5: missing keys kept */
+    profile_default(&builtin);                       /* version 5 on: missing keys kept */
     ck_assert_double_eq(p.wakeup_cpu_ns, builtin.wakeup_cpu_ns);
     ck_assert_double_eq(p.wakeup_granularity_ns, builtin.wakeup_granularity_ns);
     ck_assert_double_eq(p.syscall_p999, builtin.syscall_p999);
-    static const char *const refused[] = { "version = 6\nread_ns = 5\n",
+    /* A file from before version 6 has no virtual threads' keys: they keep
+     * the built-in values (vt_switch_ns 12 ns, measured on this VM). */
+    f = fopen(path, "w");
+    fputs("version = 5\nread_ns = 5\ncontext_switch_ns = 4000\n", f);
+    fclose(f);
+    profile_default(&p);
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
+    ck_assert_double_eq(p.vt_switch_ns, builtin.vt_switch_ns);
+    ck_assert_double_eq(p.vt_stack_touched_kb, builtin.vt_stack_touched_kb);
+    ck_assert_double_eq(p.context_switch_ns, 4000);
+    static const char *const refused[] = { "version = 7\nread_ns = 5\n",
                                            "version = 1.5\n", "version = nan\n" };
     for (int i = 0; i < 3; i++) {
         f = fopen(path, "w");
@@ -1285,13 +1411,16 @@ static void draw_config(int i, struct sim_opts *o)
     o->workers = (int)rng_below(&r, 6);
     o->offload = (int)rng_below(&r, 4);
     o->io_ratio = 1 + (int)rng_below(&r, 100);
+    o->carriers = (int)rng_below(&r, 5);                      /* 0: the cores */
+    o->pin = rng_uniform(&r) < 0.3;
+    o->handoff_ms = 1 + (int)rng_below(&r, 30);
 }
 
 /* The configuration as the command that runs it again (printed before
  * the run, so that a failure names it). */
 static void print_config(int i, const struct sim_opts *o)
 {
-    char sending[96], workers[32] = "";
+    char sending[96], workers[32] = "", carriers[32] = "";
     if (o->rate > 0)
         snprintf(sending, sizeof(sending), "--duration %.9g --rate %.9g", o->duration_s, o->rate);
     else if (o->lines_per_conn > 0)
@@ -1302,16 +1431,19 @@ static void print_config(int i, const struct sim_opts *o)
                  o->think_us);
     if (o->workers > 0)
         snprintf(workers, sizeof(workers), " --workers %d", o->workers);
+    if (o->carriers > 0)
+        snprintf(carriers, sizeof(carriers), " --carriers %d", o->carriers);
     printf("configuration %d: threadlab sim %s%s --seed %llu --cores %d --conns %u %s "
            "--mix cpu=%u:%g,sleep=%u:%g,task=%u:%g --service-exp %.9g --ramp %.9g%s%s "
            "--max-threads %u --backlog %u --min %d --max %d --queue %d%s --offload %d "
-           "--io-ratio %d\n", i, sim_model_name(o->model),
+           "--io-ratio %d%s --handoff-ms %d%s\n", i, sim_model_name(o->model),
            o->prof.net_one_way_ns > 0 ? "" : " --profile zero", (unsigned long long)o->seed,
            o->cores, o->conns, sending, o->cpu_us, o->cpu_pct, o->sleep_ms, o->sleep_pct,
            o->task_us, o->task_pct, o->service_exp_us, o->ramp_s,
            o->random_connects ? " --random-connects" : "",
            o->client_on_machine ? " --client-cpu" : "", o->max_threads, o->backlog,
-           o->pool_min, o->pool_max, o->pool_queue, workers, o->offload, o->io_ratio);
+           o->pool_min, o->pool_max, o->pool_queue, workers, o->offload, o->io_ratio,
+           carriers, o->handoff_ms, o->pin ? " --pin" : "");
 }
 
 /* Open loop: rate x duration lines, to within one a connection (fewer
@@ -1331,7 +1463,8 @@ static void check_lines_sent(const struct sim_opts *o, const struct sim_report *
                       (unsigned long long)r->lines_sent, want);
 }
 
-/* Every model, closed and open loop, every --mix, both profiles: Little's
+/* Every model (vthread pinned or not, any handoff), closed and open loop,
+ * every --mix, both profiles: Little's
  * law to 1%, no latency longer than the run, the lines due are the lines
  * sent, and every line sent is answered or lost for a reason. */
 START_TEST(random_configurations_keep_the_laws)
@@ -1410,6 +1543,8 @@ int main(void)
     tcase_add_test(lessons, bio_holds_a_stack_per_connection);
     tcase_add_test(lessons, cpu_bound_saturates_at_cores_over_cpu_per_line);
     tcase_add_test(lessons, the_thread_limit_counts_the_threads_alive_now);
+    tcase_add_test(lessons, vthread_pinned_carriers_bound_throughput_handoff_restores_it);
+    tcase_add_test(lessons, vthread_memory_is_the_pages_touched);
     suite_add_tcase(s, lessons);
     TCase *props = tcase_create("properties");
     tcase_set_timeout(props, 60);

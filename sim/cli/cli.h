@@ -54,6 +54,9 @@ bool cli_parse_plot_path(const char *cmd, const char *arg, void *path);
  * visualizer's language (viz/msg.h); without it, LANG / LC_MESSAGES
  * choose. given (a bool *, or NULL) is set when it is. */
 bool cli_parse_lang(const char *cmd, const char *arg, void *given);
+/* --stack SIZE, a virtual thread's stack: bytes, or a number with K or M,
+ * from 16K to 1024M, into the size_t at target (CLI_OPT_CALL). */
+bool cli_parse_stack(const char *cmd, const char *arg, void *target);
 
 /* Raise this process's soft open-file limit to its hard limit (children
  * inherit it), so that a desktop's default of 1024 does not quietly cap a

@@ -11,12 +11,14 @@
  * every command.
  */
 #include <assert.h>
+#include <errno.h>
 #include <ctype.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "vthread/stack.h"
 
 #define CLI_OPTS_MAX 64           /* options in one command's table */
 #define CLI_OPT_ID_BASE 256       /* getopt ids of table rows: past any char */
@@ -225,4 +227,23 @@ int cli_parse_options(const char *cmd, int argc, char **argv, const struct cli_o
     if (first_arg)
         *first_arg = optind;
     return CLI_PARSED;
+}
+
+bool cli_parse_stack(const char *cmd, const char *arg, void *target)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(arg, &end, 10);
+    unsigned long long unit = *end == 'K' || *end == 'k' ? 1024
+                            : *end == 'M' || *end == 'm' ? 1024 * 1024 : 1;
+    if (unit != 1)
+        end++;
+    if (errno || end == arg || *end || arg[0] == '-' || n > (1ull << 30) / unit ||
+        n * unit < VT_STACK_MIN_BYTES) {
+        cli_usage_error(cmd, "--stack: '%s' is not a size from 16K to 1024M (bytes, "
+                        "or a number with K or M)", arg);
+        return false;
+    }
+    *(size_t *)target = (size_t)(n * unit);
+    return true;
 }

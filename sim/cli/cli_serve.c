@@ -117,25 +117,6 @@ static bool parse_reject(const char *cmd, const char *arg, void *reject)
 }
 
 /* --stack SIZE: bytes, or a number of K or M (KiB, MiB). */
-static bool parse_stack(const char *cmd, const char *arg, void *target)
-{
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(arg, &end, 10);
-    unsigned long long unit = *end == 'K' || *end == 'k' ? 1024
-                            : *end == 'M' || *end == 'm' ? 1024 * 1024 : 1;
-    if (unit != 1)
-        end++;
-    if (errno || end == arg || *end || arg[0] == '-' || n > (1ull << 30) / unit ||
-        n * unit < VT_STACK_MIN_BYTES) {
-        cli_usage_error(cmd, "--stack: '%s' is not a size from 16K to 1024M (bytes, "
-                        "or a number with K or M)", arg);
-        return false;
-    }
-    *(size_t *)target = (size_t)(n * unit);
-    return true;
-}
-
 /* Fill opts from argv (argv[0] is the model); returns CLI_PARSED, or the
  * exit status after --help or an error. */
 static int parse_serve_options(int argc, char **argv, struct server_opts *o,
@@ -166,7 +147,7 @@ static int parse_serve_options(int argc, char **argv, struct server_opts *o,
         { CLI_INT("bosses", &o->bosses, 1, 64) },
         { CLI_INT("workers", &o->workers, 1, BOARD_LOOP_SLOTS - 8) },
         { CLI_INT("carriers", &o->carriers, 1, BOARD_LOOP_SLOTS - 8) },
-        { CLI_CALL("stack", parse_stack, &o->stack_bytes) },
+        { CLI_CALL("stack", cli_parse_stack, &o->stack_bytes) },
         { CLI_INT("handoff-ms", &o->handoff_ms, 1, 3600000) },
         { CLI_FLAG("pin", &o->pin) },
         { CLI_INT("max-conns", &o->max_conns, 0, 1000000) },

@@ -33,9 +33,10 @@ static void sim_usage(FILE *out)
             "       threadlab sim MODEL|all --sweep VAR=LIST [options]   (curves)\n"
             "       threadlab sim quiz --seed N [--answers]   (lab 08)\n"
             "\n"
-            "Run a model (bio, pool, reactor, multireactor) on a simulated machine of\n"
-            "any size: threads, cores, a scheduler, syscall and wakeup costs from a\n"
-            "profile. Deterministic: the same options and seed give the same report.\n"
+            "Run a model (bio, pool, reactor, multireactor, vthread) on a simulated\n"
+            "machine of any size: threads, cores, a scheduler, syscall and wakeup\n"
+            "costs from a profile. Deterministic: the same options and seed give the\n"
+            "same report.\n"
             "Reports what threadlab load reports, plus CPU, context switches, threads\n"
             "and memory; rates and CPU over the sending window (--duration), the drain\n"
             "after it on its own; each line's wait until it first gets a core, and\n"
@@ -88,6 +89,14 @@ static void sim_usage(FILE *out)
             "                     channels are ready (default 50; 100: all tasks)\n"
             "  --backlog N        accept queue; beyond it connections are refused\n"
             "                     (default 0: unbounded)\n"
+            "  --carriers N       vthread: carrier threads, 1 to 4096 (default: the\n"
+            "                     cores)\n"
+            "  --handoff-ms N     vthread: a carrier given up by a blocking call (!sleep)\n"
+            "                     this long gets a spare thread (default 20)\n"
+            "  --pin              vthread: no handoff; a blocking call holds its carrier\n"
+            "  --stack SIZE       vthread: each virtual thread's stack, reserved (default\n"
+            "                     64K; 16K to 1024M); resident are the pages it touches,\n"
+            "                     the profile's vt_stack_touched_kb\n"
             "\n"
             "  --viz              play the run in the visualizer: the simulated threads,\n"
             "                     loops and events on a board, as threadlab top shows a\n"
@@ -441,6 +450,8 @@ struct sim_args {
     bool speed_given;
     double stack_kb;               /* --stack-kb */
     bool stack_kb_given;           /* ... or the profile's */
+    size_t vt_stack_bytes;         /* --stack: a virtual thread's */
+    bool vt_stack_given;
     bool duration_given;           /* --duration: with --lines-per-conn and
                                       without it, no time limit */
     const char *profile_path, *record_path;
@@ -502,6 +513,10 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
         { CLI_FLAG("engine-stats", &a->engine_stats) },
         { CLI_FLAG("waits", &o->waits) },
         { CLI_INT("io-ratio", &o->io_ratio, 1, 100) },
+        { CLI_INT("carriers", &o->carriers, 1, SIM_CARRIERS_MAX) },
+        { CLI_FLAG("pin", &o->pin) },
+        { CLI_INT("handoff-ms", &o->handoff_ms, 1, 3600000) },
+        { CLI_CALL("stack", cli_parse_stack, &a->vt_stack_bytes), .given = &a->vt_stack_given },
         { CLI_CALL("sweep", parse_sweep, &sw->spec) },
         { CLI_TEXT("csv", &sw->csv) },
         { CLI_CALL("plot", cli_parse_plot_path, &sw->plot) },
@@ -557,14 +572,14 @@ int cli_sim(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "quiz") == 0)
         return cli_quiz(argc - 1, argv + 1);
     if (argc < 2 || argv[1][0] == '-') {
-        cli_usage_error("sim", "name a model: bio, pool, reactor or multireactor");
+        cli_usage_error("sim", "name a model: bio, pool, reactor, multireactor or vthread");
         return CLI_EXIT_USAGE;
     }
     bool all = strcmp(argv[1], "all") == 0;
     int model = all ? SIM_BIO : sim_model_by_name(argv[1]);
     if (model < 0) {
-        cli_usage_error("sim", "no model called '%s' (bio, pool, reactor, multireactor; "
-                        "all with --sweep)", argv[1]);
+        cli_usage_error("sim", "no model called '%s' (bio, pool, reactor, multireactor, "
+                        "vthread; all with --sweep)", argv[1]);
         return CLI_EXIT_USAGE;
     }
     struct sim_opts o;
@@ -584,6 +599,8 @@ int cli_sim(int argc, char **argv)
     }
     if (a.stack_kb_given)
         o.prof.stack_kb = a.stack_kb;
+    if (a.vt_stack_given)
+        o.vt_stack_kb = (double)a.vt_stack_bytes / 1024;
     if (o.lines_per_conn > 0 && !a.duration_given)
         o.duration_s = 0;            /* lines given, duration not: no time limit */
     if (sweep || all || sw.csv || sw.plot || sw.overlay)

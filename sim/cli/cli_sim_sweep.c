@@ -23,6 +23,10 @@
 #include "cli.h"
 #include "cli_sim_memory.h"
 
+/* sim all --sweep runs every model at every value: room for all rows. */
+_Static_assert(SIM_MODEL_COUNT <= SWEEP_MAX_MODELS && FLEET_MAX <= SWEEP_MAX_MODELS,
+               "a sweep's rows do not fit SWEEP_MAX_ROWS");
+
 static _Atomic bool sweep_stop;
 
 static void on_stop_signal(int sig)
@@ -94,6 +98,7 @@ static bool check_points(const struct sim_opts *base, const struct sim_sweep *sw
 /* A simulated run as a sweep row. Resident memory is the process's own,
  * plus what the threads and connections hold: the pages a thread touches,
  * not its whole stack (that is reserved), and each connection's buffers.
+ * A vthread's stack pages touched count too (0 for the other models).
  * Errors are the connections refused or never served, as the load counts
  * a refused or unanswered connection (their lines are not counted again). */
 static void row_from_report(const struct sim_opts *o, const struct sim_report *r, double v,
@@ -111,7 +116,7 @@ static void row_from_report(const struct sim_opts *o, const struct sim_report *r
     row->peak_threads = r->peak_threads;
     row->resident_kb = SIM_SWEEP_PROCESS_RESIDENT_KB +
                        (double)r->peak_threads * SIM_SWEEP_THREAD_RESIDENT_KB +
-                       r->peak_conn_bytes / 1024;
+                       r->peak_conn_bytes / 1024 + r->peak_vthread_bytes / 1024;
     row->cpu_s = r->cpu_busy_pct / 100 * o->cores * r->virtual_s;
     row->context_switches = (double)r->context_switches;
     row->errors = (double)(r->conns_refused + r->conns_unserved);

@@ -29,6 +29,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
@@ -39,6 +41,8 @@
 #include "echo/session.h"
 #include "net/net.h"
 #include "net/clock.h"
+#include "vthread/stack.h"
+#include "vthread/switch.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -1136,6 +1140,145 @@ static void read_migration_cost(struct profile *p, FILE *progress)
     note_read_figure(p, progress, note);
 }
 
+/* ---- virtual threads: the switch, the stack and its pages -------------------- */
+
+/* Two contexts on this thread, as bench/switch-cost.c has them: vt_bounce
+ * switches straight back to the caller's context, every time. */
+static struct vt_context vt_main_ctx, vt_other_ctx;
+
+static void vt_bounce(void *arg)
+{
+    (void)arg;
+    vt_context_entered();
+    for (;;)
+        vt_switch(&vt_other_ctx, &vt_main_ctx);
+}
+
+/* vt_switch_ns: a switch takes nanoseconds, less than the clock's own
+ * cost, so switches are timed in batches of round trips (two switches
+ * each), and a round is the batches' percentiles. */
+static bool measure_vt_switch(struct figures *f, double clock_ns, struct dist *rounds)
+{
+    struct vt_stack st;
+    if (vt_stack_alloc(&st, VT_STACK_DEFAULT_BYTES) < 0)
+        return false;
+    vt_context_of_thread(&vt_main_ctx);
+    vt_context_make(&vt_other_ctx, st.lo, st.bytes, vt_bounce, NULL);
+    enum { BATCHES = 200, TRIPS = 1000 };
+    double per_switch[BATCHES];
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int b = 0; b < BATCHES; b++) {
+            double t0 = now_ns();
+            for (int i = 0; i < TRIPS; i++)
+                vt_switch(&vt_main_ctx, &vt_other_ctx);
+            per_switch[b] = (now_ns() - t0 - clock_ns) / (2.0 * TRIPS);
+        }
+        rounds[r] = dist_of(per_switch, BATCHES);
+    }
+    /* The bouncing context is left switched out for good: its stack goes. */
+    vt_context_free(&vt_other_ctx);
+    vt_context_free(&vt_main_ctx);
+    vt_stack_free(&st);
+    (void)f;
+    return true;
+}
+
+/* What a connection's handler holds on its stack when it parks
+ * (models/vthread/vthread.c, conn_main): its session, the replies it
+ * collects for one writev, and the frames of a line through the session
+ * code; then it switches out, as a park does. */
+static void vt_handler_standin(void *arg)
+{
+    struct vt_context *back = arg;
+    vt_context_entered();
+    struct {
+        struct echo_session session;
+        struct iovec out[64];
+        char who[96];
+    } sv;
+    memset(&sv, 0, sizeof(sv));
+    struct echo_reply reply;
+    if (echo_session_init(&sv.session, "calibrate", 1, ECHO_MAX_LINE_DEFAULT) == 0) {
+        size_t room;
+        char *in = echo_session_space(&sv.session, &room);
+        if (in && room >= 2) {
+            memcpy(in, "a\n", 2);
+            echo_session_commit(&sv.session, 2);
+            while (echo_session_next(&sv.session, "vt-1@carrier-0", SIZE_MAX, &reply))
+                sv.out[0] = (struct iovec){ (void *)reply.data, reply.len };
+        }
+        snprintf(sv.who, sizeof(sv.who), "vt-%d@carrier-%d", 1, 0);
+    }
+    for (;;)
+        vt_switch(&vt_other_ctx, back);       /* parked for good */
+}
+
+/* The pages of [lo, lo + bytes) resident now (mincore), in KiB. */
+static double resident_kb(void *lo, size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = bytes / page, pages = 0;
+    unsigned char *v = malloc(n);
+    if (!v || mincore(lo, bytes, v) < 0) {
+        free(v);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        pages += v[i] & 1;
+    free(v);
+    return (double)(pages * page) / 1024;
+}
+
+/* vt_stack_map_ns, vt_stack_unmap_ns: a stack made (mmap + mprotect of
+ * its guard page) and, after its handler touched it, unmade (munmap);
+ * vt_stack_touched_kb: the pages the stand-in handler touched, counted
+ * by mincore (the handler's own: every other page of the stack is only
+ * reserved). */
+static bool measure_vt_stacks(struct figures *f, double clock_ns, struct dist *maps,
+                              struct dist *unmaps, struct dist *touched)
+{
+    enum { N = 500 };
+    static struct vt_stack st[N];
+    double map_ns[N], unmap_ns[N], kb[N];
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < N; i++) {
+            double t0 = now_ns();
+            if (vt_stack_alloc(&st[i], VT_STACK_DEFAULT_BYTES) < 0)
+                return false;
+            map_ns[i] = now_ns() - t0 - clock_ns;
+            vt_context_of_thread(&vt_main_ctx);
+            vt_context_make(&vt_other_ctx, st[i].lo, st[i].bytes, vt_handler_standin,
+                            &vt_main_ctx);
+            vt_switch(&vt_main_ctx, &vt_other_ctx);
+            kb[i] = resident_kb(st[i].lo, st[i].bytes);
+            vt_context_free(&vt_other_ctx);
+            vt_context_free(&vt_main_ctx);
+        }
+        for (int i = 0; i < N; i++) {
+            double t0 = now_ns();
+            vt_stack_free(&st[i]);
+            unmap_ns[i] = now_ns() - t0 - clock_ns;
+        }
+        maps[r] = dist_of(map_ns, N);
+        unmaps[r] = dist_of(unmap_ns, N);
+        touched[r] = dist_const(median_of(kb, N));
+    }
+    (void)f;
+    return true;
+}
+
+static bool measure_vthreads(struct figures *f, double clock_ns)
+{
+    struct dist switches[ROUNDS], maps[ROUNDS], unmaps[ROUNDS], touched[ROUNDS];
+    if (!measure_vt_switch(f, clock_ns, switches) ||
+        !measure_vt_stacks(f, clock_ns, maps, unmaps, touched))
+        return true;                          /* no stack to be had: keep the defaults */
+    struct profile *p = f->p;
+    bool ok = settle(f, "vt_switch_ns", switches, &p->vt_switch_ns);
+    ok = settle(f, "vt_stack_map_ns", maps, &p->vt_stack_map_ns) && ok;
+    ok = settle(f, "vt_stack_unmap_ns", unmaps, &p->vt_stack_unmap_ns) && ok;
+    return settle(f, "vt_stack_touched_kb", touched, &p->vt_stack_touched_kb) && ok;
+}
+
 /* ---- all of it ---------------------------------------------------------------------- */
 
 /* Up to ATTEMPTS tries for a group of figures measured together, then
@@ -1152,6 +1295,7 @@ static void read_migration_cost(struct profile *p, FILE *progress)
 
 static const char *const group_names[CALIBRATE_NGROUPS] = {
     "syscalls", "accept", "epoll", "poll", "threads", "memory", "handle", "switches",
+    "vthread",
 };
 
 const char *calibrate_group_name(int g)
@@ -1208,6 +1352,8 @@ int calibrate_measure_groups(struct profile *p, unsigned groups, FILE *progress)
         read_wakeup_granularity(p, ncpu, progress);
         read_migration_cost(p, progress);
     }
+    if (groups & calibrate_group("vthread"))
+        MEASURE(&f, measure_vthreads(&f, clock_ns));
     if (f.refused)
         fprintf(progress, "calibrate: %d figure(s) refused (the machine is too busy to "
                 "trust them): they keep the values they had\n", f.refused);

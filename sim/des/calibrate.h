@@ -23,8 +23,9 @@ int calibrate_measure(struct profile *p, FILE *progress);
  * kernel_stack_kb), "handle" (handle_ns), "switches" (context_switch_ns,
  * the wakeups and the waker's share of one, wakeup_sigma, wakeup_p99,
  * wakeup_p999; and the scheduler's own wakeup_granularity_ns and
- * migration_cost_ns, read where the kernel shows them). */
-#define CALIBRATE_NGROUPS 8
+ * migration_cost_ns, read where the kernel shows them), "vthread"
+ * (vt_switch_ns, vt_stack_map_ns, vt_stack_unmap_ns, vt_stack_touched_kb). */
+#define CALIBRATE_NGROUPS 9
 #define CALIBRATE_ALL ((1u << CALIBRATE_NGROUPS) - 1)
 /* A group's bit, or 0 for a name that is not one. */
 unsigned calibrate_group(const char *name);

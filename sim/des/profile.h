@@ -12,19 +12,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The file format's version, written as "version = 5". Versions 1 (no
- * version line: files before calibrate measured call by call) to 4 load:
+/* The file format's version, written as "version = 6". Versions 1 (no
+ * version line: files before calibrate measured call by call) to 5 load:
  * their keys mean what they meant (before 3, wakeup_ns was an idle
  * core's whole wakeup, charged as latency, and no woken thread preempted
  * another: a file without wakeup_cpu_ns and wakeup_granularity_ns gets
  * its context_switch_ns and 0; before 4, costs had no tail of their own:
  * the *_p99 and *_p999 keys are 0; before 5, wakeup_ipi_ns,
  * idle_search_pct, balance_interval_ns and migration_cost_ns were not
- * there: like any key
- * a file leaves out, they keep the values they had, the built-in's or
+ * there; before 6, the virtual threads' vt_switch_ns,
+ * vt_stack_map_ns, vt_stack_unmap_ns and vt_stack_touched_kb: like any
+ * key a file leaves out, they keep the values they had, the built-in's or
  * --base's). A newer version is refused. */
-#define PROFILE_VERSION 5
-#define PROFILE_VERSION_TEXT "5"
+#define PROFILE_VERSION 6
+#define PROFILE_VERSION_TEXT "6"
 #define PROFILE_FILE_MAX_BYTES 65536   /* a profile is ~2 KiB: more is not one */
 
 struct profile {
@@ -110,6 +111,18 @@ struct profile {
                                     thread touches (measured by calibrate) */
     double kernel_stack_kb;      /* each thread's kernel stack (resident) */
     double conn_kb;              /* memory per connection (socket + buffers) */
+    /* the virtual threads (model 5), measured by calibrate's "vthread" */
+    double vt_switch_ns;         /* one switch between two virtual threads on
+                                    one kernel thread (models/vthread/switch.c,
+                                    the build's kind: asm or ucontext) */
+    double vt_stack_map_ns;      /* a vthread's stack mapped with its guard
+                                    page (mmap + mprotect): the acceptor pays
+                                    it for each connection */
+    double vt_stack_unmap_ns;    /* ... and unmapped (munmap): the carrier
+                                    pays it when the vthread ends */
+    double vt_stack_touched_kb;  /* of a vthread's stack, resident: the pages
+                                    its handler touches (not the whole
+                                    --stack, which is reserved) */
 };
 
 /* The built-in default (this machine, see profiles/default.profile). */

@@ -1,4 +1,4 @@
-/* sim.c -- the four models and their clients on the simulated machine:
+/* sim.c -- the five models and their clients on the simulated machine:
  * the run itself (set up, the event loop, dispatch) and what every model
  * shares (lines, threads, connections).
  *
@@ -15,6 +15,10 @@
  *                   (sim_loop.c, sim_reactor.c)
  *     multireactor  a boss loop accepts and hands each connection to a
  *                   worker loop, round robin (sim_loop.c, sim_multireactor.c)
+ *     vthread       an acceptor, and a virtual thread per connection on
+ *                   carrier threads that park and resume them; a monitor
+ *                   hands a carrier stuck in a call to a spare
+ *                   (sim_blocking.c, sim_vthread.c, sim_carrier.c)
  *   Loops may offload !cpu/!sleep lines to a business pool; the reply
  *   comes back to the loop as a task, in order per connection.
  *
@@ -276,10 +280,13 @@ static bool is_blocking(const struct sim *s)
 static void burst_done(void *ctx, uint32_t t)
 {
     struct sim *s = ctx;
+    bool vthread = s->o->model == SIM_VTHREAD;
     if (s->o->client_on_machine && t == s->client)
         sim__client_burst_done(s);
-    else if (is_blocking(s))
+    else if (is_blocking(s) || (vthread && t == s->acceptor))
         sim__blocking_burst_done(s, t);
+    else if (vthread)
+        sim__vthread_burst_done(s, t);
     else if (t < (uint32_t)s->nloops)               /* loops were spawned first */
         sim__loop_step(s, (int)t);
     else
@@ -295,6 +302,9 @@ static void on_wake(struct sim *s, uint32_t t, uint32_t cont)
         break;
     case C_REPLIED:
         sim__run(s, t, sim__syscall_ns(s, s->o->prof.write_ns), C_REPLIED);
+        break;
+    case C_VT_CALLED:
+        sim__vthread_call_end(s, t);
         break;
     default:                                        /* a loop */
         if (s->viz)
@@ -339,7 +349,9 @@ static void on_line(struct sim *s, uint32_t c)
     if (v->state == CS_REFUSED)
         return;
     v->arrived++;
-    if (s->nloops > 0)
+    if (s->o->model == SIM_VTHREAD)
+        sim__vthread_fd_ready(s, c);
+    else if (s->nloops > 0)
         sim__loop_mark_ready(s, c);
     else
         sim__blocking_line_arrived(s, c);
@@ -351,7 +363,9 @@ static void on_close(struct sim *s, uint32_t c)
     if (v->state == CS_REFUSED)
         return;
     v->client_closed = true;
-    if (s->nloops > 0)
+    if (s->o->model == SIM_VTHREAD)
+        sim__vthread_fd_ready(s, c);
+    else if (s->nloops > 0)
         sim__loop_mark_ready(s, c);
     else
         sim__blocking_client_closed(s, c);
@@ -410,6 +424,7 @@ static int setup(struct sim *s)
     case SIM_POOL:         rc = sim__blocking_setup(s); break;
     case SIM_REACTOR:      rc = sim__reactor_setup(s); break;
     case SIM_MULTIREACTOR: rc = sim__multireactor_setup(s); break;
+    case SIM_VTHREAD:      rc = sim__vthread_setup(s); break;
     default:               rc = -1;
     }
     /* The client thread is spawned last: the loops' thread ids come first. */
@@ -455,6 +470,9 @@ static void describe(const struct sim *s, const struct des_event *ev, char *out,
     case EV_WAKE:
         snprintf(out, len, "thread %u wakes from !sleep", c);
         break;
+    case EV_LOOK:
+        snprintf(out, len, "the monitor looks at carrier-%u", c);
+        break;
     default:
         snprintf(out, len, "event %u", ev->kind);
     }
@@ -487,6 +505,7 @@ static void run_events(struct sim *s)
         case EV_REPLY:   sim__reply_reaches_client(s, ev.id); break;
         case EV_CLOSE:   on_close(s, ev.id); break;
         case EV_WAKE:    on_wake(s, ev.id, ev.gen); break;
+        case EV_LOOK:    sim__monitor_look(s, (int)ev.id); break;
         }
     }
     if (s->viz)
@@ -544,6 +563,9 @@ int sim_run(const struct sim_opts *o, struct sim_report *r)
     free(s->loops);
     free(s->biz_idle);
     free(s->client_q);
+    free(s->carriers);
+    free(s->runners);
+    free(s->spares_due);
     free(s->window_core_busy);
     free(s);
     return rc;

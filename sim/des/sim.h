@@ -1,9 +1,10 @@
-/* sim.h -- `threadlab sim MODEL`: the four models on a simulated machine.
+/* sim.h -- `threadlab sim MODEL`: the five models on a simulated machine.
  *
  * The same behaviour as the real servers, at the level of threads, queues
  * and loops: BIO threads blocked in read, the watchdog pool handing
  * connections to task threads, one loop that stalls on !sleep, boss and
- * worker loops with round robin, ioRatio and offload. Clients connect,
+ * worker loops with round robin, ioRatio and offload, virtual threads on
+ * carriers that park and resume, pinned or handed off. Clients connect,
  * send lines (closed loop with think time, or open loop at a rate), and
  * time each reply. Costs come from a profile (profile.h); the run is
  * deterministic for a seed. docs/simulator.md lists every assumption.
@@ -32,7 +33,10 @@ struct sim_viz;
 #define SIM_POOL_MAX SIM_CONNS_MAX  /* --max: a pool makes a thread only for a
                                     connection, so more than --conns is the same */
 
-enum sim_model { SIM_BIO, SIM_POOL, SIM_REACTOR, SIM_MULTIREACTOR, SIM_MODEL_COUNT };
+#define SIM_CARRIERS_MAX 4096    /* --carriers */
+
+enum sim_model { SIM_BIO, SIM_POOL, SIM_REACTOR, SIM_MULTIREACTOR, SIM_VTHREAD,
+                 SIM_MODEL_COUNT };
 
 struct sim_opts {
     enum sim_model model;
@@ -66,6 +70,12 @@ struct sim_opts {
     uint32_t backlog;            /* accept queue; beyond: refused */
     int pool_min, pool_max, pool_queue;
     int workers, offload, io_ratio;
+    int carriers;                /* vthread: carrier threads (0: the cores) */
+    bool pin;                    /* vthread: a blocking call holds its carrier */
+    int handoff_ms;              /* vthread: a carrier given up by a blocking
+                                    call this long gets a spare */
+    double vt_stack_kb;          /* vthread: each virtual thread's stack,
+                                    reserved (--stack) */
 
     struct sim_viz *viz;         /* --viz: play the run on this board (NULL: off) */
     bool waits;                  /* --waits: note each thread's waits for a
@@ -110,6 +120,14 @@ struct sim_report {
     double peak_resident_bytes;  /* peak threads x (stack pages touched +
                                     kernel stack) + connections x conn_kb */
     double peak_conn_bytes;      /* peak open connections x conn_kb */
+    /* vthread only (0 for the other models) */
+    uint64_t peak_vthreads;      /* virtual threads alive at once, at most */
+    double peak_vthread_bytes;   /* of peak_resident_bytes: their stacks'
+                                    pages touched (vt_stack_touched_kb each) */
+    uint64_t vt_switches;        /* switches between a carrier and a vthread */
+    uint64_t vt_parks;           /* reads that said EAGAIN and parked */
+    uint64_t handoffs;           /* spares the monitor started */
+    uint32_t peak_spares;        /* spares alive at once, at most */
     struct machine_waits core_waits; /* with --waits: the server's threads [0]
                                     and the load generator [1] */
     uint64_t events;

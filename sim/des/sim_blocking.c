@@ -1,5 +1,6 @@
 /* sim_blocking.c -- what the two blocking models share, as
- * models/blocking/ does for the real ones: an acceptor thread, and a
+ * models/blocking/ does for the real ones (vthread's acceptor too): an
+ * acceptor thread, and a
  * thread per served connection that blocks in read(), handles a line,
  * writes the reply, and blocks again.
  *
@@ -94,9 +95,12 @@ bool sim__can_spawn(const struct sim *s)
 static void accept_next(struct sim *s)
 {
     s->accepting = sim__cq_pop(s, &s->backlog);
-    vtime_t cpu = sim__syscall_ns(s, s->o->prof.accept_ns);
-    if (s->o->model == SIM_BIO || sim__pool_will_spawn(s))
-        cpu += (vtime_t)s->o->prof.thread_create_ns;
+    const struct profile *p = &s->o->prof;
+    vtime_t cpu = sim__syscall_ns(s, p->accept_ns);
+    if (s->o->model == SIM_VTHREAD)                 /* a stack, and mail for a carrier */
+        cpu += sim__syscall_ns(s, p->vt_stack_map_ns + p->eventfd_ns);
+    else if (s->o->model == SIM_BIO || sim__pool_will_spawn(s))
+        cpu += (vtime_t)p->thread_create_ns;
     sim__run(s, s->acceptor, cpu, C_ACCEPTED);
 }
 
@@ -134,6 +138,8 @@ void sim__blocking_burst_done(struct sim *s, uint32_t t)
     if (t == s->acceptor) {
         if (s->o->model == SIM_BIO)
             sim__bio_accepted(s, s->accepting);
+        else if (s->o->model == SIM_VTHREAD)
+            sim__vthread_accepted(s, s->accepting);
         else
             sim__pool_accepted(s, s->accepting);
         acceptor_next(s);

@@ -11,6 +11,10 @@
  *   sim_loop.c         what both loop models share: a loop's step, offload
  *   sim_reactor.c      model 3: one loop does everything
  *   sim_multireactor.c model 4: a boss loop hands connections to workers
+ *   sim_vthread.c      model 5: a virtual thread per connection: its read,
+ *                      its lines, its park
+ *   sim_carrier.c      model 5's carriers: their loop, blocking calls, the
+ *                      monitor's handoff to a spare
  *   sim_report.c       the report, as text and JSON
  *
  * Everything here runs on the one simulation thread.
@@ -35,6 +39,7 @@ enum event_kind {
     EV_REPLY,           /* a reply reaches the client */
     EV_CLOSE,           /* a client's close reaches the server */
     EV_WAKE,            /* a thread's !sleep is over (gen: its next step) */
+    EV_LOOK,            /* vthread: the monitor looks at a carrier (id) */
 };
 
 /* What a thread does when its burst ends (machine.h: cont). */
@@ -48,6 +53,9 @@ enum cont {
     C_BIZ_SLEPT,        /* business thread: an offloaded !sleep is over */
     C_BIZ_SUBMITTED,    /* business thread: the reply handed to the loop */
     C_CLIENT,           /* the client thread: one reply read and checked */
+    C_VT_STEP,          /* vthread: a carrier's runner, its step (vrunner.step) */
+    C_VT_CALLED,        /* vthread: a runner's blocking call (!sleep) is over */
+    C_VT_MONITOR,       /* vthread: the monitor has made a spare's thread */
 };
 
 enum line_kind {
@@ -75,8 +83,9 @@ struct vconn {
     bool offloaded;              /* loops: a line is away (on the business
                                     pool, or a !task queued on its loop):
                                     the channel waits for its reply */
+    uint8_t vt;                  /* vthread: its virtual thread (enum vt_state) */
     uint32_t thread;             /* blocking models: who serves it */
-    uint32_t loop;               /* loops: its worker */
+    uint32_t loop;               /* loops: its worker; vthread: its carrier */
     uint32_t next[2];            /* intrusive FIFO links (enum cq_link) */
     uint32_t arrived;            /* lines that reached the server */
     uint32_t taken;              /* lines the server has begun */
@@ -119,6 +128,67 @@ struct vloop {
                                     are ready (io x (100 - ratio) / ratio) */
 };
 
+/* A virtual thread's life (vthread; vconn.vt), drawn in sim_vthread.c. */
+enum vt_state {
+    VTS_NONE,           /* no vthread (yet, or another model) */
+    VTS_MAIL,           /* spawned: in its carrier's mailbox */
+    VTS_RUNNABLE,       /* on the run queue: resumes into its read() */
+    VTS_YIELDED,        /* on the run queue after a !task's yield: resumes
+                           into the task's CPU */
+    VTS_RUNNING,        /* a runner is in it */
+    VTS_PARKED,         /* read() said EAGAIN: waits for its fd */
+    VTS_READY,          /* parked, its fd ready: on the carrier's ready list
+                           until the next epoll_wait */
+    VTS_CALL,           /* in a blocking call (!sleep), on its runner */
+    VTS_DONE,           /* returned: stack unmapped */
+};
+
+/* What a runner's burst does (vrunner.step), and so what follows it. */
+enum vt_step {
+    VS_POLL,            /* epoll_wait: the mail and the ready fds' vthreads
+                           join the run queue */
+    VS_READ,            /* [switched into cur and] read(): lines, to handle */
+    VS_LINE,            /* handled one of cur's lines: its reply is queued */
+    VS_FLUSH,           /* wrote the replies queued before a line's work */
+    VS_WRITE,           /* wrote cur's replies: they leave */
+    VS_PARK,            /* read() said EAGAIN: cur parks, switched out */
+    VS_YIELD,           /* a !task line decoded: cur yields, switched out */
+    VS_CALL,            /* a !sleep line decoded: the call begins */
+    VS_CLOSE,           /* read() said EOF: closed, stack unmapped, switched out */
+};
+
+/* A kernel thread that runs a carrier's loop: the carrier's own, or a
+ * spare the monitor started. */
+struct vrunner {
+    uint32_t thread;             /* on the machine; VT_NONE: a free slot */
+    uint32_t carrier;            /* the carrier it runs or waits for */
+    bool spare;                  /* ends once nobody needs it */
+    uint32_t number;             /* a spare's N (spare-N) */
+    uint8_t step;                /* enum vt_step: its burst now */
+    uint32_t cur;                /* the vthread (connection) it is in, or VT_NONE */
+    uint32_t queued;             /* cur's replies handled, not yet written */
+    uint32_t wait_line;          /* the line whose wait ends when this burst
+                                    got a core, or VT_NONE */
+    uint32_t next_waiter;        /* the carrier's next waiting runner */
+};
+
+/* A carrier: an epoll loop with a run queue of vthreads, run by one
+ * runner at a time (models/vthread/carrier.c's token). */
+struct vcarrier {
+    uint32_t owner;              /* the runner holding it, or VT_NONE: given
+                                    up by a blocking call, held by nobody */
+    bool in_epoll;               /* its owner waits in epoll_wait */
+    struct cqueue mail;          /* spawned vthreads, not yet adopted */
+    struct cqueue ready;         /* parked vthreads whose fd is ready */
+    struct cqueue runq;          /* runnable vthreads */
+    uint32_t round_left;         /* of this turn of the run queue */
+    uint32_t blocked;            /* its runners in a blocking call, without --pin */
+    vtime_t released_at;         /* when the last of them gave it up */
+    uint32_t waiters, waiters_tail;  /* runners back from a call, waiting for
+                                    it (a FIFO through next_waiter) */
+    uint64_t vthreads;           /* its vthreads alive */
+};
+
 struct sim {
     const struct sim_opts *o;
     struct sim_report *r;
@@ -151,6 +221,20 @@ struct sim {
     struct cqueue biz_queue;     /* business pool: offloaded connections */
     uint32_t *biz_idle;          /* idle business threads (a stack) */
     uint32_t nbiz_idle;
+
+    /* virtual threads */
+    struct vcarrier *carriers;
+    int ncarriers;
+    uint32_t next_carrier;       /* round robin */
+    struct vrunner *runners;     /* the carriers' own (index = carrier), then spares */
+    uint32_t nrunners, runners_cap;
+    uint32_t monitor;            /* the monitor's thread */
+    bool monitor_busy;           /* in a burst: making a spare's thread */
+    uint32_t *spares_due;        /* runners whose thread the monitor makes
+                                    next, a ring of ncarriers */
+    uint32_t due_head, due_len;
+    uint32_t spares_live;
+    uint64_t vthreads_live;
 
     /* the client thread (--client-cpu): replies waiting for it, a ring */
     uint32_t client;
@@ -270,6 +354,32 @@ int sim__reactor_setup(struct sim *s);
 int sim__reactor_assign(struct sim *s, uint32_t c);
 int sim__multireactor_setup(struct sim *s);
 int sim__multireactor_assign(struct sim *s, uint32_t c);
+
+/* ---- virtual threads (sim_vthread.c, sim_carrier.c) --------------------------- */
+
+int sim__vthread_setup(struct sim *s);
+void sim__vthread_accepted(struct sim *s, uint32_t c);
+/* A line or the client's close reached c: a parked vthread's fd is ready. */
+void sim__vthread_fd_ready(struct sim *s, uint32_t c);
+void sim__vthread_burst_done(struct sim *s, uint32_t t);
+/* Runner r switches into (or goes on in) r->cur at the top of its loop:
+ * its read(). */
+void sim__vthread_read(struct sim *s, struct vrunner *r, bool switch_in);
+/* r->cur's next step: a line, or the write of its replies. */
+void sim__vthread_serve(struct sim *s, struct vrunner *r);
+/* A runner's burst: cpu_ns, then step. */
+void sim__runner_run(struct sim *s, struct vrunner *r, vtime_t cpu_ns, enum vt_step step);
+
+/* The carrier's loop, after a vthread's step or a poll (sim_carrier.c). */
+void sim__carrier_next(struct sim *s, struct vrunner *r);
+void sim__carrier_wake(struct sim *s, int k);
+void sim__carrier_poll_done(struct sim *s, struct vrunner *r);
+const char *sim__carrier_name(int k, char name[static SIM_LOOP_NAME_LEN]);
+/* r->cur's !sleep begins (VS_CALL's burst is done), and ends (EV_WAKE). */
+void sim__vthread_call_begin(struct sim *s, struct vrunner *r);
+void sim__vthread_call_end(struct sim *s, uint32_t t);
+void sim__monitor_look(struct sim *s, int k);
+void sim__monitor_burst_done(struct sim *s);
 
 /* ---- the report (sim_report.c) --------------------------------------------- */
 

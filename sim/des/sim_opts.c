@@ -11,7 +11,7 @@
 /* ---- options ---------------------------------------------------------------------- */
 
 static const char *const model_names[SIM_MODEL_COUNT] = {
-    "bio", "pool", "reactor", "multireactor",
+    "bio", "pool", "reactor", "multireactor", "vthread",
 };
 
 const char *sim_model_name(enum sim_model m)
@@ -44,6 +44,9 @@ void sim_opts_init(struct sim_opts *o, enum sim_model model)
     o->pool_queue = 1024;
     o->workers = 0;              /* 0: 2 x cores, as the real multireactor */
     o->io_ratio = 50;
+    o->carriers = 0;             /* 0: the cores, as the real vthread */
+    o->handoff_ms = 20;          /* models/vthread's VT_HANDOFF_MS_DEFAULT */
+    o->vt_stack_kb = 64;         /* ... and VT_STACK_DEFAULT_BYTES */
 }
 
 /* The fastest a connection may send: one line a microsecond. Faster, the
@@ -125,6 +128,12 @@ int sim_opts_check(const struct sim_opts *o, char *err, size_t err_len)
         why = "--workers must be from 1 to 4096";
     else if (o->offload < 0 || o->offload > SIM_OFFLOAD_MAX)
         why = "--offload must be from 0 to 100000";
+    else if (o->carriers < 0 || o->carriers > SIM_CARRIERS_MAX)
+        why = "--carriers must be from 1 to 4096";
+    else if (o->handoff_ms < 1 || o->handoff_ms > 3600000)
+        why = "--handoff-ms must be from 1 to 3600000";
+    else if (!(o->vt_stack_kb >= 16 && o->vt_stack_kb <= 1048576))
+        why = "--stack must be from 16K to 1024M";
     else if (o->rate < 0 || o->think_us < 0 || o->ramp_s < 0)
         why = "--rate, --think-us and --ramp must not be negative";
     else if (o->rate > 0 && (double)o->conns / o->rate * 1e9 < SIM_MIN_SEND_PERIOD_NS)
@@ -159,6 +168,9 @@ static uint64_t threads_at_start(const struct sim_opts *o)
     switch (o->model) {
     case SIM_BIO:  n = 1; break;                              /* the acceptor */
     case SIM_POOL: n = 1 + (uint64_t)o->pool_min; break;
+    case SIM_VTHREAD:                                         /* + the monitor */
+        n = 2 + (uint64_t)(o->carriers > 0 ? o->carriers : o->cores);
+        break;
     default:       n = loops + (uint64_t)o->offload; break;
     }
     return n + (o->client_on_machine ? 1 : 0);
@@ -175,8 +187,10 @@ void sim_need(const struct sim_opts *o, struct sim_need *n)
     b += doubled_to(n->threads, 1024) * (sizeof(struct vthread) + sizeof(uint32_t));
     if (o->model == SIM_POOL)
         b += (double)sim__pool_reach(o) * sizeof(uint32_t);
-    if (o->model >= SIM_REACTOR)
+    if (o->model == SIM_REACTOR || o->model == SIM_MULTIREACTOR)
         b += (double)n->threads * sizeof(struct vloop);   /* more than the loops */
+    if (o->model == SIM_VTHREAD)
+        b += (double)n->threads * (sizeof(struct vcarrier) + sizeof(struct vrunner) + 4);
     b += (double)o->cores * (sizeof(struct vcore) + sizeof(vtime_t));
     n->bytes = b + sizeof(struct sim) + sizeof(struct sim_report);
 }

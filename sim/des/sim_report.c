@@ -88,6 +88,11 @@ void sim__report_fill(struct sim *s)
     r->peak_resident_bytes = (double)s->m.peak_live *
                              (o->prof.stack_touched_kb + o->prof.kernel_stack_kb) * 1024.0 +
                              r->peak_conn_bytes;
+    if (o->model == SIM_VTHREAD) {               /* + each vthread's stack */
+        r->peak_stack_bytes += (double)r->peak_vthreads * o->vt_stack_kb * 1024.0;
+        r->peak_vthread_bytes = (double)r->peak_vthreads * o->prof.vt_stack_touched_kb * 1024.0;
+        r->peak_resident_bytes += r->peak_vthread_bytes;
+    }
     for (uint32_t c = 0; c < o->conns; c++)
         if (s->conns[c].state == CS_QUEUED || s->conns[c].state == CS_BACKLOG)
             r->conns_unserved++;
@@ -160,6 +165,25 @@ static void json_waits(FILE *out, const struct sim_report *r, int k, const char 
             (double)w->preempted[k] / lines);
 }
 
+/* vthread: its own line, after the memory line. */
+static void print_vthreads(FILE *out, const struct sim_opts *o, const struct sim_report *r)
+{
+    double lines = r->lines_ok > 0 ? (double)r->lines_ok : 1;
+    fprintf(out, "\n  vthreads %llu at most on %d carriers%s: stacks ",
+            (unsigned long long)r->peak_vthreads, o->carriers > 0 ? o->carriers : o->cores,
+            o->pin ? " (--pin)" : "");
+    print_bytes(out, r->peak_vthreads * o->vt_stack_kb * 1024.0);
+    fprintf(out, " reserved (%.0f KiB each), ", o->vt_stack_kb);
+    if (r->peak_vthread_bytes < 1024.0 * 1024)
+        fprintf(out, "%.0f KiB", r->peak_vthread_bytes / 1024);
+    else
+        print_bytes(out, r->peak_vthread_bytes);
+    fprintf(out, " touched (%.0f KiB each); %.2f switches and %.2f parks a line; "
+            "%llu handoffs to a spare, %u spares at most", o->prof.vt_stack_touched_kb,
+            (double)r->vt_switches / lines, (double)r->vt_parks / lines,
+            (unsigned long long)r->handoffs, r->peak_spares);
+}
+
 void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE *out)
 {
     fprintf(out, "sim %s: %d cores, %u conns, %s, seed %llu\n", sim_model_name(o->model),
@@ -214,6 +238,8 @@ void sim_report_print(const struct sim_opts *o, const struct sim_report *r, FILE
     fprintf(out, " resident at most: %.0f KiB of stack touched + %.0f KiB of kernel stack "
             "a thread, %.0f KiB a connection", o->prof.stack_touched_kb,
             o->prof.kernel_stack_kb, o->prof.conn_kb);
+    if (o->model == SIM_VTHREAD)
+        print_vthreads(out, o, r);
     fprintf(out, "\n  errors   ");
     if (r->conns_refused == 0 && r->conns_unserved == 0 && r->lines_lost == 0)
         fprintf(out, "none\n");
@@ -270,5 +296,14 @@ void sim_report_json(const struct sim_opts *o, const struct sim_report *r, FILE 
     if (o->waits)
         for (int k = 0; k < (o->client_on_machine ? 2 : 1); k++)
             json_waits(out, r, k, k ? "load" : "server");
+    if (o->model == SIM_VTHREAD)
+        fprintf(out, ",\"vthread\":{\"carriers\":%d,\"pin\":%s,\"handoff_ms\":%d,"
+                "\"stack_kb\":%.0f,\"peak_vthreads\":%llu,\"peak_vthread_bytes\":%.0f,"
+                "\"switches\":%llu,\"parks\":%llu,\"handoffs\":%llu,\"peak_spares\":%u}",
+                o->carriers > 0 ? o->carriers : o->cores, o->pin ? "true" : "false",
+                o->handoff_ms, o->vt_stack_kb, (unsigned long long)r->peak_vthreads,
+                r->peak_vthread_bytes, (unsigned long long)r->vt_switches,
+                (unsigned long long)r->vt_parks, (unsigned long long)r->handoffs,
+                r->peak_spares);
     fprintf(out, "}\n");
 }

@@ -97,7 +97,8 @@ static const enum board_role roles[] = {
     [VIZ_ACCEPTOR] = ROLE_ACCEPTOR, [VIZ_CONN] = ROLE_CONN,
     [VIZ_POOL_THREAD] = ROLE_POOL_WORKER, [VIZ_BOSS] = ROLE_BOSS,
     [VIZ_WORKER] = ROLE_WORKER_LOOP, [VIZ_BUSINESS] = ROLE_BUSINESS,
-    [VIZ_CLIENT] = ROLE_CHECKER,
+    [VIZ_CLIENT] = ROLE_CHECKER, [VIZ_CARRIER] = ROLE_CARRIER,
+    [VIZ_MONITOR] = ROLE_MONITOR,
 };
 
 static const enum board_state states[] = {

@@ -19,8 +19,9 @@
 #include <unistd.h>
 
 /* The models in their course order; the index is the gnuplot linetype. */
-static const char *const model_order[] = { "bio", "pool", "reactor", "multireactor" };
-#define MODEL_ORDER 4
+static const char *const model_order[] = { "bio", "pool", "reactor", "multireactor",
+                                           "vthread" };
+#define MODEL_ORDER 5
 
 static int model_linetype(const char *model)
 {
@@ -64,7 +65,7 @@ void sweep_machine(char *buf, size_t len)
 /* ---- the data file ------------------------------------------------------- */
 
 /* The models of rows, once each, in the course's order (the keys then
- * read bio, pool, reactor, multireactor in every figure). */
+ * read bio, pool, reactor, multireactor, vthread in every figure). */
 static int distinct_models(const struct sweep_row *rows, int n, const char **models)
 {
     int m = 0;
@@ -169,7 +170,8 @@ static void write_script(FILE *gp, const char *path, const char *title, enum swe
                 "set linetype 2 lc rgb '#ff7f0e' lw 2 dt 2 pt 7 ps 1.2\n"
                 "set linetype 3 lc rgb '#1f77b4' lw 2 dt 4 pt 9 ps 1.4\n"
                 "set linetype 4 lc rgb '#2ca02c' lw 2 dt 5 pt 11 ps 1.4\n"
-                "set linetype 5 lc rgb '#7f7f7f' lw 2 dt 3 pt 13 ps 1.2\n");
+                "set linetype 5 lc rgb '#9467bd' lw 2 dt 3 pt 13 ps 1.4\n"
+                "set linetype 6 lc rgb '#7f7f7f' lw 2 dt 3 pt 3 ps 1.2\n");
     fprintf(gp, "set multiplot layout 2,2 title ");
     print_title(gp, title);
     fprintf(gp, " font \"sans,12\"\n");

@@ -19,7 +19,9 @@
 #include "results.h"
 
 #define SWEEP_MAX_VALUES 32         /* values in one LIST */
-#define SWEEP_MAX_ROWS (FLEET_MAX * SWEEP_MAX_VALUES)  /* models x values */
+#define SWEEP_MAX_MODELS 5          /* models in one sweep: compare's FLEET_MAX,
+                                       or all five in sim all --sweep */
+#define SWEEP_MAX_ROWS (SWEEP_MAX_MODELS * SWEEP_MAX_VALUES)  /* models x values */
 #define SWEEP_SLEEP_MS 10           /* a sleep-pct line runs "!sleep 10" */
 #define SWEEP_CPU_US_MAX 10000000   /* the protocol's !cpu limit (10 s) */
 

@@ -51,8 +51,8 @@ is_png real.png && ok || bad "real.png is not the PNG gnuplot draws"
 "$BIN" sim all --cores 2 --duration 0.2 --sweep conns=1,2,4 --csv sim.csv \
     --overlay real.csv --plot both.svg >sim.out 2>sim.err; st=$?
 [ "$st" = 0 ] && ok || { bad "sim --sweep --overlay: exit $st"; cat sim.err; }
-[ "$(grep -c ',sim,' sim.csv)" = 12 ] && ok || bad "sim.csv has not 4 x 3 simulated rows"
-for m in bio pool reactor multireactor; do
+[ "$(grep -c ',sim,' sim.csv)" = 15 ] && ok || bad "sim.csv has not 5 x 3 simulated rows"
+for m in bio pool reactor multireactor vthread; do
   grep -q ">$m<" both.svg && ok || bad "no line for $m in the figure"
 done
 for m in bio reactor; do
@@ -98,7 +98,7 @@ else
 fi
 
 # Ctrl-C in sim --sweep: the runs under way end, no new one starts, the
-# rows so far are printed. 128 short runs (5 s of CPU here); the signal
+# rows so far are printed. 160 short runs (5 s of CPU here); the signal
 # goes once the sweep catches SIGINT (SigCgt in /proc), so it lands
 # during the runs however fast the machine.
 "$BIN" sim all --cores 2 --duration 2 --sweep conns=$(seq -s, 100 100 3200) \
@@ -116,7 +116,7 @@ if kill -0 "$cpid" 2>/dev/null; then
 else
   wait "$cpid"; st=$?; cpid=""
   rows=$(grep -c ',sim,' simint.csv)
-  [ "$st" = 0 ] && [ "$rows" -lt 128 ] && grep -q "stopped; $rows rows so far" simint.err && ok \
+  [ "$st" = 0 ] && [ "$rows" -lt 160 ] && grep -q "stopped; $rows rows so far" simint.err && ok \
     || { bad "sim Ctrl-C: exit $st, $rows rows"; cat simint.err; }
 fi
 
@@ -157,14 +157,14 @@ refuse "an overlay without a file" sim bio --sweep conns=1,2 --overlay nosuch.cs
 refuse "an overlay of simulated rows" sim bio --sweep conns=1,2 --overlay sim.csv --plot x.png
 { head -1 real.csv; printf 'bio,conns,1,real,%0600d\n' 1; } >long.csv
 refuse "an overlay line of 600 bytes" sim bio --sweep conns=1,2 --overlay long.csv --plot x.png
-{ head -1 real.csv; for i in $(seq 129); do sed -n 2p real.csv; done; } >many.csv
-refuse "an overlay of 129 rows" sim bio --sweep conns=1,2 --overlay many.csv --plot x.png
+{ head -1 real.csv; for i in $(seq 161); do sed -n 2p real.csv; done; } >many.csv
+refuse "an overlay of 161 rows" sim bio --sweep conns=1,2 --overlay many.csv --plot x.png
 [ -e x.png ] && bad "a bad overlay drew a figure" || ok
 
 # --json: one object, the var and a row per (model, value).
 "$BIN" sim all --duration 0.01 --sweep cpu-us=0,100 --json >sweep.json 2>/dev/null
-grep -q '^{"var":"cpu-us","rows":\[' sweep.json && [ "$(grep -o '"model":' sweep.json | wc -l)" = 8 ] \
-  && ok || bad "sim --sweep --json: not 8 rows of cpu-us"
+grep -q '^{"var":"cpu-us","rows":\[' sweep.json && [ "$(grep -o '"model":' sweep.json | wc -l)" = 10 ] \
+  && ok || bad "sim --sweep --json: not 10 rows of cpu-us"
 
 # The decades form gives the powers of ten.
 "$BIN" sim reactor --duration 0.01 --sweep conns=1e1..1e3 --csv dec.csv >/dev/null 2>&1

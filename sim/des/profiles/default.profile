@@ -1,12 +1,16 @@
 # threadlab simulator profile: nanoseconds unless the key says kb
 # measured: 2026-11-30, threadlab calibrate on vm (2 cores, Linux 6.18.44-fc-v595)
-version = 5
+version = 6
 read_ns = 3349
 write_ns = 3515
 accept_ns = 2495
 close_ns = 7740
 epoll_wait_ns = 463
 eventfd_ns = 457
+# poll_ns and read_empty_ns: threadlab calibrate --only poll, 2026-12-04,
+# the same vm (read_empty_ns is what a virtual thread's park pays)
+poll_ns = 299
+read_empty_ns = 169
 # wakeup_ns and wakeup_cpu_ns: an idle core's wakeup, 2026-12-01, the same
 # vm: calibrate's pass between two threads pinned to two cores, its CPU
 # (21 948 ns, rounds within 7.6%) and what the quiet run's pass (34.2 us,
@@ -37,3 +41,10 @@ stack_kb = 8192
 stack_touched_kb = 24
 kernel_stack_kb = 16
 conn_kb = 8
+# the virtual threads: threadlab calibrate --only vthread, 2026-12-04, the
+# same vm (the asm switch; the stack pages a stand-in of the handler
+# touches, counted by mincore)
+vt_switch_ns = 12
+vt_stack_map_ns = 1947
+vt_stack_unmap_ns = 3307
+vt_stack_touched_kb = 4
