@@ -19,6 +19,8 @@
 
 #define SERVE_PORT_DEFAULT 7007   /* echo is port 7; 7007 needs no root */
 
+/* Long function: the --help text, printed in one piece so it reads as the
+ * user sees it. */
 static void serve_usage(FILE *out)
 {
     fprintf(out,

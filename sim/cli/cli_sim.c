@@ -22,6 +22,8 @@
 #include "viz/record.h"
 #include "viz/top.h"
 
+/* Long function: the --help text, printed in one piece so it reads as the
+ * user sees it (in Chinese: cli_sim_usage_zh). */
 static void sim_usage(FILE *out)
 {
     if (msg_lang() == LANG_ZH) {

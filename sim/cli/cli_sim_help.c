@@ -3,6 +3,8 @@
  * option as the English text in cli_sim.c. */
 #include "cli_sim_help.h"
 
+/* Long function: the --help text, printed in one piece so it reads as the
+ * user sees it. */
 void cli_sim_usage_zh(FILE *out, int sweep_sleep_ms, double thread_resident_kb,
                       int sweep_pool_max)
 {

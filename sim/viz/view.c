@@ -159,6 +159,37 @@ static int draw_exited(const struct board_snapshot *s, bool wide, struct screen 
                 : screen_printf(scr, x, y, w, ST_NORMAL, "%u/%llu", recent, total);
 }
 
+/* The header's third row: threads by state, counted for every thread,
+ * slot or no slot. */
+static void draw_states(const struct board_snapshot *s, bool wide, struct screen *scr,
+                        struct rect r)
+{
+    int x;
+    uint64_t live = 0;
+    for (int st = 0; st < STATE_COUNT; st++)
+        if (st != STATE_TERMINATED)
+            live += s->threads_by_state[st];
+    x = r.x + 1;
+    x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, msg(M_THREADS),
+                       (unsigned long long)live);
+    for (int st = 0; st < STATE_COUNT && x < r.x + r.w; st++) {
+        if (st == STATE_RUNNABLE && !s->simulated)
+            continue;                /* only the simulator sees its run queue */
+        x += screen_put(scr, x, r.y, r.x + r.w - x, ST_NORMAL, " ");
+        x += screen_printf(scr, x, r.y, r.x + r.w - x, state_style[st], "%c",
+                           view_state_letter((enum board_state)st));
+        if (st == STATE_TERMINATED)
+            x += draw_exited(s, wide, scr, x, r.y, r.x + r.w - x);
+        else if (wide)
+            x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, " %llu %s",
+                               (unsigned long long)s->threads_by_state[st],
+                               msg_state((enum board_state)st));
+        else
+            x += screen_printf(scr, x, r.y, r.x + r.w - x, ST_NORMAL, "%llu",
+                               (unsigned long long)s->threads_by_state[st]);
+    }
+}
+
 static int draw_header(const struct view *v, const struct pane *p, int index,
                        struct screen *scr, struct rect r)
 {
@@ -214,30 +245,7 @@ static int draw_header(const struct view *v, const struct pane *p, int index,
                       msg(M_RATES_NARROW), lps, p50, p99);
     }
 
-    /* Threads by state: counted for every thread, slot or no slot. */
-    uint64_t live = 0;
-    for (int st = 0; st < STATE_COUNT; st++)
-        if (st != STATE_TERMINATED)
-            live += s->threads_by_state[st];
-    x = r.x + 1;
-    x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, msg(M_THREADS),
-                       (unsigned long long)live);
-    for (int st = 0; st < STATE_COUNT && x < r.x + r.w; st++) {
-        if (st == STATE_RUNNABLE && !s->simulated)
-            continue;                /* only the simulator sees its run queue */
-        x += screen_put(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " ");
-        x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, state_style[st], "%c",
-                           view_state_letter((enum board_state)st));
-        if (st == STATE_TERMINATED)
-            x += draw_exited(s, wide, scr, x, r.y + 2, r.x + r.w - x);
-        else if (wide)
-            x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, " %llu %s",
-                               (unsigned long long)s->threads_by_state[st],
-                               msg_state((enum board_state)st));
-        else
-            x += screen_printf(scr, x, r.y + 2, r.x + r.w - x, ST_NORMAL, "%llu",
-                               (unsigned long long)s->threads_by_state[st]);
-    }
+    draw_states(s, wide, scr, (struct rect){ r.x, r.y + 2, r.w, 1 });
     return 3;
 }
 

@@ -36,7 +36,7 @@ measure() {
     # A line in column 0 that opens a signature: a type or a name, not a
     # preprocessor line, a comment or a brace.
     /^[A-Za-z_]/ && sig == 0 && !/;[[:space:]]*$/ { sig = FNR; text = $0; marked = said }
-    /^[A-Za-z_]/ && sig != 0 && !/^[A-Za-z_].*;[[:space:]]*$/ && !inbody { if (!index(text, "(")) { sig = FNR; text = $0 } }
+    /^[A-Za-z_]/ && sig != 0 && !/^[A-Za-z_].*;[[:space:]]*$/ && !inbody { if (!index(text, "(")) { sig = FNR; text = $0; marked = said } }
     /;[[:space:]]*$/ && !inbody { sig = 0 }
     /^\{/ && sig != 0 && !inbody { inbody = 1; start = sig; head = text; next }
     /^\}/ && inbody {

@@ -18,6 +18,37 @@
         }                                                                    \
     } while (0)
 
+/* One reply, against the request lines it answers (they start at line):
+ * their bytes rebuild the input; each one ends in its only '\n', within
+ * max_line, and a run's lines after the first are plain echoes. The reply
+ * is the echo, the !who answer asked for, or the bad-argument error. */
+static void check_reply(const struct echo_reply *r, const uint8_t *line, size_t max_line)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < r->lines; i++) {
+        const uint8_t *nl = memchr(line + at, '\n', r->request_len - at);
+        CHECK(nl != NULL);
+        size_t one = (size_t)(nl - (line + at)) + 1;
+        CHECK(one - 1 <= max_line);
+        CHECK(i == 0 || line[at] != '!');
+        at += one;
+    }
+    CHECK(at == r->request_len);
+    CHECK(r->lines == 1 || (r->len == r->request_len && r->work == ECHO_WORK_NONE));
+    static const char who[] = "!who model=fuzz thread=fuzz-thread conn=1\n";
+    if (r->error == ECHO_ERROR_BAD_ARGUMENT)
+        CHECK(r->len == strlen(ECHO_ERR_BAD_ARGUMENT) &&
+              memcmp(r->data, ECHO_ERR_BAD_ARGUMENT, r->len) == 0);
+    else if (r->len == sizeof(who) - 1 && memcmp(r->data, who, r->len) == 0)
+        CHECK(memcmp(line, "!who", 4) == 0);    /* asked for */
+    else                                        /* an echo */
+        CHECK(r->len == r->request_len && memcmp(r->data, line, r->len) == 0);
+    if (r->work == ECHO_WORK_CPU)
+        CHECK(r->work_amount <= ECHO_CPU_MAX_US);
+    if (r->work == ECHO_WORK_SLEEP)
+        CHECK(r->work_amount <= ECHO_SLEEP_MAX_MS);
+}
+
 int fuzz_session_one(const uint8_t *data, size_t size)
 {
     if (size < 3)
@@ -64,35 +95,9 @@ int fuzz_session_one(const uint8_t *data, size_t size)
                 stopped = true;
                 break;
             }
-            /* The request lines: their bytes rebuild the input; each one
-             * ends in its only '\n', within max_line, and a run's lines
-             * after the first are plain echoes. */
             CHECK(rebuilt_len + r.request_len <= len);
-            const uint8_t *line = in + rebuilt_len;
-            size_t at = 0;
-            for (size_t i = 0; i < r.lines; i++) {
-                const uint8_t *nl = memchr(line + at, '\n', r.request_len - at);
-                CHECK(nl != NULL);
-                size_t one = (size_t)(nl - (line + at)) + 1;
-                CHECK(one - 1 <= max_line);
-                CHECK(i == 0 || line[at] != '!');
-                at += one;
-            }
-            CHECK(at == r.request_len);
-            CHECK(r.lines == 1 || (r.len == r.request_len && r.work == ECHO_WORK_NONE));
+            check_reply(&r, in + rebuilt_len, max_line);
             rebuilt_len += r.request_len;
-            static const char who[] = "!who model=fuzz thread=fuzz-thread conn=1\n";
-            if (r.error == ECHO_ERROR_BAD_ARGUMENT)
-                CHECK(r.len == strlen(ECHO_ERR_BAD_ARGUMENT) &&
-                      memcmp(r.data, ECHO_ERR_BAD_ARGUMENT, r.len) == 0);
-            else if (r.len == sizeof(who) - 1 && memcmp(r.data, who, r.len) == 0)
-                CHECK(memcmp(line, "!who", 4) == 0);    /* asked for */
-            else                                        /* an echo */
-                CHECK(r.len == r.request_len && memcmp(r.data, line, r.len) == 0);
-            if (r.work == ECHO_WORK_CPU)
-                CHECK(r.work_amount <= ECHO_CPU_MAX_US);
-            if (r.work == ECHO_WORK_SLEEP)
-                CHECK(r.work_amount <= ECHO_SLEEP_MAX_MS);
             if (r.close_after) {        /* !quit: nothing after it */
                 stopped = true;
                 break;

@@ -2205,6 +2205,8 @@ START_TEST(backpressure_shows_on_the_loop)
 }
 END_TEST
 
+/* The shared suite: its cases by subject, each with its hang guard.
+ * Long function: a table, one line a test. */
 Suite *model_suite(const char *model_name)
 {
     model_under_test = model_name;
