@@ -95,6 +95,18 @@ static const struct reason_template table[] = {
     { "%s: no thread for a spare; %s waits for its blocking call",
       "%1：无法新建备用线程；%2 只能等它的阻塞调用返回" },
     { "%s: epoll_ctl failed; closing %s", "%1：epoll_ctl 失败；关闭 %2" },
+    /* ... and as the simulator says it (sim/des/sim_carrier.c, sim_vthread.c) */
+    { "%s: vt-%u blocks %.0f ms in a call, pinned: its %llu vthreads wait",
+      "%1：vt-%2 在阻塞调用里卡 %3 毫秒，被钉住：它的 %4 个虚拟线程都得等" },
+    { "%s: vt-%u blocks %.0f ms in a call: the carrier is given up",
+      "%1：vt-%2 在阻塞调用里卡 %3 毫秒：让出载体线程" },
+    { "spare-%u: the blocking call on %s returned; the spare retired",
+      "spare-%1：%2 上的阻塞调用已返回，备用线程退出" },
+    { "no thread for a spare (--max-threads); %s waits for its blocking call",
+      "无法新建备用线程（--max-threads）；%1 只能等它的阻塞调用返回" },
+    { "%s blocked in a call for %.0f ms: handoff to spare-%u, which takes its run queue",
+      "%1 在阻塞调用里卡了 %2 毫秒：由 spare-%3 接管，接手它的运行队列" },
+    { "vt-%u -> %s: round robin (%d of %d)", "vt-%1 -> %2：轮转（第 %3 个，共 %4 个）" },
 
     /* the pool's task queue (threadpool/pool.c, sim/des/sim_pool.c) */
     { "conn %llu waits: all %d threads busy, %d queued",
@@ -127,6 +139,7 @@ static const struct reason_template table[] = {
     { "reply %u reaches client %u", "第 %1 个应答到达客户端 %2" },
     { "conn %u's close reaches the server", "连接 %1 的关闭到达服务器" },
     { "thread %u wakes from !sleep", "线程 %1 从 !sleep 醒来" },
+    { "the monitor looks at carrier-%u", "监控线程查看 carrier-%1" },
     { "event %u", "事件 %1" },
 };
 
