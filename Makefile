@@ -61,7 +61,7 @@ endif
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Werror -pedantic -Wno-overlength-strings
 CFLAGS   += -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -pthread -MMD -MP $(SANFLAGS) $(SWITCHFLAGS)
-CPPFLAGS += -Imodels -Isim
+CPPFLAGS += -Imodels -I.
 # -rdynamic: the blocked checker's stack traces name our functions.
 LDFLAGS  += -pthread -rdynamic $(SANFLAGS)
 
@@ -87,9 +87,9 @@ endif
 # source (scripts/handout.sh): labs/prebuilt/PATH.o stands for PATH.c.
 PREBUILT_SRCS := $(patsubst labs/prebuilt/%.o,%.c,$(shell find labs/prebuilt -name '*.o' 2>/dev/null))
 LIB_SRCS  := $(sort $(wildcard models/*.c models/*/*.c) \
-             $(filter-out sim/cli/%,$(wildcard sim/*/*.c)) \
-             $(filter models/% sim/%,$(PREBUILT_SRCS)))
-CLI_SRCS  := $(wildcard sim/cli/*.c)
+             $(wildcard sim/*.c viz/*.c load/*.c) \
+             $(filter models/% sim/% viz/% load/%,$(PREBUILT_SRCS)))
+CLI_SRCS  := $(wildcard cli/*.c)
 TEST_SRCS := $(wildcard tests/check_*.c)
 SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c) $(filter tests/support/%,$(PREBUILT_SRCS)))
 

@@ -3,7 +3,7 @@
  * The four models take the same flags wherever a flag means the same thing
  * (`--port --bind --max-line --backlog ...`), so they share one options
  * struct; each model reads the fields that apply to it and ignores the rest.
- * The command line fills it (sim/cli), and tests fill it directly.
+ * The command line fills it (cli), and tests fill it directly.
  */
 #ifndef THREADLAB_SERVER_H
 #define THREADLAB_SERVER_H

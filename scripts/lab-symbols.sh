@@ -42,7 +42,7 @@ PURE='memcpy memmove memset memcmp memchr strlen strnlen strcmp strncmp strchr s
 # object_of FILE OBJ: compile FILE as the Makefile would (tests/ files see
 # tests/support and Check's headers), warnings off: only its symbols matter.
 object_of() {
-  "${CC:-cc}" -std=c11 ${OPT:--O2} -D_GNU_SOURCE -pthread -Imodels -Isim -Itests/support \
+  "${CC:-cc}" -std=c11 ${OPT:--O2} -D_GNU_SOURCE -pthread -Imodels -I. -Itests/support \
     $(pkg-config --cflags check 2>/dev/null) -w -c -o "$2" "$1" 2>/dev/null
 }
 

@@ -8,12 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "des/calibrate.h"
-#include "des/engine.h"
-#include "des/machine.h"
-#include "des/profile.h"
-#include "des/rng.h"
-#include "des/sim.h"
+#include "sim/calibrate.h"
+#include "sim/engine.h"
+#include "sim/machine.h"
+#include "sim/profile.h"
+#include "sim/rng.h"
+#include "sim/sim.h"
 
 /* Every run in this file: it succeeds, and Little's law holds to 1%. L
  * (the area under the count of lines in the system) and W (each line's
@@ -301,7 +301,7 @@ static void run(const struct sim_opts *o, struct sim_report *r)
     run_checked(o, r);
 }
 
-/* ---- the scheduler (sim/des/machine.c), on its own ------------------------------- */
+/* ---- the scheduler (sim/machine.c), on its own ------------------------------- */
 
 /* A bare machine: threads that run one burst each and then block; when
  * each burst ended is noted. Test events (kind 1) wake a thread. */
@@ -1137,7 +1137,7 @@ END_TEST
 
 
 /* A profile from before version 2 (no version line, no sigma or
- * cross_core_ns keys: sim/des/profiles/default.profile as it was written
+ * cross_core_ns keys: sim/profiles/default.profile as it was written
  * on 2026-11-30) loads, and what it lacks keeps its value, but for the
  * keys of version 3, which keep the old meaning; a version newer than
  * this one is refused, not half read. */

@@ -12,8 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "fleet/results.h"
-#include "fleet/sweep.h"
+#include "load/results.h"
+#include "load/sweep.h"
 #include "load/load.h"
 #include "net/net.h"
 #include "probe/histogram.h"

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "model_suite.h"
-#include "fleet/results.h"
-#include "fleet/scenario.h"
+#include "load/results.h"
+#include "load/scenario.h"
 #include "echo/session.h"
 #include "probe/board.h"
 #include "viz/cpu.h"
@@ -1086,7 +1086,7 @@ static int scan_calls(const char *src, const char *file, const char *const *name
     return n;
 }
 
-/* The texts every event call and reason call in models/ and sim/des/
+/* The texts every event call and reason call in models/ and sim/
  * hands the board. Returns how many; *nevents: how many were formats of
  * event calls. */
 static int source_texts(struct source_text *texts, int max, int *nevents)
@@ -1096,7 +1096,7 @@ static int source_texts(struct source_text *texts, int max, int *nevents)
     *nevents = 0;
     ck_assert_int_eq(glob("models/*.c", 0, NULL, &g), 0);
     ck_assert_int_eq(glob("models/*/*.c", GLOB_APPEND, NULL, &g), 0);
-    ck_assert_int_eq(glob("sim/des/*.c", GLOB_APPEND, NULL, &g), 0);
+    ck_assert_int_eq(glob("sim/*.c", GLOB_APPEND, NULL, &g), 0);
     for (size_t i = 0; i < g.gl_pathc; i++) {
         FILE *f = fopen(g.gl_pathv[i], "r");
         ck_assert_msg(f, "%s: %s", g.gl_pathv[i], strerror(errno));
@@ -1111,7 +1111,7 @@ static int source_texts(struct source_text *texts, int max, int *nevents)
         n = scan_calls(src, g.gl_pathv[i], reason_calls, 4, texts, n, max);
         if (has_call(src, event_calls, 3) || has_call(src, reason_calls, 4))
             n = scan_calls(src, g.gl_pathv[i], why_buffer, 1, texts, n, max);
-        if (!strcmp(g.gl_pathv[i], "sim/des/sim.c"))
+        if (!strcmp(g.gl_pathv[i], "sim/sim.c"))
             n = scan_calls(src, g.gl_pathv[i], describe_buffer, 1, texts, n, max);
     }
     globfree(&g);
@@ -1183,12 +1183,12 @@ static void expect_translated(const char *text, const char *where, bool *used)
     if (!has_word)
         return;                         /* nothing to translate: "%s", "", "s" */
     int i = reason_translate(LANG_ZH, sample, zh, sizeof(zh));
-    ck_assert_msg(i >= 0, "%s: the event text \"%s\" has no template in sim/viz/reason.c",
+    ck_assert_msg(i >= 0, "%s: the event text \"%s\" has no template in viz/reason.c",
                   where, text);
     used[i] = true;
     ck_assert_msg(!english_left(zh, word, sizeof(word)),
                   "%s: \"%s\" is shown as \"%s\": '%s' is not translated (a template in "
-                  "sim/viz/reason.c for it)", where, text, zh, word);
+                  "viz/reason.c for it)", where, text, zh, word);
 }
 
 START_TEST(every_event_the_servers_write_is_translated)
@@ -1196,7 +1196,7 @@ START_TEST(every_event_the_servers_write_is_translated)
     static struct source_text texts[512];
     int nevents, n = source_texts(texts, 512, &nevents);
     /* The scan must find the events, or it would pass on nothing: about
-     * 25 board_event calls in models/, 8 in sim/des/. */
+     * 25 board_event calls in models/, 8 in sim/. */
     ck_assert_msg(nevents >= 30, "found only %d event texts (run from the top of the "
                   "tree, as make check does)", nevents);
     ck_assert_int_lt(n, 512);

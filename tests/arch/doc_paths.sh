@@ -5,7 +5,7 @@
 # it reads the checkout it sits in. Called by tests/arch/run.sh.
 #
 # What counts as a path: a word starting with one of the tree's top
-# folders (models/ sim/ tests/ labs/ docs/ bench/ scripts/ recordings/),
+# folders (models/ sim/ viz/ load/ cli/ tests/ labs/ docs/ bench/ scripts/ recordings/),
 # taken up to the first character a path here never has. It may be
 # relative to the repository's root or to the Markdown file's own folder
 # (a link such as docs/README.md's [models/bio.md](models/bio.md)).
@@ -17,7 +17,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 export LC_ALL=C            # bytes: a Chinese character ends a path too
 
-TOPS='models|sim|tests|labs|docs|bench|scripts|recordings'
+TOPS='models|sim|viz|load|cli|tests|labs|docs|bench|scripts|recordings'
 if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
   files() { git ls-files "$@"; }
 else                       # a release tarball: every file but the build

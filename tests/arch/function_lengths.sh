@@ -7,7 +7,7 @@
 # (no blank line between) gives its reason as "Long function: WHY" (a
 # --help text printed in one piece, a table). Prints each other function
 # over the limit as FILE:LINE NAME: N lines and exits 1 if there is one.
-# Without arguments it measures every .c file in the tree (models/, sim/,
+# Without arguments it measures every .c file in the tree (models/, sim/, viz/, load/, cli/,
 # tests/, bench/, the lab stubs). Called by tests/arch/run.sh.
 #
 # A function is measured from the first line of its signature to its
@@ -23,7 +23,7 @@ cd "$(dirname "$0")/../.." || exit 2
 LIMIT=${FUNCTION_LENGTH_LIMIT:-80}
 
 if [ $# -eq 0 ]; then
-  set -- $(find models sim tests bench labs -name '*.c' ! -path '*/build/*' | sort)
+  set -- $(find models sim viz load cli tests bench labs -name '*.c' ! -path '*/build/*' | sort)
 fi
 
 # For each function: "FILE:LINE NAME LINES", one a line.

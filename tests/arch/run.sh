@@ -3,8 +3,9 @@
 # statically by the scripts beside this file: every path the docs name
 # exists (doc_paths.sh), each model's main file points at functions that
 # are where it says (model_guides.sh), every header function states its
-# thread (thread_contracts.sh), no function in models/ runs over 100 lines
-# (function_lengths.sh). Then each model's threads and fds, read from
+# thread (thread_contracts.sh), no function runs over 80 lines without a
+# marked reason (function_lengths.sh), includes run only down (layers.sh).
+# Then each model's threads and fds, read from
 # /proc/PID/task and /proc/PID/fd while it serves load, must be the model's
 # shape: BIO a thread per connection, the pool between min and max, the
 # reactor one I/O thread with one epoll fd and nonblocking sockets, the
@@ -126,6 +127,12 @@ static_check "header functions without a thread contract (models/**/*.h)" \
   sh "$here/thread_contracts.sh"
 static_check "functions over 80 lines without a marked reason (every .c file)" \
   sh "$here/function_lengths.sh"
+static_check "includes that run back up (models/ < sim/, viz/ < load/ < cli/)" \
+  sh "$here/layers.sh"
+# The layer check bites: a simulator file that reaches up into the screens.
+mkdir -p "$tmp/sim" && printf '#include "sim/sim.h"\n#include "viz/view.h"\n' >"$tmp/sim/up.c"
+upward=$(cd "$tmp" && sh "$OLDPWD/$here/layers.sh" sim/up.c)
+expect_eq "the layer check on a sim file that includes viz/" "$upward" "sim/up.c:2: sim/ includes viz/, which is not below it"
 # The measure must see the hearts, or a change of brace style would make
 # every function vanish from it and the check pass on nothing.
 hearts=$(sh "$here/function_lengths.sh" --all models/blocking/conn.c \

@@ -64,12 +64,12 @@ done <"$here/figures"
 # 2. Screen words.
 zh_pages="README.zh.md $(find docs labs -name '*.zh.md' | sort)"
 twins=$(find docs labs -name '*.zh.md' | sort)
-if perl "$here/screen.pl" sim/viz/msg.c $zh_pages >"$tmp/screen"; then ok
+if perl "$here/screen.pl" viz/msg.c $zh_pages >"$tmp/screen"; then ok
 else bad "Chinese pages quote the English screen:"; cat "$tmp/screen"; fi
 # Each pair of the guide test's sed: its Chinese side is the screen's.
 sed -n 's/^s\/^\([^\\]*\).*/\1/p' tests/guide/zh-screen.sed >"$tmp/zh-words"
 while IFS= read -r w; do
-  grep -qF -- "\"$w" sim/viz/msg.c sim/viz/reason.c && ok \
+  grep -qF -- "\"$w" viz/msg.c viz/reason.c && ok \
     || bad "tests/guide/zh-screen.sed maps '$w', which neither msg.c nor reason.c begins a string with"
 done <"$tmp/zh-words"
 [ -s "$tmp/zh-words" ] && ok || bad "no pairs read from tests/guide/zh-screen.sed"

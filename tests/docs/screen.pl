@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # screen.pl -- the Chinese pages name the Chinese screen's words.
 #   usage: screen.pl MSG.C PAGE...
-# MSG.C is sim/viz/msg.c: each entry pairs the English screen's text with
+# MSG.C is viz/msg.c: each entry pairs the English screen's text with
 # the Chinese. A Chinese page that quotes the English screen ("BLOCKED",
 # `grow`, "threads 66:") sends a class to look for words their screen
 # does not show. Flagged: a capital word of an English entry that its

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "echo/session.h"
-#include "fleet/fleet.h"
+#include "load/fleet.h"
 #include "load/load.h"
 #include "loop/loop.h"
 #include "registry.h"

@@ -8,7 +8,7 @@ bool sim__can_spawn(const struct sim *s)
      * has room for --max-threads threads (the run's options; Linux's
      * pid_max) alive at one time, every thread counted, the acceptor too;
      * a thread that has ended gives its place back; 0 means no limit.
-     * The machine (s->m, sim/des/machine.h) knows the threads it runs.
+     * The machine (s->m, sim/machine.h) knows the threads it runs.
      *
      * Who asks: every model that makes threads on demand, BIO for each
      * connection (false: it refuses the connection) and the pool when it
