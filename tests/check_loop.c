@@ -20,6 +20,7 @@
 #include "loop/checker.h"
 #include "loop/group.h"
 #include "loop/loop.h"
+#include "loop/loop_impl.h"
 #include "loop/promise.h"
 #include "loop/timer_heap.h"
 #include "model_suite.h"
@@ -158,6 +159,96 @@ START_TEST(io_ratio_task_budget)
                       " ns, not %" PRIu64 " ns (inputs drawn at random; THREADLAB_TEST_SEED=%u repeats "
                       "them)", ratio, io_ns, got, want, seed);
     }
+}
+END_TEST
+
+/* The tasks' phase (lab 07's run_tasks_in_budget), on a loop that is not
+ * started: the test's thread plays the loop, so what ran and when is the
+ * test's to say. Each task spins the clock for phase_task_ns of wall time
+ * (or longer, if it is preempted: never shorter), so "how many ran" is
+ * bounded by the budget whatever the scheduler does. */
+static _Atomic uint64_t phase_task_ns;
+static _Atomic int phase_ran;
+
+static void phase_task(void *arg)
+{
+    (void)arg;
+    uint64_t until = now_ns() + atomic_load(&phase_task_ns);
+    while (now_ns() < until)
+        ;
+    atomic_fetch_add(&phase_ran, 1);
+}
+
+/* A loop, not started, with n tasks of task_us each queued. */
+static struct loop *phase_loop(int n, uint64_t task_us)
+{
+    struct loop_opts o = { .name = "test-phase", .io_ratio_pct = 50, .role = ROLE_WORKER_LOOP };
+    struct loop *l = loop_create(&o);
+    ck_assert_ptr_nonnull(l);
+    atomic_store(&phase_task_ns, task_us * 1000);
+    atomic_store(&phase_ran, 0);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(loop_execute(l, phase_task, NULL), 0);
+    return l;
+}
+
+/* The phase's budget counts from when the timers' turn began, not from
+ * when the tasks' phase was called: timers that took it all leave no time
+ * for tasks. */
+START_TEST(a_budget_spent_by_the_timers_runs_no_task)
+{
+    struct loop *l = phase_loop(5, 1000);
+    uint64_t began = now_ns() - 50 * 1000000ull;     /* the timers took 50 ms */
+    size_t ran = run_tasks_in_budget(l, began, 50 * 1000000ull, false);
+    ck_assert_msg(ran == 0 && atomic_load(&phase_ran) == 0,
+                  "the timers' turn began 50 ms ago with a budget of 50 ms, and the phase still "
+                  "ran %zu task(s): the budget counts from when the timers' turn began (began_ns), "
+                  "not from when the tasks' phase starts", ran);
+    loop_join_free(l);
+}
+END_TEST
+
+/* An I/O step that found nothing to do gives the thread to tasks: one
+ * runs even with no budget left. */
+START_TEST(an_idle_phase_runs_one_task_without_budget)
+{
+    struct loop *l = phase_loop(5, 0);
+    size_t ran = run_tasks_in_budget(l, now_ns(), 0, true);
+    ck_assert_msg(ran == 1 && atomic_load(&phase_ran) == 1,
+                  "after an I/O step that found nothing to do, with no budget, the phase ran %zu "
+                  "task(s); it should run exactly one (I/O did not want the thread)", ran);
+    ran = run_tasks_in_budget(l, now_ns(), 0, false);
+    ck_assert_msg(ran == 0, "with no budget after busy I/O the phase ran %zu task(s), not 0", ran);
+    loop_join_free(l);
+}
+END_TEST
+
+/* ioRatio 100's budget has no end: began_ns + UINT64_MAX must not wrap
+ * round to a deadline in the past. */
+START_TEST(an_endless_budget_runs_every_task)
+{
+    struct loop *l = phase_loop(5, 0);
+    size_t ran = run_tasks_in_budget(l, now_ns(), UINT64_MAX, false);
+    ck_assert_msg(ran == 5 && atomic_load(&phase_ran) == 5,
+                  "with a budget of UINT64_MAX (ioRatio 100: no limit) the phase ran %zu of 5 tasks: "
+                  "does began_ns + budget_ns wrap round to a deadline in the past?", ran);
+    loop_join_free(l);
+}
+END_TEST
+
+/* The deadline is looked at before every task: with 5 ms tasks and a
+ * 20 ms budget, at most 4 run (each takes 5 ms or more), whatever the
+ * machine's load; a look every few tasks runs the whole queue. */
+START_TEST(the_budget_is_looked_at_before_every_task)
+{
+    struct loop *l = phase_loop(30, 5000);
+    size_t ran = run_tasks_in_budget(l, now_ns(), 20 * 1000000ull, false);
+    ck_assert_msg(ran <= 4,
+                  "with a 20 ms budget and tasks of 5 ms the phase ran %zu tasks (%zu ms): at most 4 "
+                  "fit; look at the deadline before every task, not every few", ran, ran * 5);
+    /* the tasks left are dropped with the loop: none may run */
+    atomic_store(&phase_task_ns, 0);
+    loop_join_free(l);
 }
 END_TEST
 
@@ -1497,6 +1588,12 @@ int main(void)
     tcase_add_test(pure, chooser_round_robin_and_mask);
     tcase_add_test(pure, io_ratio_task_budget);
     suite_add_tcase(s, pure);
+    TCase *phase = tcase_create("phase");
+    tcase_add_test(phase, a_budget_spent_by_the_timers_runs_no_task);
+    tcase_add_test(phase, an_idle_phase_runs_one_task_without_budget);
+    tcase_add_test(phase, an_endless_budget_runs_every_task);
+    tcase_add_test(phase, the_budget_is_looked_at_before_every_task);
+    suite_add_tcase(s, phase);
     TCase *run = tcase_create("running");
     tcase_set_timeout(run, 3 * RATIO_HANG_GUARD_S);   /* a hang guard: see check_task_share */
     tcase_add_test(run, group_spreads_round_robin);

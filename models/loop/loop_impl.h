@@ -107,8 +107,14 @@ void drop_timers(struct loop *l);
  * overran. Loop thread. */
 uint64_t carried_task_budget_ns(struct loop *l, uint64_t io_ns, bool io_idle);
 
-/* task_budget.c, step 3 of an iteration: run queued tasks from began_ns
- * while budget_ns lasts. Loop thread. */
+/* task_budget.c, step 3's heart (lab 07): run queued tasks while budget_ns
+ * from began_ns lasts (one at least after an idle I/O step; UINT64_MAX:
+ * no end); returns how many ran. Loop thread, or a test's thread on a
+ * loop that is not started. */
+size_t run_tasks_in_budget(struct loop *l, uint64_t began_ns, uint64_t budget_ns, bool io_idle);
+
+/* task_budget.c, step 3 of an iteration: run_tasks_in_budget, then its
+ * time on the loop's counters (owed when it overran). Loop thread. */
 void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns, bool io_idle);
 
 #endif

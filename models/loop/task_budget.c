@@ -67,18 +67,16 @@ static void report_starving_io(struct loop *l, uint64_t took_ns)
             l->name, (double)took_ns / 1e6, (unsigned long long)n);
 }
 
-/* Step 3: run queued tasks while the budget lasts. The budget counts from
- * began_ns, when the timers' turn began, so timers and tasks share it,
- * and task_ns counts both. The deadline is checked before every task: the
- * clock is read around each task anyway, for the blocked checker, so the
- * check is free, and a phase overruns by one task at most, not by a batch
- * of 64 (Netty reads the clock every 64 tasks only: with 200 us tasks that
- * is 12.8 ms past a budget of 20 us). What it overran is owed
- * (carried_task_budget_ns). After an I/O step that found nothing to do
- * (io_idle), at least one task runs, and its time is counted apart
- * (task_idle_ns: I/O did not want the thread, so ioRatio had nothing to
- * share) and not owed. */
-void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns, bool io_idle)
+/* Step 3's heart: run queued tasks while the budget lasts, and say how
+ * many ran. The budget counts from began_ns, when the timers' turn began,
+ * so timers and tasks share it. The deadline is looked at before every
+ * task: the clock is read around each task anyway (run_timed, for the
+ * blocked checker), so the look is free, and a phase overruns by one task
+ * at most, not by a batch (Netty reads the clock every 64 tasks only:
+ * with 200 us tasks that is 12.8 ms past a budget of 20 us). After an I/O
+ * step that found nothing to do (io_idle), one task runs whatever the
+ * budget: I/O did not want the thread. A budget of UINT64_MAX has no end. */
+size_t run_tasks_in_budget(struct loop *l, uint64_t began_ns, uint64_t budget_ns, bool io_idle)
 {
     struct task t;
     uint64_t deadline = budget_ns >= UINT64_MAX - began_ns ? UINT64_MAX : began_ns + budget_ns;
@@ -89,14 +87,23 @@ void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns, bool io_id
         now = run_timed(l, t.fn, t.arg);
         ran++;
     }
-    bump(&l->tasks_run, ran);
-    uint64_t end = now_ns();
-    bump(&l->task_ns, end - began_ns);
+    return ran;
+}
+
+/* Step 3: the tasks' phase, and what it leaves on the loop's counters.
+ * What it overran is owed (carried_task_budget_ns); after an idle I/O
+ * step its time is counted apart (task_idle_ns: ioRatio had nothing to
+ * share) and not owed. */
+void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns, bool io_idle)
+{
+    bump(&l->tasks_run, run_tasks_in_budget(l, began_ns, budget_ns, io_idle));
+    uint64_t took = now_ns() - began_ns;
+    bump(&l->task_ns, took);
     if (io_idle)
-        bump(&l->task_idle_ns, end - began_ns);
-    else if (deadline != UINT64_MAX && end > deadline)
-        bump(&l->task_overrun_ns, end - deadline);   /* owed */
-    if (budget_ns == UINT64_MAX && end - began_ns >= LOOP_STARVING_IO_MS * 1000000ull &&
+        bump(&l->task_idle_ns, took);
+    else if (budget_ns != UINT64_MAX && took > budget_ns)
+        bump(&l->task_overrun_ns, took - budget_ns);   /* owed */
+    if (budget_ns == UINT64_MAX && took >= LOOP_STARVING_IO_MS * 1000000ull &&
         !atomic_load_explicit(&l->stopping, memory_order_relaxed))
-        report_starving_io(l, end - began_ns);
+        report_starving_io(l, took);
 }
