@@ -23,7 +23,7 @@
 #include "affinity_proof.h"
 #include "echo/session.h"
 #include "loop/loop.h"
-#include "reactive/loopserver.h"
+#include "multireactor/loopserver.h"
 #include "model_suite.h"
 #include "multireactor/multireactor.h"
 #include "testnet.h"

@@ -28,7 +28,7 @@ struct reason_template {
  * plural's "%s" (connection%s) has no place in Chinese and is left out;
  * every other conversion is kept (check_view). */
 static const struct reason_template table[] = {
-    /* a connection's life (models/probe/board.c, reactive/loopserver.c,
+    /* a connection's life (models/probe/board.c, multireactor/loopserver.c,
      * blocking/acceptor.c) */
     { "conn %llu", "连接 %1" },
     { "conn %llu: %s", "连接 %1：%2" },

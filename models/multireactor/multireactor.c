@@ -21,20 +21,22 @@
  * connections of that loop only; the others go on. --offload moves the
  * slow lines to a business pool, as in the single reactor.
  *
- * The mechanism is shared with the single reactor (models/reactive/):
- * what makes this model is the two groups and the hand-off between them.
+ * What makes this model is the two groups and the hand-off between them,
+ * here in loopserver.c; the connection itself (read, decode, answer,
+ * write) is models/reactive/channel.c, shared with the single reactor,
+ * which runs this same loop server with one loop in both roles.
  *
  * Where it lives, and what to read first:
- *   on_acceptable (models/reactive/loopserver.c)  the boss: accept, choose
+ *   on_acceptable (models/multireactor/loopserver.c)  the boss: accept, choose
  *   loop_group_choose (models/loop/group.c)  the chooser: round robin
- *   register_task (models/reactive/loopserver.c)  the hand-off, on the worker
+ *   register_task (models/multireactor/loopserver.c)  the hand-off, on the worker
  *   channel_io_cb (models/reactive/channel.c)  a worker serving a connection
  */
 #include "multireactor.h"
 
 #include <unistd.h>
 
-#include "reactive/loopserver.h"
+#include "multireactor/loopserver.h"
 
 /* A multi-reactor is a loop server with boss and worker groups: the
  * handle is that server (struct multireactor_server is never defined; the

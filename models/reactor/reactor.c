@@ -18,21 +18,23 @@
  * connection for 300 ms. That is the lesson, and the blocked checker says
  * so on the board and on stderr. --offload moves the slow work away.
  *
- * The machinery is the one the multi-reactor uses (models/reactive/):
- * here the single loop is its own boss and its own only worker, so every
- * hand-off from "boss" to "worker" runs at once, on the same thread.
+ * The server is the multi-reactor's loop server
+ * (models/multireactor/loopserver.c) with one loop in both roles, as
+ * Netty's ServerBootstrap.group(group) with a group of one: the loop is
+ * its own boss and its own only worker, so every hand-off from "boss" to
+ * "worker" runs at once, on the same thread.
  * The connection itself is models/reactive/channel.c; the loop is
  * models/loop/loop.c.
  *
  * Where it lives, and what to read first:
  *   loop_iteration (models/loop/loop.c)    poll, timers, tasks: the loop
- *   on_acceptable (models/reactive/loopserver.c)  accept, open a channel
+ *   on_acceptable (models/multireactor/loopserver.c)  accept, open a channel
  *   channel_io_cb (models/reactive/channel.c)  read, decode, answer, write
  */
 #include "reactor.h"
 
 
-#include "reactive/loopserver.h"
+#include "multireactor/loopserver.h"
 
 /* A reactor is a loop server with one loop, boss and worker at once: the
  * handle is that server. struct reactor_server is never defined; the type

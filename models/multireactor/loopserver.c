@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "channel.h"
+#include "reactive/channel.h"
 #include "loop/checker.h"
 #include "loop/group.h"
 #include "loop/loop.h"
