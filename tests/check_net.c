@@ -22,12 +22,12 @@
 #include "model_suite.h"
 #include "testnet.h"
 
-/* The sipper below takes one 4 KiB block every 50 ms; the linger gives up
- * after LINGER_MS without progress. 150 ms leaves a busy machine 100 ms to
- * run the sipper late before it really stops reading (with 50 ms and a
- * read every 10 ms, a loaded machine made the linger give up on it,
- * rightly). */
-enum { LINGER_MS = 150, SIP_BYTES = 4096, SIP_EVERY_US = 50000 };
+/* The sipper below takes one 4 KiB block every 100 ms; the linger gives
+ * up after LINGER_MS without progress. 300 ms leaves a busy machine 200 ms
+ * to run the sipper late before it really stops reading (with 150 ms and
+ * a read every 50 ms, an ASan build at load 20 made the linger give up on
+ * it, rightly: the test had bounded the scheduler). */
+enum { LINGER_MS = 300, SIP_BYTES = 4096, SIP_EVERY_US = 100000 };
 
 /* The server's end with its send queue full, as after a burst of replies
  * the client has not read yet. */
@@ -35,7 +35,7 @@ static void full_pair(int sv[2])
 {
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     /* As large as the system allows: the sipper must not empty it before
-     * the cap (2.25 s x 80 KiB/s = 180 KiB). */
+     * the cap (4.5 s x 40 KiB/s = 180 KiB). */
     int big = 1 << 30;
     setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
     char block[SIP_BYTES] = { 0 };
@@ -47,7 +47,7 @@ static void full_pair(int sv[2])
 
 struct sipper { int fd; atomic_bool stop; };
 
-/* A client that reads one block every 50 ms: always taking a little. (A
+/* A client that reads one block every 100 ms: always taking a little. (A
  * Unix socket frees send-queue space a whole written block at a time, so
  * it reads whole blocks.) */
 static void *sip(void *arg)
@@ -88,7 +88,7 @@ START_TEST(a_peer_that_keeps_reading_is_waited_for_up_to_the_cap)
     atomic_store(&s.stop, true);
     pthread_join(th, NULL);
     close(sv[1]);
-    /* It was reading all along: the linger ran to the cap (2.25 s), not
+    /* It was reading all along: the linger ran to the cap (4.5 s), not
      * to the first linger_ms, and stopped there though the peer had more
      * to read. */
     ck_assert_msg(took >= LINGER_MS * (NET_LINGER_MAX_PERIODS - 1),
