@@ -123,6 +123,12 @@ uint64_t conn_registry_count(struct conn_registry *r);
 void conn_registry_stop_input(struct conn_registry *r);
 /* Block until no connection is left. */
 void conn_registry_wait_empty(struct conn_registry *r);
+/* c's thread begins serving it (on the list a stop signals; the wake
+ * signal unblocked), is done with it (off the list, before its fd is
+ * closed), or saw a stop. Each called by c's serving thread. */
+void conn_registry_enter(struct conn_registry *r, struct conn *c);
+void conn_registry_leave(struct conn_registry *r, struct conn *c);
+void conn_registry_saw_stop(struct conn_registry *r, struct conn *c);
 
 /* ---- serving (the serving thread) ---- */
 

@@ -1,14 +1,13 @@
 static bool answer_read(const struct conn_server *srv, struct conn *c,
-                        const char *thread_name, struct board_thread_ref *me,
-                        struct serving *sv, size_t n, uint64_t *lines,
-                        enum echo_end *end)
+                        struct serving *sv, size_t n, enum echo_end *end)
 {
     /* TODO(lab 01): what one read's n bytes lead to. The serving thread.
      *
      * The session takes the bytes, and every line they complete is
      * answered (answer_lines: replies written together, !cpu and !sleep
      * done on this thread). Returns true when the connection ends (*end
-     * says why). *lines grows by the lines answered. The idle clock
+     * says why). sv->lines grows by the lines answered (answer_lines counts
+     * them in sv->read_lines, from whatever that held). The idle clock
      * restarts at this read. The line clock runs from the first byte of
      * a line not yet complete: it stops when no partial line is left, and
      * a partial line begun after a complete one starts it afresh.
@@ -18,11 +17,8 @@ static bool answer_read(const struct conn_server *srv, struct conn *c,
      */
     (void)srv;
     (void)c;
-    (void)thread_name;
-    (void)me;
     (void)sv;
     (void)n;
-    (void)lines;
     (void)answer_lines;
     (void)publish_read;
     *end = ECHO_END_EOF;

@@ -19,7 +19,7 @@ static bool await_input(const struct conn_server *srv, struct conn *c,
      * then loads the registry's flag (srv->conns->stopping); the order is
      * what lets a stop either be seen here or signal the read (see
      * conn_registry_stop_input). The first time the flag is seen, tell the
-     * registry (registry_saw_stop), and what the kernel held for c then is
+     * registry (conn_registry_saw_stop), and what the kernel held for c then is
      * what is left to read. The timeouts: a read blocks at most as long as
      * SO_RCVTIMEO says, so arm what is left of the deadline
      * (arm_read_timeout; it costs a syscall only when the value changes).
@@ -30,7 +30,7 @@ static bool await_input(const struct conn_server *srv, struct conn *c,
     (void)sv;
     (void)input_deadline;
     (void)arm_read_timeout;
-    (void)registry_saw_stop;
+    (void)conn_registry_saw_stop;
     *end = ECHO_END_EOF;
     return false;
 }

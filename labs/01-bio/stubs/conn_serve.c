@@ -19,9 +19,10 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
      *
      * Written beside it, also yours: await_input (the stop and the
      * timeouts), read_input (one blocking read), answer_read (what one
-     * read's bytes lead to); struct serving is what they share. Given:
-     * answer_lines, set_stall_timeout, publish_read, and registry_enter /
-     * registry_leave: c must be on the registry's serving list while this
+     * read's bytes lead to); struct serving is what they share (the thread's
+     * name and board row, the lines answered, the session, the clocks).
+     * Given: answer_lines, set_stall_timeout, publish_read, and
+     * conn_registry_enter / conn_registry_leave: c must be on the registry's serving list while this
      * thread serves it (a stop signals the threads on it), and off it
      * before conn_serve returns.
      *
@@ -35,8 +36,8 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
     (void)read_input;
     (void)answer_read;
     (void)set_stall_timeout;
-    (void)registry_enter;
-    (void)registry_leave;
+    (void)conn_registry_enter;
+    (void)conn_registry_leave;
     *lines = 0;
     return ECHO_END_EOF;
 }

@@ -1,6 +1,5 @@
 static size_t read_input(const struct conn_server *srv, struct conn *c,
-                         struct board_thread_ref *me, struct serving *sv,
-                         enum echo_end *end)
+                         struct serving *sv, enum echo_end *end)
 {
     /* TODO(lab 01): one blocking read. The serving thread.
      *
@@ -17,11 +16,10 @@ static size_t read_input(const struct conn_server *srv, struct conn *c,
      * read past the bytes that were held when it began. After a read that
      * brought bytes, the thread is answering again (c->phase).
      *
-     * Board: the thread is blocked in I/O from here until bytes come.
+     * Board: the thread (sv->me) is blocked in I/O from here until bytes come.
      */
     (void)srv;
     (void)c;
-    (void)me;
     (void)sv;
     (void)await_input;
     *end = ECHO_END_EOF;

@@ -1,0 +1,59 @@
+/* reply_batch.c -- one read's replies, written together. See reply_batch.h. */
+#include "reply_batch.h"
+
+#include "net/clock.h"
+#include "net/net.h"
+
+/* Write iov[0..count) in order, all of it: net_writev (one sendmsg, EINTR
+ * retried, MSG_NOSIGNAL: a peer gone is -EPIPE, not a signal) again after
+ * each partial write, iov advanced past what went. A blocking socket with
+ * SO_SNDTIMEO fails with -EAGAIN when the client stops reading. Returns 0
+ * or -errno. */
+static int write_iov_all(int fd, struct iovec *iov, int count)
+{
+    while (count > 0) {
+        ssize_t n = net_writev(fd, iov, count);
+        if (n < 0)
+            return (int)n;
+        count = net_iov_consume(&iov, count, (size_t)n);
+    }
+    return 0;
+}
+
+/* Write what the batch holds; its lines took from the read at read_ns to
+ * now. The clock is read once per write, and the latency recorded for all
+ * the batch's lines at once: the same measure in every model. */
+int reply_batch_flush(struct board *board, int fd, struct reply_batch *rb,
+                         uint64_t read_ns)
+{
+    if (rb->count == 0)
+        return 0;
+    int rc = write_iov_all(fd, rb->iov, rb->count);
+    if (rc == 0)
+        board_record_latency_n(board, now_ns() - read_ns, rb->lines);
+    rb->count = 0;
+    rb->lines = 0;
+    rb->holds_who = false;
+    return rc;
+}
+
+/* Add a reply to the batch; a full batch (or a second !who) is written
+ * first. Returns 0 or -errno from that write. */
+int reply_batch_add(struct board *board, int fd, struct reply_batch *rb,
+                         const struct echo_session *s,
+                         const struct echo_reply *r, uint64_t read_ns)
+{
+    bool is_who = r->data == s->who;
+    if (rb->count == REPLY_BATCH_MAX || (is_who && rb->holds_who)) {
+        int rc = reply_batch_flush(board, fd, rb, read_ns);
+        if (rc < 0)
+            return rc;
+    }
+    rb->iov[rb->count++] = (struct iovec){ .iov_base = (void *)r->data,
+                                           .iov_len = r->len };
+    rb->lines += r->lines;
+    rb->bytes += r->len;
+    rb->holds_who |= is_who;
+    return 0;
+}
+
