@@ -70,7 +70,7 @@ static void *conn_thread_main(void *arg)
     board_thread_begin(s->base.board, &c->on_board, ROLE_CONN, c->name, c->conn.id);
     enum echo_end end = conn_serve(&s->base.serving, &c->conn, c->name, &c->on_board,
                                    &lines);
-    conn_finish(&s->base.serving, &s->base.conns, &c->conn, &c->on_board, end, lines);
+    conn_finish(&s->base.serving, &c->conn, &c->on_board, end, lines);
     board_thread_end(s->base.board, &c->on_board);
 
     /* A thread cannot join itself: it queues itself for the acceptor.

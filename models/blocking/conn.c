@@ -59,8 +59,8 @@ struct serving {
  * says why): a failed write, !quit, or a line too long (its error reply
  * written first). sv->read_lines: the lines it answered (counted from
  * 0 by the caller); sv->replies.bytes: the bytes of the replies it wrote. */
-static bool answer_lines(const struct conn_server *srv, struct conn *c,
-                         struct serving *sv, uint64_t read_ns, enum echo_end *end)
+static bool answer_lines(const struct conn_server *srv, struct serving *sv,
+                         uint64_t read_ns, enum echo_end *end)
 {
     struct board *board = srv->board;
     struct echo_session *session = &sv->session;
@@ -71,7 +71,7 @@ static bool answer_lines(const struct conn_server *srv, struct conn *c,
     rb->bytes = 0;                     /* this call's replies: publish_read's bytes out */
     while (!ends && echo_session_next(session, sv->thread_name, SIZE_MAX, &reply)) {
         if (reply.work != ECHO_WORK_NONE) {
-            if ((wrc = reply_batch_flush(board, c->fd, rb, read_ns)) < 0)
+            if ((wrc = reply_batch_flush(rb, read_ns)) < 0)
                 break;
             if (reply.work == ECHO_WORK_SLEEP)
                 board_thread_state(board, sv->me, STATE_BLOCKED_SLEEP);
@@ -84,7 +84,7 @@ static bool answer_lines(const struct conn_server *srv, struct conn *c,
         if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
             board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
         sv->read_lines += reply.lines;
-        if ((wrc = reply_batch_add(board, c->fd, rb, session, &reply, read_ns)) < 0)
+        if ((wrc = reply_batch_add(rb, session, &reply, read_ns)) < 0)
             break;
         if (reply.close_after) {
             *end = reply.error == ECHO_ERROR_LINE_TOO_LONG ? ECHO_END_TOO_LONG
@@ -95,7 +95,7 @@ static bool answer_lines(const struct conn_server *srv, struct conn *c,
     /* A reply collected is written before the thread reads again (or
      * closes): replies never wait for more input. */
     if (wrc == 0)
-        wrc = reply_batch_flush(board, c->fd, rb, read_ns);
+        wrc = reply_batch_flush(rb, read_ns);
     if (wrc < 0) {
         *end = end_of_failed_write(wrc);
         return true;
@@ -228,8 +228,8 @@ static size_t read_input(const struct conn_server *srv, struct conn *c,
 /* The n bytes just read: answer the complete lines they finish, restart
  * the clocks, count it all on the board. Returns true when the connection
  * ends (*end says why). */
-static bool answer_read(const struct conn_server *srv, struct conn *c,
-                        struct serving *sv, size_t n, enum echo_end *end)
+static bool answer_read(const struct conn_server *srv, struct serving *sv, size_t n,
+                        enum echo_end *end)
 {
     uint64_t read_ns = now_ns();
     board_thread_state_at(srv->board, sv->me, STATE_RUNNING, read_ns);
@@ -237,7 +237,7 @@ static bool answer_read(const struct conn_server *srv, struct conn *c,
     sv->last_read_ns = read_ns;
 
     sv->read_lines = 0;
-    bool closing = answer_lines(srv, c, sv, read_ns, end);
+    bool closing = answer_lines(srv, sv, read_ns, end);
     sv->lines += sv->read_lines;
     /* A partial line left over starts (or keeps) the line clock; one that
      * began after a complete line restarts it. */
@@ -254,7 +254,8 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                          const char *thread_name,
                          struct board_thread_ref *me, uint64_t *lines)
 {
-    struct serving sv = { .thread_name = thread_name, .me = me };
+    struct serving sv = { .thread_name = thread_name, .me = me,
+                          .replies = { .board = srv->board, .fd = c->fd } };
     enum echo_end end = ECHO_END_EOF;
 
     *lines = 0;
@@ -267,7 +268,7 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
         size_t n = read_input(srv, c, &sv, &end);          /* blocks */
         if (n == 0)
             break;                                       /* end says why */
-        if (answer_read(srv, c, &sv, n, &end))
+        if (answer_read(srv, &sv, n, &end))
             break;
     }
     *lines = sv.lines;
@@ -276,13 +277,12 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
     return end;
 }
 
-void conn_finish(const struct conn_server *srv, struct conn_registry *r,
-                 struct conn *c, struct board_thread_ref *on_board, enum echo_end end,
-                 uint64_t lines)
+void conn_finish(const struct conn_server *srv, struct conn *c,
+                 struct board_thread_ref *on_board, enum echo_end end, uint64_t lines)
 {
     /* The registry's flag, not the acceptor's: the stop sets it first. */
-    bool stopping = atomic_load(&r->stopping);
-    conn_registry_remove(r);
+    bool stopping = atomic_load(&srv->conns->stopping);
+    conn_registry_remove(srv->conns);
     /* After an error reply, or when a stop cut a client off mid-stream,
      * linger: the last replies are read, not lost to a reset. The thread
      * waits in read for up to linger_ms, and says so: left "running" (a

@@ -142,14 +142,13 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                          const char *thread_name,
                          struct board_thread_ref *on_board, uint64_t *lines);
 
-/* Take c off r's count, close its fd (lingering after an error reply, or
- * once r's stop began: the client may be mid-stream; the thread, on_board,
+/* Take c off srv->conns's count, close its fd (lingering after an error
+ * reply, or once the stop began: the client may be mid-stream; the thread, on_board,
  * is shown blocked in read meanwhile), count and log the close with its
  * reason. c itself is not freed. The serving thread, after conn_serve
  * returned. */
-void conn_finish(const struct conn_server *srv, struct conn_registry *r,
-                 struct conn *c, struct board_thread_ref *on_board, enum echo_end end,
-                 uint64_t lines);
+void conn_finish(const struct conn_server *srv, struct conn *c,
+                 struct board_thread_ref *on_board, enum echo_end end, uint64_t lines);
 
 /* --max-conns: if r already holds that many connections, refuse fd
  * (acceptor_refuse) and return true. Acceptor thread. */

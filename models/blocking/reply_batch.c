@@ -23,29 +23,35 @@ static int write_iov_all(int fd, struct iovec *iov, int count)
 /* Write what the batch holds; its lines took from the read at read_ns to
  * now. The clock is read once per write, and the latency recorded for all
  * the batch's lines at once: the same measure in every model. */
-int reply_batch_flush(struct board *board, int fd, struct reply_batch *rb,
-                         uint64_t read_ns)
+int reply_batch_flush(struct reply_batch *rb, uint64_t read_ns)
 {
     if (rb->count == 0)
         return 0;
-    int rc = write_iov_all(fd, rb->iov, rb->count);
+    int rc = write_iov_all(rb->fd, rb->iov, rb->count);
     if (rc == 0)
-        board_record_latency_n(board, now_ns() - read_ns, rb->lines);
+        board_record_latency_n(rb->board, now_ns() - read_ns, rb->lines);
     rb->count = 0;
     rb->lines = 0;
     rb->holds_who = false;
     return rc;
 }
 
+/* A !who reply is the one whose bytes live in the session itself (every
+ * other reply points into the decoder's input), in a buffer the next !who
+ * writes over: a batch may hold one at most. */
+static bool reply_in_who_buffer(const struct echo_session *s, const struct echo_reply *r)
+{
+    return r->data == s->who;
+}
+
 /* Add a reply to the batch; a full batch (or a second !who) is written
  * first. Returns 0 or -errno from that write. */
-int reply_batch_add(struct board *board, int fd, struct reply_batch *rb,
-                         const struct echo_session *s,
-                         const struct echo_reply *r, uint64_t read_ns)
+int reply_batch_add(struct reply_batch *rb, const struct echo_session *s,
+                    const struct echo_reply *r, uint64_t read_ns)
 {
-    bool is_who = r->data == s->who;
+    bool is_who = reply_in_who_buffer(s, r);
     if (rb->count == REPLY_BATCH_MAX || (is_who && rb->holds_who)) {
-        int rc = reply_batch_flush(board, fd, rb, read_ns);
+        int rc = reply_batch_flush(rb, read_ns);
         if (rc < 0)
             return rc;
     }

@@ -18,6 +18,8 @@
 #define REPLY_BATCH_MAX 64      /* replies per write; more: write, go on */
 
 struct reply_batch {
+    struct board *board;        /* where the lines' latency goes */
+    int fd;                     /* where the replies go */
     struct iovec iov[REPLY_BATCH_MAX]; /* the replies, in order */
     int count;                  /* replies collected, not yet written */
     uint64_t lines;             /* the request lines they answer */
@@ -29,11 +31,11 @@ struct reply_batch {
 /* Write what the batch holds, in one sendmsg() (more after a partial
  * write); its lines' latency, from read_ns to now, goes on the board.
  * Returns 0 or -errno. The connection's thread. */
-int reply_batch_flush(struct board *board, int fd, struct reply_batch *rb, uint64_t read_ns);
+int reply_batch_flush(struct reply_batch *rb, uint64_t read_ns);
 
 /* Add a reply to the batch; a full batch (or a second !who) is written
  * first. Returns 0 or -errno from that write. The connection's thread. */
-int reply_batch_add(struct board *board, int fd, struct reply_batch *rb,
-                    const struct echo_session *s, const struct echo_reply *r, uint64_t read_ns);
+int reply_batch_add(struct reply_batch *rb, const struct echo_session *s,
+                    const struct echo_reply *r, uint64_t read_ns);
 
 #endif

@@ -52,7 +52,7 @@ static void serve_task(void *arg, struct pool_thread *self)
                                        : &s->base.acceptor.on_board;
 
     enum echo_end end = conn_serve(&s->base.serving, c, name, me, &lines);
-    conn_finish(&s->base.serving, &s->base.conns, c, me, end, lines);
+    conn_finish(&s->base.serving, c, me, end, lines);
     free(c);
 }
 

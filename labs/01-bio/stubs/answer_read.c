@@ -1,5 +1,5 @@
-static bool answer_read(const struct conn_server *srv, struct conn *c,
-                        struct serving *sv, size_t n, enum echo_end *end)
+static bool answer_read(const struct conn_server *srv, struct serving *sv, size_t n,
+                        enum echo_end *end)
 {
     /* TODO(lab 01): what one read's n bytes lead to. The serving thread.
      *
@@ -16,7 +16,6 @@ static bool answer_read(const struct conn_server *srv, struct conn *c,
      * its lines counted once (publish_read).
      */
     (void)srv;
-    (void)c;
     (void)sv;
     (void)n;
     (void)answer_lines;

@@ -20,7 +20,8 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
      * Written beside it, also yours: await_input (the stop and the
      * timeouts), read_input (one blocking read), answer_read (what one
      * read's bytes lead to); struct serving is what they share (the thread's
-     * name and board row, the lines answered, the session, the clocks).
+     * name and board row, the lines answered, the session, the clocks, and
+     * the reply batch, which writes to c's fd and times on srv's board).
      * Given: answer_lines, set_stall_timeout, publish_read, and
      * conn_registry_enter / conn_registry_leave: c must be on the registry's serving list while this
      * thread serves it (a stop signals the threads on it), and off it
