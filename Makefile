@@ -1,7 +1,7 @@
 # threadlab -- build, test, bench, install.
 #
 #   make              build build/threadlab
-#   make demo         the four models side by side under load (DEMO_ARGS=...)
+#   make demo         the five models side by side under load (DEMO_ARGS=...)
 #   make check        unit, integration and CLI tests (the CI command)
 #   make check-stress N=10  make check N times beside two CPU hogs it starts itself
 #   make docs-check   the docs' figures rerun, their terms, zh/en twins (in check)
@@ -106,7 +106,7 @@ BIN       := $(BUILD)/threadlab
 
 all: $(BIN)
 
-# The four models side by side under load, in this terminal (q ends it).
+# The five models side by side under load, in this terminal (q ends it).
 DEMO_ARGS ?=
 demo: $(BIN)
 	$(BIN) demo $(DEMO_ARGS)
