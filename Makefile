@@ -264,8 +264,9 @@ fuzz:
 
 # Reference echo servers for the bench only: a naive thread-per-connection
 # server in plain C (always), and libuv and libevent ones, built when their
-# libraries are installed (libuv1-dev, libevent-dev), skipped with a message
-# otherwise.
+# libraries are installed (libuv1-dev, libevent-dev), and Go's goroutine per
+# connection (bench/go_echo.go) when go is (golang-go), each skipped with a
+# message otherwise.
 PEERS_DIR := build/peers
 peers:
 	@mkdir -p $(PEERS_DIR)
@@ -283,6 +284,10 @@ peers:
 	@if pkg-config --exists libevent; then \
 	  $(CC) -O2 -o $(PEERS_DIR)/ev_echo tests/bench/peers/ev_echo.c $$(pkg-config --cflags --libs libevent) -pthread; \
 	else echo "bench: libevent not installed (apt-get install libevent-dev): no libevent peer"; fi
+	@if command -v go >/dev/null; then \
+	  GOCACHE=$(CURDIR)/$(BUILD)/go-cache go build -o $(PEERS_DIR)/go_echo bench/go_echo.go; \
+	else rm -f $(PEERS_DIR)/go_echo; \
+	  echo "bench: go not installed (apt-get install golang-go): no Go peer for vthread"; fi
 
 # The switch costs first: vthread's asm switch, ucontext's, and a wakeup
 # between two kernel threads, on this machine in this run.

@@ -103,7 +103,7 @@ seen=""
 for _ in $(seq 80); do
   sleep 0.25
   screen >"$tmp/s120"
-  if grep -Eq "^ reactor +64 +[0-9]+ BLOCKED 0\.[0-9]s" "$tmp/s120" &&
+  if grep -Eq "[| ] reactor +64 +[0-9]+ BLOCKED 0\.[0-9]s" "$tmp/s120" &&
      tail -1 "$tmp/s120" | grep -q "q quit  ? help  500ms$"; then seen=yes; break; fi
 done
 [ -n "$seen" ] && ok || { bad "120x40: no reactor loop row with its BLOCKED time"; cat "$tmp/s120"; }
@@ -169,7 +169,7 @@ seen=""
 for _ in $(seq 80); do
   sleep 0.25
   zscreen >"$tmp/zh"
-  if grep -Eq "^ reactor +64 +[0-9]+ 阻塞 0\.[0-9]s" "$tmp/zh"; then seen=yes; break; fi
+  if grep -Eq "[| ] reactor +64 +[0-9]+ 阻塞 0\.[0-9]s" "$tmp/zh"; then seen=yes; break; fi
 done
 [ -n "$seen" ] && ok || { bad "zh 120x40: no reactor loop row with its 阻塞 (blocked) time"; cat "$tmp/zh"; }
 # The glossary's terms: 事件循环 (event loop), 任务队列 (task queue),
