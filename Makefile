@@ -100,7 +100,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo docs-check recordings handout lab-check lab-grade lab-mutants lab-races check-mutants answers tests check check-stress check-asan check-tsan check-valgrind check-faults check-sim-props bench bench-sim sched-probe peers fuzz soak install clean
+.PHONY: all demo docs-check recordings recording-pin handout lab-check lab-grade lab-mutants lab-races check-mutants answers tests check check-stress check-asan check-tsan check-valgrind check-faults check-sim-props bench bench-sim sched-probe peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -112,9 +112,11 @@ demo: $(BIN)
 	$(BIN) demo $(DEMO_ARGS)
 
 # Ready recordings for a class whose machine cannot run the demo: each demo
-# scenario (the four models, RECORDINGS_S seconds) and one simulated run to
-# step through, into recordings/ (shipped in the repository; replay needs
-# only the binary). Loopback only, one scenario at a time.
+# scenario (the five models, RECORDINGS_S seconds), vthread's blocking
+# lesson (the monitor's handoff beside --pin: make recording-pin makes it
+# alone) and one simulated run to step through, into recordings/ (shipped
+# in the repository; replay needs only the binary). Loopback only, one at a
+# time.
 RECORDINGS_S ?= 10
 RECORDING_SCENARIOS = steady burst slow-handler cpu-heavy many-idle mixed
 recordings: $(BIN)
@@ -125,7 +127,10 @@ recordings: $(BIN)
 	done
 	$(BIN) sim multireactor --cores 4 --conns 4 --duration 0.0005 --viz --speed 0.01 \
 	  --record recordings/sim-multireactor-steps.tlr >/dev/null
+	$(MAKE) recording-pin
 	@ls -l recordings/*.tlr
+recording-pin: $(BIN)
+	scripts/record-pinning.sh $(BIN) recordings/vthread-pin.tlr $(RECORDINGS_S)
 
 $(BIN): $(CLI_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(NCURSES_LIBS) $(ZLIB_LIBS) -lm
@@ -290,13 +295,15 @@ peers:
 	  echo "bench: go not installed (apt-get install golang-go): no Go peer for vthread"; fi
 
 # The switch costs first: vthread's asm switch, ucontext's, and a wakeup
-# between two kernel threads, on this machine in this run.
+# between two kernel threads, on this machine in this run; then every model
+# against its peers (bench.sh); then idle connections' memory (idle.sh).
 VT_SWITCH_SRCS := models/vthread/switch.c models/vthread/stack.c
 bench: $(BIN) peers
 	$(PEERS_DIR)/switch-cost switch
 	$(PEERS_DIR)/switch-cost-ucontext switch
 	$(PEERS_DIR)/switch-cost threads
 	bench/bench.sh $(BIN) $(PEERS_DIR)
+	@[ "$${BENCH_QUICK:-0}" = 1 ] || bench/idle.sh $(BIN)
 
 # Labs: a student's copy of the tree with lab NN's regions as TODO stubs,
 # and that lab's checks, step by step.

@@ -31,6 +31,8 @@ static void top_usage(FILE *out)
             "  --big            projector mode: bigger cells, bold, slower refresh\n"
             "  --lang en|zh     the screen in English or Chinese (default: zh when\n"
             "                   LC_ALL, LC_MESSAGES or LANG starts with zh)\n"
+            "  --caption TEXT   a line under the panes, what to look at (recorded\n"
+            "                   with --record, as the demo's narrator is)\n"
             "  -h, --help       this help\n"
             "\n"
             "keys: q quit, p pause, tab or 1-5 focus a pane, t list/grid, l event log,\n"
@@ -60,6 +62,7 @@ int cli_top(int argc, char **argv)
         { CLI_INT("interval", &o.refresh_ms, VIEW_REFRESH_MS_MIN, VIEW_REFRESH_MS_MAX) },
         { CLI_FLAG("big", &o.big) },
         { CLI_CALL("lang", cli_parse_lang, &lang_given) },
+        { CLI_TEXT("caption", &o.footer) },
         { 0 },
     };
     int first_arg;
