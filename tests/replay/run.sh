@@ -279,7 +279,7 @@ sleep 0.5
 # retires; the second pane (--pin) shows a carrier held by its sleep
 # longer than the handoff's 20 ms; the caption says which is which.
 pin="$(dirname "$0")/../../recordings/vthread-pin.tlr"
-"$BIN" replay "$pin" --plain --size 120x36 >"$tmp/pin" 2>&1; st=$?
+"$BIN" replay "$pin" --plain --size 240x48 >"$tmp/pin" 2>&1; st=$?   # (reasons unwrapped)
 [ "$st" = 0 ] && ok || { bad "replay $pin: exit $st"; tail -3 "$tmp/pin"; }
 grep -Eq "carrier-[0-9]+ blocked in a call for [0-9]+ ms: handoff to" "$tmp/pin" \
   && grep -Eq "spare-[0-9]+: the blocking call on carrier-[0-9]+ returned; the spare" "$tmp/pin" && ok \
