@@ -287,7 +287,8 @@ echo
 echo "slow handler: 64 conns, depth 1, 64-byte lines, 1% of lines \"!sleep 5\", ${DURATION}s"
 # The latencies are the load's round trips (not the board's handling time).
 printf '%-14s %10s %9s %9s %10s %10s %6s\n' model lines/s rt_p50_us rt_p99_us rt_p999_us rt_max_us errors
-for spec in "bio:bio" "pool-max1024:pool --min 4 --max 1024" "reactor:reactor" "reactor-off4:reactor --offload 4"; do
+for spec in "bio:bio" "pool-max1024:pool --min 4 --max 1024" "reactor:reactor" "reactor-off4:reactor --offload 4" \
+            "vthread:vthread" "vthread-pin:vthread --pin"; do
   label=${spec%%:*}
   # shellcheck disable=SC2086
   start_model "slow-$label" ${spec#*:}
@@ -300,4 +301,6 @@ for spec in "bio:bio" "pool-max1024:pool --min 4 --max 1024" "reactor:reactor" "
   kill -TERM "$spid" 2>/dev/null || true
 done
 echo "each row: $BIN load 127.0.0.1:PORT --conns 64 --depth 1 --size 64 --mix sleep=5:1 --duration $DURATION --threads 2 --json"
-echo "the single reactor sleeps on its only loop: every connection waits for every !sleep."
+echo "the single reactor sleeps on its only loop: every connection waits for every !sleep;"
+echo "a 5 ms sleep ends before vthread's --handoff-ms (20): no carrier is handed to a spare, so"
+echo "vthread waits as --pin does, like a loop per carrier (recordings/vthread-pin.tlr: 200 ms sleeps)."
