@@ -11,8 +11,10 @@
 #   make check-faults  the echo suite's load cases under EINTR and 1-7 byte I/O shims
 #   make check-sim-props N=2000  the simulator's laws on N random configurations
 #                     (make check draws 100)
-#   make bench        every model vs the best peer of its kind, and the board's
-#                     cost (docs/performance.md; not part of check)
+#   make bench        the switch costs, every model vs the best peer of its kind
+#                     (vthread vs Go's goroutines and the multireactor), the
+#                     board's cost, idle connections' memory (docs/performance.md;
+#                     not part of check)
 #   make bench-sim    real models against their simulations (calibrates first
 #                     into build/bench-sim.profile; PROFILE=file to skip that)
 #   make sched-probe  this machine's scheduler, as docs/simulator.md quotes it
