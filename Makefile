@@ -1,7 +1,7 @@
 # threadlab -- build, test, bench, install.
 #
 #   make              build build/threadlab
-#   make demo         the four models side by side under load (DEMO_ARGS=...)
+#   make demo         the five models side by side under load (DEMO_ARGS=...)
 #   make check        unit, integration and CLI tests (the CI command)
 #   make check-stress N=10  make check N times beside two CPU hogs it starts itself
 #   make docs-check   the docs' figures rerun, their terms, zh/en twins (in check)
@@ -11,8 +11,10 @@
 #   make check-faults  the echo suite's load cases under EINTR and 1-7 byte I/O shims
 #   make check-sim-props N=2000  the simulator's laws on N random configurations
 #                     (make check draws 100)
-#   make bench        every model vs the best peer of its kind, and the board's
-#                     cost (docs/performance.md; not part of check)
+#   make bench        the switch costs, every model vs the best peer of its kind
+#                     (vthread vs Go's goroutines and the multireactor), the
+#                     board's cost, idle connections' memory (docs/performance.md;
+#                     not part of check)
 #   make bench-sim    real models against their simulations (calibrates first
 #                     into build/bench-sim.profile; PROFILE=file to skip that)
 #   make sched-probe  this machine's scheduler, as docs/simulator.md quotes it
@@ -100,21 +102,23 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
-.PHONY: all demo docs-check recordings handout lab-check lab-grade lab-mutants lab-races check-mutants answers tests check check-stress check-asan check-tsan check-valgrind check-faults check-sim-props bench bench-sim sched-probe peers fuzz soak install clean
+.PHONY: all demo docs-check recordings recording-pin handout lab-check lab-grade lab-mutants lab-races check-mutants answers tests check check-stress check-asan check-tsan check-valgrind check-faults check-sim-props bench bench-sim sched-probe peers fuzz soak install clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
 all: $(BIN)
 
-# The four models side by side under load, in this terminal (q ends it).
+# The five models side by side under load, in this terminal (q ends it).
 DEMO_ARGS ?=
 demo: $(BIN)
 	$(BIN) demo $(DEMO_ARGS)
 
 # Ready recordings for a class whose machine cannot run the demo: each demo
-# scenario (the four models, RECORDINGS_S seconds) and one simulated run to
-# step through, into recordings/ (shipped in the repository; replay needs
-# only the binary). Loopback only, one scenario at a time.
+# scenario (the five models, RECORDINGS_S seconds), vthread's blocking
+# lesson (the monitor's handoff beside --pin: make recording-pin makes it
+# alone) and one simulated run to step through, into recordings/ (shipped
+# in the repository; replay needs only the binary). Loopback only, one at a
+# time.
 RECORDINGS_S ?= 10
 RECORDING_SCENARIOS = steady burst slow-handler cpu-heavy many-idle mixed
 recordings: $(BIN)
@@ -125,7 +129,10 @@ recordings: $(BIN)
 	done
 	$(BIN) sim multireactor --cores 4 --conns 4 --duration 0.0005 --viz --speed 0.01 \
 	  --record recordings/sim-multireactor-steps.tlr >/dev/null
+	$(MAKE) recording-pin
 	@ls -l recordings/*.tlr
+recording-pin: $(BIN)
+	scripts/record-pinning.sh $(BIN) recordings/vthread-pin.tlr $(RECORDINGS_S)
 
 $(BIN): $(CLI_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(NCURSES_LIBS) $(ZLIB_LIBS) -lm
@@ -264,8 +271,9 @@ fuzz:
 
 # Reference echo servers for the bench only: a naive thread-per-connection
 # server in plain C (always), and libuv and libevent ones, built when their
-# libraries are installed (libuv1-dev, libevent-dev), skipped with a message
-# otherwise.
+# libraries are installed (libuv1-dev, libevent-dev), and Go's goroutine per
+# connection (bench/go_echo.go) when go is (golang-go), each skipped with a
+# message otherwise.
 PEERS_DIR := build/peers
 peers:
 	@mkdir -p $(PEERS_DIR)
@@ -283,15 +291,21 @@ peers:
 	@if pkg-config --exists libevent; then \
 	  $(CC) -O2 -o $(PEERS_DIR)/ev_echo tests/bench/peers/ev_echo.c $$(pkg-config --cflags --libs libevent) -pthread; \
 	else echo "bench: libevent not installed (apt-get install libevent-dev): no libevent peer"; fi
+	@if command -v go >/dev/null; then \
+	  GOCACHE=$(CURDIR)/$(BUILD)/go-cache go build -o $(PEERS_DIR)/go_echo bench/go_echo.go; \
+	else rm -f $(PEERS_DIR)/go_echo; \
+	  echo "bench: go not installed (apt-get install golang-go): no Go peer for vthread"; fi
 
 # The switch costs first: vthread's asm switch, ucontext's, and a wakeup
-# between two kernel threads, on this machine in this run.
+# between two kernel threads, on this machine in this run; then every model
+# against its peers (bench.sh); then idle connections' memory (idle.sh).
 VT_SWITCH_SRCS := models/vthread/switch.c models/vthread/stack.c
 bench: $(BIN) peers
 	$(PEERS_DIR)/switch-cost switch
 	$(PEERS_DIR)/switch-cost-ucontext switch
 	$(PEERS_DIR)/switch-cost threads
 	bench/bench.sh $(BIN) $(PEERS_DIR)
+	@[ "$${BENCH_QUICK:-0}" = 1 ] || bench/idle.sh $(BIN)
 
 # Labs: a student's copy of the tree with lab NN's regions as TODO stubs,
 # and that lab's checks, step by step.

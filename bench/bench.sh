@@ -9,6 +9,12 @@
 #   reactor   reactor        vs uv_echo 1 loop, ev_echo 1 loop
 #   multi     multireactor   vs ev_echo with one loop per core (the
 #                            multireactor with one worker loop per core too)
+#   virtual   vthread        vs go_echo: Go's goroutine per connection, a
+#                            listener and io.Copy (bench/go_echo.go; built
+#                            when go is installed, else the table says so);
+#                            one carrier per core, as Go has one P per core
+# and vthread against the multireactor (its reactor of the same size), cell
+# by cell, from the same runs.
 # Cells: 1, 64 and 1000 connections x depth 1 and 16, 64-byte lines. In each
 # cell and each repeat every server is loaded in turn, never two at once
 # (peer, model, model --no-board, ...), and every other repeat runs the list
@@ -149,6 +155,13 @@ model reactor-nb reactor noboard  reactor --nodelay --no-board
 # against like is the same number of loops.
 model multi      multi   model    multireactor --workers "$CORES" --nodelay
 model multi-nb   multi   noboard  multireactor --workers "$CORES" --nodelay --no-board
+if [ -x "$PEERS/go_echo" ]; then
+  peer go virtual "$PEERS/go_echo"
+else
+  echo "bench: no $PEERS/go_echo (apt-get install golang-go, then make bench): vthread has no Go peer in this run"
+fi
+model vthread    virtual model    vthread --carriers "$CORES" --nodelay
+model vthread-nb virtual noboard  vthread --carriers "$CORES" --nodelay --no-board
 
 # ---- one run -------------------------------------------------------------------
 
@@ -208,9 +221,9 @@ awk -v hz="$HZ" -v dur="$DURATION" '
   function cpu(k) { return ok[k] > 0 ? tk[k] * 1e6 / hz / ok[k] : 0 }
   function rate(k) { return runs[k] > 0 ? lps[k] / runs[k] : 0 }
   END {
-    split("blocking reactor multi", kinds, " ")
-    split("bio and pool vs the naive thread-per-connection peer (tp)|the reactor vs libuv and libevent, one loop each (uv-1, ev-1)|the multireactor vs libevent with one loop per core", titles, "|")
-    for (t = 1; t <= 3; t++) {
+    split("blocking reactor multi virtual", kinds, " ")
+    split("bio and pool vs the naive thread-per-connection peer (tp)|the reactor vs libuv and libevent, one loop each (uv-1, ev-1)|the multireactor vs libevent with one loop per core|vthread vs Go, a goroutine per connection (go; targets at 64:16 and 1000:16: lines/s at least 1.00 x, CPU per line at most 1.00 x)", titles, "|")
+    for (t = 1; t <= 4; t++) {
       K = kinds[t]
       printf "\n%s: %s\n", K, titles[t]
       printf "%-10s %-11s %11s %19s %8s %9s %8s %6s  %s\n", "cell", "server", "lines/s", "min-max", "vs_best", "cpu_us/l", "vs_best", "errors", "best peer (lines/s, cpu)"
@@ -245,6 +258,14 @@ awk -v hz="$HZ" -v dur="$DURATION" '
       }
     }
     printf "worst cpu_ratio: %.3f (%s); the target is at most 1.030\n", worst, wn
+    printf "\nvthread vs the multireactor (one carrier and one worker loop per core), same cells, same run\n"
+    printf "(target at 1000:16: lines/s at least 0.90 x, CPU per line at most 1.15 x)\n"
+    printf "%-10s %12s %12s %9s %12s %12s %9s\n", "cell", "vthread", "multi", "ratio", "cpu_us/l", "multi", "cpu_ratio"
+    for (c = 1; c <= nc; c++) {
+      C = cells[c]; kv = C SUBSEP "vthread"; km = C SUBSEP "multi"
+      if (!(kv in runs) || !(km in runs)) continue
+      printf "%-10s %12.0f %12.0f %9.3f %12.3f %12.3f %9.3f\n", C, rate(kv), rate(km), (rate(km) > 0 ? rate(kv) / rate(km) : 0), cpu(kv), cpu(km), (cpu(km) > 0 ? cpu(kv) / cpu(km) : 0)
+    }
   }' "$tmp/servers" "$tmp/results"
 
 echo
@@ -258,6 +279,7 @@ echo "  each run: $BIN load 127.0.0.1:PORT --conns C --depth D --size 64 --durat
 echo "  cells (C:D): $CELLS; repeats: $REPEATS, odd ones in the order above, even ones reversed"
 [ -x "$PEERS/uv_echo" ] && [ -x "$PEERS/ev_echo" ] || \
   echo "(a peer is missing: apt-get install libuv1-dev libevent-dev, then make bench)"
+[ -x "$PEERS/go_echo" ] || echo "(no Go peer: apt-get install golang-go, then make bench)"
 [ "${BENCH_QUICK:-0}" = 1 ] && exit 0
 
 # ---- a slow handler: 1% of lines are !sleep 5 --------------------------------
@@ -265,7 +287,8 @@ echo
 echo "slow handler: 64 conns, depth 1, 64-byte lines, 1% of lines \"!sleep 5\", ${DURATION}s"
 # The latencies are the load's round trips (not the board's handling time).
 printf '%-14s %10s %9s %9s %10s %10s %6s\n' model lines/s rt_p50_us rt_p99_us rt_p999_us rt_max_us errors
-for spec in "bio:bio" "pool-max1024:pool --min 4 --max 1024" "reactor:reactor" "reactor-off4:reactor --offload 4"; do
+for spec in "bio:bio" "pool-max1024:pool --min 4 --max 1024" "reactor:reactor" "reactor-off4:reactor --offload 4" \
+            "vthread:vthread" "vthread-pin:vthread --pin"; do
   label=${spec%%:*}
   # shellcheck disable=SC2086
   start_model "slow-$label" ${spec#*:}
@@ -278,4 +301,6 @@ for spec in "bio:bio" "pool-max1024:pool --min 4 --max 1024" "reactor:reactor" "
   kill -TERM "$spid" 2>/dev/null || true
 done
 echo "each row: $BIN load 127.0.0.1:PORT --conns 64 --depth 1 --size 64 --mix sleep=5:1 --duration $DURATION --threads 2 --json"
-echo "the single reactor sleeps on its only loop: every connection waits for every !sleep."
+echo "the single reactor sleeps on its only loop: every connection waits for every !sleep;"
+echo "a 5 ms sleep ends before vthread's --handoff-ms (20): no carrier is handed to a spare, so"
+echo "vthread waits as --pin does, like a loop per carrier (recordings/vthread-pin.tlr: 200 ms sleeps)."

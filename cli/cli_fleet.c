@@ -63,7 +63,7 @@ void plan_usage(FILE *out, double default_duration_s)
 {
     fprintf(out,
             "  --models LIST    comma-separated models (default bio,pool,reactor,\n"
-            "                   multireactor)\n"
+            "                   multireactor,vthread)\n"
             "  --scenario NAME  the workload (default steady; see below)\n"
             "  --duration S     seconds of load per model (default %g)\n"
             "  --conns N        connections per model (default: the scenario's)\n",

@@ -12,7 +12,7 @@ static void top_usage(FILE *out)
             "usage: threadlab top [options] [PID|MODEL ...]\n"
             "\n"
             "Watch running threadlab servers live: threads by state, loops, queues,\n"
-            "latency and the event log, up to four servers side by side. With no\n"
+            "latency and the event log, up to five servers side by side. With no\n"
             "PID or MODEL, watches every live server (and picks up new ones).\n"
             "\n"
             "options:\n"
@@ -31,9 +31,11 @@ static void top_usage(FILE *out)
             "  --big            projector mode: bigger cells, bold, slower refresh\n"
             "  --lang en|zh     the screen in English or Chinese (default: zh when\n"
             "                   LC_ALL, LC_MESSAGES or LANG starts with zh)\n"
+            "  --caption TEXT   a line under the panes, what to look at (recorded\n"
+            "                   with --record, as the demo's narrator is)\n"
             "  -h, --help       this help\n"
             "\n"
-            "keys: q quit, p pause, tab or 1-4 focus a pane, t list/grid, l event log,\n"
+            "keys: q quit, p pause, tab or 1-5 focus a pane, t list/grid, l event log,\n"
             "      o order by role/state/lines/CPU, up/down PgUp/PgDn Home/End select,\n"
             "      Enter the selected thread's figures, + / - refresh faster / slower,\n"
             "      ? help. The list's CPU%% comes from /proc/PID/task/TID/stat (\"-\": none)\n"
@@ -60,6 +62,7 @@ int cli_top(int argc, char **argv)
         { CLI_INT("interval", &o.refresh_ms, VIEW_REFRESH_MS_MIN, VIEW_REFRESH_MS_MAX) },
         { CLI_FLAG("big", &o.big) },
         { CLI_CALL("lang", cli_parse_lang, &lang_given) },
+        { CLI_TEXT("caption", &o.footer) },
         { 0 },
     };
     int first_arg;
@@ -70,8 +73,8 @@ int cli_top(int argc, char **argv)
         o.plain = true;             /* --json is --plain, as JSON */
     o.targets = argv + first_arg;
     o.ntargets = argc - first_arg;
-    if (o.ntargets > 4) {
-        cli_usage_error("top", "at most four servers at once (%d given)", o.ntargets);
+    if (o.ntargets > VIEW_MAX_PANES) {
+        cli_usage_error("top", "at most five servers at once (%d given)", o.ntargets);
         return CLI_EXIT_USAGE;
     }
     return top_run(&o);

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define FLEET_MAX 4                 /* servers (and loads) at once */
+#define FLEET_MAX 5                 /* servers (and loads) at once: every model */
 #define FLEET_STOP_TIMEOUT_MS 12000 /* a server's stop deadline (10 s) + slack */
 
 /* What /proc says about a process while it runs (peaks kept by

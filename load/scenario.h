@@ -19,8 +19,8 @@ struct scenario {
     int conns;                    /* the default --conns */
     const char *load_args;        /* extra `threadlab load` options */
     /* Extra `threadlab serve` options per model ("" for none), in the
-     * order bio, pool, reactor, multireactor. */
-    const char *serve_args[4];
+     * order bio, pool, reactor, multireactor, vthread. */
+    const char *serve_args[5];
 };
 
 /* The scenarios, in --help order, and how many. */

@@ -467,6 +467,59 @@ START_TEST(nothing_essential_is_cut_at_120x40_or_80x24)
 }
 END_TEST
 
+/* The column where needle starts in row y, or -1. */
+static int column_of(const struct screen *scr, int y, const char *needle)
+{
+    char row[1024];
+    screen_row_text(scr, y, row, sizeof(row));
+    const char *at = strstr(row, needle);
+    return at ? (int)(at - row) : -1;
+}
+
+/* Five panes, as the demo has them: at 120x36 a 3x2 grid of 40 columns,
+ * where the reactor's loop row gives its phase's place to its BLOCKED
+ * time; at 160x48 a 2x3 grid of 80 columns. */
+START_TEST(five_panes_are_a_3x2_grid_at_120_and_a_2x3_grid_at_160)
+{
+    struct board_snapshot *s[5];
+    struct view v;
+    struct screen scr;
+    demo_view(&v, s);
+    s[4] = make_snapshot("vthread", 104, 6);
+    add_thread(s[4], ROLE_WORKER_LOOP, "carrier-0", STATE_RUNNING, 0);
+    s[4]->counters[CTR_ACTIVE] = 64;
+    v.panes[4].pid = s[4]->pid;
+    v.panes[4].now = s[4];
+    v.npanes = 5;
+
+    screen_init(&scr, 120, 36);
+    view_render(&v, &scr);
+    ck_assert_int_eq(column_of(&scr, 0, "bio  pid"), 1);
+    ck_assert_int_eq(column_of(&scr, 0, "pool  pid"), 41);
+    ck_assert_int_eq(column_of(&scr, 0, "reactor  pid"), 81);
+    int second = screen_find(&scr, "multireactor  pid");
+    ck_assert_int_gt(second, 12);                  /* each pane 12 rows at least */
+    ck_assert_int_eq(column_of(&scr, second, "multireactor  pid"), 1);
+    ck_assert_int_eq(column_of(&scr, second, "vthread  pid"), 41);
+    ck_assert_int_eq(rows_with(&scr, "rej 0 err 0"), 2);
+    int loop = screen_find(&scr, "LOOP      CHANS QUEUE PHASE");
+    ck_assert_int_ge(loop, 0);
+    ck_assert_int_eq(column_of(&scr, loop + 1, "reactor      64     0 BLOCKED 0.2s"), 81);
+    screen_free(&scr);
+
+    screen_init(&scr, 160, 48);
+    view_render(&v, &scr);
+    ck_assert_int_eq(column_of(&scr, 0, "pool  pid"), 81);
+    int third = screen_find(&scr, "vthread  pid");
+    ck_assert_int_gt(third, screen_find(&scr, "reactor  pid"));
+    ck_assert_int_eq(column_of(&scr, third, "vthread  pid"), 1);
+    ck_assert_int_ge(screen_find(&scr, "io    BLOCKED 0.2s"), 0);   /* the wider row */
+    screen_free(&scr);
+    for (int i = 0; i < 5; i++)
+        free(s[i]);
+}
+END_TEST
+
 START_TEST(wrapping_breaks_at_words_and_marks_a_cut)
 {
     struct screen scr;
@@ -1612,6 +1665,7 @@ int main(void)
     tcase_add_test(tc, keys_and_empty_view);
     tcase_add_test(tc, hostile_text_is_made_printable);
     tcase_add_test(tc, nothing_essential_is_cut_at_120x40_or_80x24);
+    tcase_add_test(tc, five_panes_are_a_3x2_grid_at_120_and_a_2x3_grid_at_160);
     tcase_add_test(tc, wrapping_breaks_at_words_and_marks_a_cut);
     tcase_add_test(tc, the_list_scrolls_and_says_how_many_are_shown);
     tcase_add_test(tc, exited_threads_are_counted_recent_and_in_all);

@@ -54,6 +54,8 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
                       "事件循环            通道 任务队列         IO/任务 阶段" },
     [M_LOOPS_NARROW] = { "LOOP       CHANS TASK QUEUE    IO/TASK PHASE",
                          "事件循环    通道 任务队列      IO/任务 阶段" },
+    [M_LOOPS_TIGHT] = { "LOOP      CHANS QUEUE PHASE",
+                        "事件循环   通道  队列 阶段" },
     [M_QUEUES] = { "QUEUE           DEPTH                       HIGH  REJECTED",
                    "队列            深度                      高水位      拒绝" },
     [M_BLOCKED] = { " BLOCKED %s", " 阻塞 %s" },
@@ -117,8 +119,8 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
     [M_HELP_3] = { "  q        quit", "  q        退出" },
     [M_HELP_4] = { "  p        pause / resume (the picture holds still)",
                    "  p        暂停 / 继续（画面静止，便于讲解）" },
-    [M_HELP_5] = { "  tab, 1-4 focus a pane (below 120x40: tab zooms each in turn)",
-                   "  tab, 1-4 切换窗格（小于 120x40 时 tab 依次放大每个窗格）" },
+    [M_HELP_5] = { "  tab, 1-5 focus a pane (below 120x40: tab zooms each in turn)",
+                   "  tab, 1-5 切换窗格（小于 120x40 时 tab 依次放大每个窗格）" },
     [M_HELP_6] = { "  t        threads as a list, a grid, or automatic",
                    "  t        线程显示为列表、网格或自动" },
     [M_HELP_7] = { "  o        order threads by role, state (running first), lines, CPU",
@@ -240,9 +242,11 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
                     "1% 的行在处理函数里执行 !sleep 200" },
     [M_SC_SLOW_SAY] = {
         "1% of lines sleep 200 ms: the reactor's one loop sleeps too (BLOCKED) and all "
-        "its connections wait; BIO and the pool block just one thread.",
+        "its connections wait; BIO and the pool block just one thread; vthread's monitor "
+        "gives a stuck carrier to a spare thread after 20 ms.",
         "1% 的行 sleep 200 毫秒：Reactor 唯一的事件循环也跟着睡（阻塞），它的所有连接"
-        "都得等；BIO 和线程池只阻塞一个线程。" },
+        "都得等；BIO 和线程池只阻塞一个线程；vthread 的监控线程 20 毫秒后让备用线程接管"
+        "卡住的载体线程。" },
     [M_SC_CPU] = { "20% of lines burn 2 ms of CPU (!cpu 2000)",
                    "20% 的行消耗 2 毫秒 CPU（!cpu 2000）" },
     [M_SC_CPU_SAY] = {

@@ -1,5 +1,5 @@
 /* pane.h -- one watched server's pane: attach it to a board, refresh its
- * snapshots, detach it. top.c keeps up to four; view.c draws them. */
+ * snapshots, detach it. top.c keeps up to five; view.c draws them. */
 #ifndef THREADLAB_PANE_H
 #define THREADLAB_PANE_H
 

@@ -104,7 +104,7 @@ static bool attach_targets(struct view *v, const struct top_opts *o)
     return true;
 }
 
-/* No targets: watch every live board, up to four; a new server takes the
+/* No targets: watch every live board, up to five; a new server takes the
  * place of one that is gone. */
 static void attach_every_live_board(struct view *v)
 {

@@ -382,58 +382,81 @@ static void loop_split_ns(const struct board_loop_snap *l, const struct board_sn
  * short form: shorter name and bar, no backpressure columns, so that the
  * PHASE and the BLOCKED warning (the slow-handler lesson) stay on screen;
  * the backpressure columns need LOOPS_BACKPRESSURE_W (a pane of a 2x2 grid
- * at 160 has 80: without them, so BLOCKED is not cut there either).
+ * at 160 has 80: without them, so BLOCKED is not cut there either). A pane
+ * under LOOPS_TIGHT_W (the 3x2 grid of five at 120) keeps the name, the
+ * channels, the task queue's length and the phase, which a BLOCKED
+ * warning takes the place of (a blocked loop's phase is io): the bar and
+ * the IO/TASK split give way.
  * IO/TASK is the split since the last refresh: it moves with --io-ratio as
  * it happens. OUTPUT is what the loop's channels have not yet written, and
  * PAUSED how many stopped reading at high water (backpressure). */
-enum { LOOPS_BACKPRESSURE_W = 92 };
+enum { LOOPS_BACKPRESSURE_W = 92, LOOPS_TIGHT_W = 50 };
+
+/* The end of a loop's row from x: its phase, then what is wrong, if
+ * anything (BLOCKED and for how long, or tasks starving its I/O); in the
+ * tight form the warning replaces the phase. */
+static void draw_loop_phase(const struct board_snapshot *s, const struct board_loop_snap *l,
+                            struct screen *scr, int x, int y, int end, bool tight)
+{
+    bool blocked = l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns;
+    if (tight && blocked)
+        x--;                   /* the warning's leading space is the gap */
+    else if (x < end)
+        x += screen_put_col(scr, x, y, 5 < end - x ? 5 : end - x, ST_NORMAL,
+                            view__phase_name(l->phase), false);
+    if (blocked) {
+        char age[32];
+        view__fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
+        screen_printf(scr, x, y, end - x, ST_WARN, msg(M_BLOCKED), age);
+    } else if (l->tasks_starving_io) {
+        screen_printf(scr, x, y, end - x, ST_WARN, msg(M_TASKS_STARVE),
+                      (unsigned long long)l->tasks_starving_io);
+    }
+}
+
 static int draw_loops(const struct board_snapshot *s, const struct board_snapshot *before,
                       struct screen *scr, struct rect r)
 {
     if (s->nloops == 0 || r.h < 2)
         return 0;
-    bool wide = r.w >= 70, backpressure = r.w >= LOOPS_BACKPRESSURE_W;
-    int name_w = wide ? 15 : 10, bar_w = wide ? 10 : 6;
+    bool tight = r.w < LOOPS_TIGHT_W, wide = r.w >= 70;
+    bool backpressure = r.w >= LOOPS_BACKPRESSURE_W;
+    int name_w = wide ? 15 : tight ? 9 : 10, bar_w = wide ? 10 : tight ? 0 : 6;
     screen_put(scr, r.x + 1, r.y, r.w - 1, ST_DIM,
-               msg(backpressure ? M_LOOPS_WIDE : wide ? M_LOOPS_MID : M_LOOPS_NARROW));
-    int n = 0;
+               msg(backpressure ? M_LOOPS_WIDE : wide ? M_LOOPS_MID
+                   : tight ? M_LOOPS_TIGHT : M_LOOPS_NARROW));
+    int n = 0, end = r.x + r.w;
     for (; n < s->nloops && n + 1 < r.h; n++) {
         const struct board_loop_snap *l = &s->loops[n];
         int y = r.y + 1 + n, x = r.x + 1;
-        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%-*.*s %*llu ",
+        x += screen_printf(scr, x, y, end - x, ST_NORMAL, "%-*.*s %*llu ",
                            name_w, name_w, l->name, wide ? 8 : 5,
                            (unsigned long long)l->channels);
-        draw_bar(scr, x, y, bar_w, l->task_queue_depth, 64,
-                 l->task_queue_depth > 32 ? ST_WARN : ST_BAR);
-        x += bar_w + 2;
+        if (bar_w > 0) {
+            draw_bar(scr, x, y, bar_w, l->task_queue_depth, 64,
+                     l->task_queue_depth > 32 ? ST_WARN : ST_BAR);
+            x += bar_w + 2;
+        }
         uint64_t io_ns, task_ns;
         loop_split_ns(l, before, n, &io_ns, &task_ns);
         /* In doubles: the counters come from another process's memory,
          * and a sum of two of them could wrap. */
         double total = (double)io_ns + (double)task_ns;
         int io_pct = total > 0 ? (int)((double)io_ns * 100 / total + 0.5) : 0;
-        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%5llu ",
+        x += screen_printf(scr, x, y, end - x,
+                           tight && l->task_queue_depth > 32 ? ST_WARN : ST_NORMAL, "%5llu ",
                            (unsigned long long)l->task_queue_depth);
         if (backpressure) {
             char out[16];
             fmt_count(out, sizeof(out), (double)l->out_pending_bytes);
-            x += screen_printf(scr, x, y, r.x + r.w - x,
+            x += screen_printf(scr, x, y, end - x,
                                l->channels_paused ? ST_WARN : ST_NORMAL, "%7sB %6llu ",
                                out, (unsigned long long)l->channels_paused);
         }
-        x += screen_printf(scr, x, y, r.x + r.w - x, ST_NORMAL, "%3d/%-3d ",
-                           io_pct, total > 0 ? 100 - io_pct : 0);
-        if (x < r.x + r.w)
-            x += screen_put_col(scr, x, y, 5 < r.x + r.w - x ? 5 : r.x + r.w - x,
-                                ST_NORMAL, view__phase_name(l->phase), false);
-        if (l->blocked_since_ns && l->blocked_since_ns < s->taken_mono_ns) {
-            char age[32];
-            view__fmt_age(age, sizeof(age), s->taken_mono_ns - l->blocked_since_ns);
-            screen_printf(scr, x, y, r.x + r.w - x, ST_WARN, msg(M_BLOCKED), age);
-        } else if (l->tasks_starving_io) {
-            screen_printf(scr, x, y, r.x + r.w - x, ST_WARN, msg(M_TASKS_STARVE),
-                          (unsigned long long)l->tasks_starving_io);
-        }
+        if (!tight)
+            x += screen_printf(scr, x, y, end - x, ST_NORMAL, "%3d/%-3d ",
+                               io_pct, total > 0 ? 100 - io_pct : 0);
+        draw_loop_phase(s, l, scr, x, y, end, tight);
     }
     return n + 1;
 }
@@ -600,6 +623,39 @@ static void draw_help(struct screen *scr)
     view__draw_box(scr, lines, n, 72);
 }
 
+/* The columns of a grid for n panes in w x h: two when each pane gets 60
+ * columns and 12 rows (14 when there are three rows: 2x3 for five at
+ * 160x48); else, for five, three columns of 40 and 12 rows (3x2 at 120x36
+ * and 120x40, where 2x3 leaves 10 to 12 rows, too few for a pane's threads,
+ * loops and events; at 40 columns a pane cuts its widest columns first).
+ * 0 when no grid fits. */
+static int pick_grid(int n, int w, int h)
+{
+    for (int cols = 2; cols <= (n >= 5 ? 3 : 2); cols++) {
+        int rows = (n + cols - 1) / cols;
+        if (w / cols >= (cols == 2 ? 60 : VIEW_MIN_W) && h / rows >= (rows > 2 ? 14 : 12))
+            return cols;
+    }
+    return 0;
+}
+
+/* Pane i at column i % cols, row i / cols; a bar between the columns of a
+ * row, a dashed line between the rows. */
+static void draw_grid(const struct view *v, struct screen *scr, int cols, int avail_h)
+{
+    int n = v->npanes, rows = (n + cols - 1) / cols;
+    int w = scr->w / cols, h = avail_h / rows;
+    for (int i = 0; i < n; i++) {
+        int col = i % cols, row = i / cols;
+        draw_pane(v, i, scr, (struct rect){ col * w, row * h, w - 1, h - 1 });
+        if (col > 0)
+            for (int y = row * h; y < row * h + h - 1; y++)
+                screen_put(scr, col * w - 1, y, 1, ST_DIM, "|");
+    }
+    for (int row = 1; row < rows; row++)
+        screen_fill(scr, 0, row * h - 1, scr->w, '-', ST_DIM);
+}
+
 void view_render(const struct view *v, struct screen *scr)
 {
     screen_clear(scr);
@@ -617,16 +673,16 @@ void view_render(const struct view *v, struct screen *scr)
                    msg(M_START_ONE));
     }
 
-    /* Side by side when each pane gets 60 columns; three or four in a 2x2
-     * grid when each gets 60 columns and 12 rows; else stacked when each
-     * gets 10 rows; else only the focused pane. The footer (the demo's
+    /* Side by side when each pane gets 60 columns; three or more in a
+     * grid (pick_grid: 2x2, or 3x2 for five); else stacked when each gets
+     * 10 rows; else only the focused pane. The footer (the demo's
      * narrator) takes the rows above the legend, wrapped: it is the lesson
      * in words, so it is never cut off at the screen's edge. */
     int footer_h = v->footer[0] ? screen_put_wrapped(NULL, 0, 0, scr->w, FOOTER_ROWS_MAX,
                                                      2, ST_TITLE, v->footer) : 0;
     if (footer_h > FOOTER_ROWS_MAX)
         footer_h = FOOTER_ROWS_MAX;
-    int avail_h = scr->h - 1 - footer_h, n = v->npanes;
+    int avail_h = scr->h - 1 - footer_h, n = v->npanes, cols;
     screen_put_wrapped(scr, 0, avail_h, scr->w, footer_h, 2, ST_TITLE, v->footer);
     if (n == 0) {
         /* nothing to lay out */
@@ -643,16 +699,8 @@ void view_render(const struct view *v, struct screen *scr)
                 for (int y = 0; y < avail_h; y++)
                     screen_put(scr, i * w - 1, y, 1, ST_DIM, "|");
         }
-    } else if (n > 2 && scr->w / 2 >= 60 && avail_h / 2 >= 12) {
-        int w = scr->w / 2, h = avail_h / 2;
-        for (int i = 0; i < n; i++) {
-            int col = i % 2, row = i / 2;
-            draw_pane(v, i, scr, (struct rect){ col * w, row * h, w - 1, h - 1 });
-            if (col > 0)
-                for (int y = row * h; y < row * h + h - 1; y++)
-                    screen_put(scr, w - 1, y, 1, ST_DIM, "|");
-        }
-        screen_fill(scr, 0, h - 1, scr->w, '-', ST_DIM);
+    } else if (n > 2 && (cols = pick_grid(n, scr->w, avail_h)) > 0) {
+        draw_grid(v, scr, cols, avail_h);
     } else if (avail_h / n >= 10) {
         int h = avail_h / n;
         for (int i = 0; i < n; i++) {
@@ -746,7 +794,7 @@ bool view_key(struct view *v, int key)
         tab(v);
         v->cursor = 0;         /* another pane's threads: from the top */
         break;
-    case '1': case '2': case '3': case '4':
+    case '1': case '2': case '3': case '4': case '5':
         if (key - '1' < v->npanes)
             v->focus = key - '1';
         v->cursor = 0;

@@ -13,7 +13,7 @@
 #include "probe/board_read.h"
 #include "screen.h"
 
-#define VIEW_MAX_PANES 4
+#define VIEW_MAX_PANES 5            /* every model side by side */
 #define VIEW_MIN_W 40              /* smaller terminals get a message */
 #define VIEW_MIN_H 12
 #define VIEW_GRID_MIN_W 120        /* the tested minimum for the 2x2 grid: */
@@ -109,7 +109,7 @@ void view_resize(struct view *v, int w, int h);
 void view_render(const struct view *v, struct screen *scr);
 
 /* Apply a key. Returns false when the key means quit. Keys: q quit, p pause,
- * tab or 1-4 focus (on a small screen tab zooms the panes in turn, then
+ * tab or 1-5 focus (on a small screen tab zooms the panes in turn, then
  * shows them all again), t list/grid, o order by role/state/lines/CPU, l log, + faster, - slower, ? help; in the
  * list, up/down move the selection by one, PgUp/PgDn by VIEW_PAGE_ROWS,
  * Home/End to the first/last thread, Enter shows the selected thread's

@@ -72,7 +72,7 @@ expect 2 "--size: '10x5' is not WxH" -- "$BIN" top --size 10x5
 expect 2 "--io-ratio: 0 is out of range" -- "$BIN" serve reactor --io-ratio 0
 expect 2 "--offload: 'x' is not a whole number" -- "$BIN" serve reactor --offload x
 expect 2 "--workers: 0 is out of range" -- "$BIN" serve multireactor --workers 0
-expect 2 "at most four servers" -- "$BIN" top 1 2 3 4 5
+expect 2 "at most five servers" -- "$BIN" top 1 2 3 4 5 6
 expect 1 "no live board for '999999999'" -- "$BIN" top --plain 999999999
 
 # The same errors, worded alike, from every command's table.

@@ -1,9 +1,10 @@
 #!/bin/sh
 # run.sh -- `threadlab demo` on a real terminal (tmux) and `threadlab
-# compare` as a person runs them: four panes with their names, the
-# reactor's blocked warning, q ends it, and nothing is left behind (no
-# child process, no board, no temporary directory); Ctrl-C and a crashed
-# child also end clean; compare prints four rows and a CSV that parses.
+# compare` as a person runs them: five panes with their names (a 3x2 grid
+# at 120 columns, 2x3 at 160x48), the reactor's blocked warning, q ends
+# it, and nothing is left behind (no child process, no board, no temporary
+# directory); Ctrl-C and a crashed child also end clean; compare prints
+# five rows and a CSV that parses.
 set -u
 BIN=$(realpath "${THREADLAB_BIN:-build/threadlab}")
 tmp=$(mktemp -d)
@@ -79,7 +80,7 @@ for _ in $(seq 80); do
   fi
 done
 [ -n "$seen" ] && ok || { bad "the demo never showed a BLOCKED loop"; sed 's/^/    /' "$tmp/screen" | head -30; }
-for m in bio pool reactor multireactor; do
+for m in bio pool reactor multireactor vthread; do
   grep -Eq "(^|[| ])>?$m  pid [0-9]+" "$tmp/screen" && ok || bad "no pane titled '$m'"
 done
 grep -q "reactor blocked 0\.[0-9] s in one handler" "$tmp/screen" && ok \
@@ -87,11 +88,13 @@ grep -q "reactor blocked 0\.[0-9] s in one handler" "$tmp/screen" && ok \
 grep -q "\[slow-handler\] 1% of lines sleep" "$tmp/screen" && ok || bad "no narrator line"
 grep -q " 500ms$" "$tmp/screen" && ok || bad "160x48: the refresh status is not drawn whole (500ms)"
 
-# 120x40, the documented minimum for the 2x2 grid: in every pane the
-# failures (rej/err), the reactor's PHASE with its BLOCKED time, the
-# narrator whole (wrapped), the keys and the last column.
+# 120x40, the documented minimum for the grid (five panes: 3x2, 40
+# columns each): in every pane the failures (rej/err), the reactor's loop
+# row with its BLOCKED time in place of its phase, the narrator whole
+# (wrapped), the keys and the last column.
 narrator="1% of lines sleep 200 ms: the reactor's one loop sleeps too (BLOCKED) and all \
-its connections wait; BIO and the pool block just one thread."
+its connections wait; BIO and the pool block just one thread; vthread's monitor gives a \
+stuck carrier to a spare thread after 20 ms."
 tmux -S "$sock" resize-window -t demo -x 120 -y 40
 # A frame the demo drew at 120 columns (its legend on the last row): the
 # first captures after the resize can still be the 160-column frame as
@@ -100,13 +103,14 @@ seen=""
 for _ in $(seq 80); do
   sleep 0.25
   screen >"$tmp/s120"
-  if grep -q "io    BLOCKED 0\.[0-9]s" "$tmp/s120" &&
+  if grep -Eq "[| ] reactor +64 +[0-9]+ BLOCKED 0\.[0-9]s" "$tmp/s120" &&
      tail -1 "$tmp/s120" | grep -q "q quit  ? help  500ms$"; then seen=yes; break; fi
 done
-[ -n "$seen" ] && ok || { bad "120x40: no loop row with its phase and BLOCKED time"; cat "$tmp/s120"; }
-[ "$(grep -o 'rej [0-9]* err [0-9]*' "$tmp/s120" | wc -l)" = 4 ] && ok \
+[ -n "$seen" ] && ok || { bad "120x40: no reactor loop row with its BLOCKED time"; cat "$tmp/s120"; }
+[ "$(grep -o 'rej [0-9]* err [0-9]*' "$tmp/s120" | wc -l)" = 5 ] && ok \
   || bad "120x40: not every pane shows its rej/err counts"
-[ "$(grep -c 'IO/TASK PHASE' "$tmp/s120")" -ge 1 ] && ok || bad "120x40: no PHASE column"
+[ "$(grep -o 'LOOP      CHANS QUEUE PHASE' "$tmp/s120" | wc -l)" = 3 ] && ok \
+  || bad "120x40: not three loop headings whole (reactor, multireactor, vthread)"
 # The narrator: the rows from "[slow-handler]" to the legend, joined.
 said=$(sed -n '/^\[slow-handler\]/,$p' "$tmp/s120" | sed '$d' | sed 's/^ *//' | tr '\n' ' ' | sed 's/ *$//')
 [ "$said" = "[slow-handler] $narrator" ] && ok || bad "120x40: the narrator is cut: '$said'"
@@ -131,7 +135,7 @@ for _ in $(seq 80); do
   sleep 0.25
   screen >"$tmp/s36"
   if head -1 "$tmp/s36" | grep -q "reactor  pid" &&
-     grep -q "pane 3 of 4, zoomed" "$tmp/s36" &&
+     grep -q "pane 3 of 5, zoomed" "$tmp/s36" &&
      grep -Eq "^ reactor +64 \[.*io +BLOCKED 0\.[0-9]s" "$tmp/s36"; then seen=yes; break; fi
 done
 [ -n "$seen" ] && ok || { bad "120x36: tab did not zoom the reactor with its BLOCKED loop"; cat "$tmp/s36"; }
@@ -139,7 +143,7 @@ tmux -S "$sock" send-keys -t demo q
 # The table is printed on the terminal once the full screen is gone.
 for _ in $(seq 100); do screen >"$tmp/table"; grep -q "^exit=" "$tmp/table" && break; sleep 0.1; done
 grep -q "^exit=0" "$tmp/table" && ok || { bad "q did not end the demo with status 0"; cat "$tmp/table"; }
-for m in bio pool reactor multireactor; do
+for m in bio pool reactor multireactor vthread; do
   grep -Eq "^$m +[0-9]+ " "$tmp/table" && ok || bad "the table has no row for $m"
 done
 # The table fits the 80 columns it was printed in (tmux would wrap a wider
@@ -165,20 +169,20 @@ seen=""
 for _ in $(seq 80); do
   sleep 0.25
   zscreen >"$tmp/zh"
-  if grep -q "IO    阻塞 0\.[0-9]s" "$tmp/zh"; then seen=yes; break; fi
+  if grep -Eq "[| ] reactor +64 +[0-9]+ 阻塞 0\.[0-9]s" "$tmp/zh"; then seen=yes; break; fi
 done
-[ -n "$seen" ] && ok || { bad "zh 120x40: no loop row with its phase and 阻塞 (blocked) time"; cat "$tmp/zh"; }
+[ -n "$seen" ] && ok || { bad "zh 120x40: no reactor loop row with its 阻塞 (blocked) time"; cat "$tmp/zh"; }
 # The glossary's terms: 事件循环 (event loop), 任务队列 (task queue),
 # 阻塞 (blocked), 线程 (thread), 连接 (connection).
 for term in 事件循环 任务队列 阻塞 线程 连接; do
   grep -q "$term" "$tmp/zh" && ok || bad "zh 120x40: the screen lacks the term $term"
 done
-[ "$(grep -o '拒绝 [0-9]* 错误 [0-9]*' "$tmp/zh" | wc -l)" = 4 ] && ok \
+[ "$(grep -o '拒绝 [0-9]* 错误 [0-9]*' "$tmp/zh" | wc -l)" = 5 ] && ok \
   || bad "zh 120x40: not every pane shows its 拒绝/错误 (rejected/errors) counts"
-# (the reactor's and the multireactor's: each pane's heading whole)
-[ "$(grep -o '事件循环 *通道 任务队列 *IO/任务 阶段' "$tmp/zh" | wc -l)" -ge 2 ] && ok \
+# (the reactor's, the multireactor's and vthread's: each pane's heading whole)
+[ "$(grep -o '事件循环   通道  队列 阶段' "$tmp/zh" | wc -l)" = 3 ] && ok \
   || bad "zh 120x40: a loop heading is cut (事件循环 ... 阶段)"
-for m in bio pool reactor multireactor; do
+for m in bio pool reactor multireactor vthread; do
   grep -Eq "(^|[| ])>?$m  pid [0-9]+" "$tmp/zh" && ok || bad "zh 120x40: no pane titled '$m'"
 done
 # Every row within 120 columns as the terminal shows them: counted in
@@ -195,7 +199,8 @@ tail -1 "$tmp/zh" | grep -q "等待事件" && ok || bad "zh 120x40: the legend's
 # legend, joined. CJK wraps between characters, not at spaces, so spaces
 # are left out of both sides.
 zh_narrator="[slow-handler] 1% 的行 sleep 200 毫秒：Reactor 唯一的事件循环也跟着睡（阻塞），\
-它的所有连接都得等；BIO 和线程池只阻塞一个线程。"
+它的所有连接都得等；BIO 和线程池只阻塞一个线程；vthread 的监控线程 20 毫秒后让备用线程接管\
+卡住的载体线程。"
 said=$(sed -n '/^\[slow-handler\]/,$p' "$tmp/zh" | sed '$d' | tr -d ' \n')
 [ "$said" = "$(printf '%s' "$zh_narrator" | tr -d ' ')" ] && ok \
   || bad "zh 120x40: the narrator is not the Chinese one, whole: '$said'"
@@ -213,7 +218,7 @@ for term in "场景 slow-handler：" "往返时间" "模型" "行/秒" "线程" 
             "（几个模型并排运行" "提前结束"; do
   grep -q "$term" "$tmp/zh.table" && ok || bad "zh: the table lacks '$term'"
 done
-for m in bio pool reactor multireactor; do
+for m in bio pool reactor multireactor vthread; do
   grep -Eq "^$m +[0-9]+ " "$tmp/zh.table" && ok || bad "zh: the table has no row for $m"
 done
 wide=$(sed -n '/^场景 /,/^ threadlab compare/p' "$tmp/zh.table" | LC_ALL=C awk '{ n = 0
@@ -281,10 +286,10 @@ tr -d ' \n' <"$tmp/int.zh" | grep -q '\[steady\]Countthreads:.*\[回放\]第2/[0
   && ok || { bad "replay --lang zh: no Chinese status line"; tail -3 "$tmp/int.zh"; }
 leftovers "after SIGINT"
 
-# 4. compare: four rows, lines/s above zero, no errors; the CSV parses.
+# 4. compare: five rows, lines/s above zero, no errors; the CSV parses.
 "$BIN" compare --duration 1 --conns 16 --csv "$tmp/c.csv" >"$tmp/compare" 2>&1; st=$?
 [ "$st" = 0 ] && ok || { bad "compare exited $st"; cat "$tmp/compare"; }
-for m in bio pool reactor multireactor; do
+for m in bio pool reactor multireactor vthread; do
   awk -v m="$m" '$1 == m && $2 > 0 && $8 == 0 { found = 1 } END { exit !found }' \
     "$tmp/compare" && ok || bad "compare: no row for $m with lines/s > 0 and 0 errors"
 done
@@ -293,8 +298,8 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
          { models = models $col["model"] " "
            if (!($col["lines_per_s"] > 0) || $col["errors"] != 0 || !($col["peak_threads"] >= 1) ||
                !($col["peak_rss_kb"] > 0) || NF != 13) bad = 1 }
-         END { exit bad || models != "bio pool reactor multireactor " }' "$tmp/c.csv" \
-  && ok || { bad "the CSV does not parse as four good rows"; cat "$tmp/c.csv"; }
+         END { exit bad || models != "bio pool reactor multireactor vthread " }' "$tmp/c.csv" \
+  && ok || { bad "the CSV does not parse as five good rows"; cat "$tmp/c.csv"; }
 "$BIN" compare --models bio --duration 1 --json >"$tmp/c.json" 2>/dev/null
 grep -Eq '^\[\{"model":"bio","have_load":true,"lines_ok":[1-9][0-9]*,.*\}\]$' "$tmp/c.json" \
   && ok || { bad "compare --json is not a list with a bio row"; cat "$tmp/c.json"; }

@@ -102,6 +102,19 @@ tmux_run() {   # tmux_run OUT SECONDS COMMAND [KEYS]: on 160x48 until it exits o
   grep -q '^guide-exit=0' "$tmp/screen" || bad "'$3' did not end with status 0"
   tmux -S "$sock" kill-server 2>/dev/null
 }
+# compare_failed CMD OUT: a compare that exited 1. When a model's load
+# sent no line in its seconds (its connections were still being accepted:
+# on a loaded machine a connect that finds the accept queue full is
+# retried by the kernel 1, 3 s later, and many-idle opens 2000 per model,
+# five models in turn), the machine was too busy for the figures, and the
+# check is skipped, as too_busy skips; any other failure fails.
+compare_failed() {
+  if grep -Eq " ok; (no line sent|no line answered: [0-9]+ of [0-9]+ conns opened)" "$2"; then
+    echo "  skip (a load sent no line: the machine is too busy): '$1'"
+  else
+    bad "'$1' failed"
+  fi
+}
 demo_s=5                                 # how long each demo runs here
 mkdir -p "$tmp/run"
 cd "$tmp/run" || exit 1
@@ -125,6 +138,7 @@ while IFS="$(printf '\t')" read -r _ block cmd; do
     replay\ recordings/*) "$BIN" replay --plain "$top/${args#replay }" >>"$out" 2>&1 \
                            || bad "'$cmd' failed" ;;
     replay\ *) "$BIN" replay --plain ${args#replay } >>"$out" 2>&1 || bad "'$cmd' failed" ;;
+    compare\ *) "$BIN" $args >>"$out" 2>&1 || compare_failed "$cmd" "$out" ;;
     *) "$BIN" $args >>"$out" 2>&1 || bad "'$cmd' failed" ;;
   esac
 done <"$tmp/cmds.en"
@@ -160,13 +174,16 @@ table_value() {
     END { print v }' "$tmp/out.$1"
 }
 # too_busy BLOCK: succeeds (and says why) when the machine was so loaded
-# that the block's load generators fell behind: every model's p50 of a
-# second or more (a quiet 2-core PC gives well under 10 ms for at least
-# one model in every scenario the guide runs). Real-run figures assume a
+# that the block's load generators fell behind: a load that sent no line
+# in its seconds, or every model's p50 of a second or more (a quiet 2-core
+# PC gives well under 10 ms for at least one model in every scenario the
+# guide runs). Real-run figures assume a
 # quiet machine, as the guide says; then they are skipped, not failed.
 too_busy() {
+  grep -Eq " ok; (no line sent|no line answered: [0-9]+ of [0-9]+ conns opened)" "$tmp/out.$1" &&
+    return 0                              # (compare_failed: a load that never sent)
   awk '/^model +lines\/s/ { t = 1; next }
-       t && $1 ~ /^(bio|pool|reactor|multireactor)$/ && $2 ~ /^[0-9]+$/ {
+       t && $1 ~ /^(bio|pool|reactor|multireactor|vthread)$/ && $2 ~ /^[0-9]+$/ {
          n++; if ($4 ~ /[0-9]s$/ && $4 !~ /[mu]s$/) slow++ }
        END { exit !(n > 0 && slow == n) }' "$tmp/out.$1"
 }
@@ -195,12 +212,14 @@ for g in en zh; do
   done <"$tmp/plan.$g"
 done
 
-# 4. Figures in words. The recording's size: the guide says about half a
-#    megabyte a minute; this run's recording ($demo_s s), scaled to a minute.
+# 4. Figures in words. The recording's size: the guide says about a
+#    megabyte a minute (five panes); this run's recording ($demo_s s, its
+#    first frames whole, so a little more than a longer run's share),
+#    scaled to a minute.
 kb=$(( $(stat -c %s slow.tlr 2>/dev/null || echo 0) * 60 / demo_s / 1024 ))
-grep -q "about half a megabyte" "$en" && grep -q "约半兆字节" "$zh" && ok \
+grep -q "about a megabyte" "$en" && grep -q "约一兆字节" "$zh" && ok \
   || bad "the guides no longer say how large a recording is (fix this check too)"
-[ "$kb" -ge 250 ] && [ "$kb" -le 1000 ] && echo "  ok: a minute of recording is about $kb KB" && ok \
-  || bad "a minute of recording is $kb KB, not about half a megabyte"
+[ "$kb" -ge 500 ] && [ "$kb" -le 2000 ] && echo "  ok: a minute of recording is about $kb KB" && ok \
+  || bad "a minute of recording is $kb KB, not about a megabyte"
 
 summary guide

@@ -276,4 +276,19 @@ wait_event 19 && wait_screen "conn 3 -> worker-3" \
 tmux -S "$sock" send-keys -t sim q
 sleep 0.5
 
+# The shipped recording of vthread's blocking lesson (make recording-pin):
+# the first pane's monitor hands a stuck carrier to a spare and the spare
+# retires; the second pane (--pin) shows a carrier held by its sleep
+# longer than the handoff's 20 ms; the caption says which is which.
+pin="$(dirname "$0")/../../recordings/vthread-pin.tlr"
+"$BIN" replay "$pin" --plain --size 240x48 >"$tmp/pin" 2>&1; st=$?   # (reasons unwrapped)
+[ "$st" = 0 ] && ok || { bad "replay $pin: exit $st"; tail -3 "$tmp/pin"; }
+grep -Eq "carrier-[0-9]+ blocked in a call for [0-9]+ ms: handoff to" "$tmp/pin" \
+  && grep -Eq "spare-[0-9]+: the blocking call on carrier-[0-9]+ returned; the spare" "$tmp/pin" && ok \
+  || bad "vthread-pin.tlr holds no handoff to a spare and its retirement"
+grep -Eq "[|] carrier-[0-9]+ .* BLOCKED 0\.[1-9]s" "$tmp/pin" && ok \
+  || bad "vthread-pin.tlr: the pinned pane never shows a carrier BLOCKED 0.1 s or more"
+grep -q "^\[vthread --pin\] 1% of lines sleep 200 ms" "$tmp/pin" && ok \
+  || bad "vthread-pin.tlr has no caption"
+
 summary replay

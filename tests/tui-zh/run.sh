@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh -- the Chinese screen on a real terminal (tmux) at the two sizes
 # a class meets besides 120x40 (check_view's): a projector's 160x48 and a
-# laptop's 80x24. `threadlab demo --lang zh` runs the four models under
+# laptop's 80x24. `threadlab demo --lang zh` runs the five models under
 # the slow-handler scenario (its reactor blocks, its pool grows, its BIO
 # spawns: events of every kind); the screen is read as a person reads it.
 #   160x48: the glossary's terms are there and nothing is cut: the
@@ -57,9 +57,9 @@ tmux -u -S "$sock" new-session -d -s zh -x 160 -y 48 -c "$tmp" \
   "env TERM=xterm-256color LANG=C THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR \
    $BIN demo --lang zh --scenario slow-handler --duration 600; echo zh-exit=\$?; sleep 60"
 
-# ---- 160x48: four panes, nothing cut ------------------------------------
+# ---- 160x48: five panes (2x3), nothing cut ------------------------------
 # Four servers start beside whatever else the machine runs: 60 s.
-check "160x48: the four panes never showed" "multireactor  pid [0-9]+" 60
+check "160x48: the five panes never showed" "vthread  pid [0-9]+" 60
 check "160x48: the reactor's loop never blocked (BLOCKED in its row)" "reactor +[0-9]+ \[[^]]*\] .*阻塞 [0-9.]+" 60
 check "160x48: no blocked reason in Chinese" "reactor 在一个处理函数里阻塞了 [0-9.]+ 秒：它上面的"
 # The snapshot the next checks read: once every pane has its first rates
@@ -68,17 +68,19 @@ check "160x48: no blocked reason in Chinese" "reactor 在一个处理函数里�
 RATES='行/秒 处理 p50 [0-9.]+[mun]?s p99 [0-9.]+[mun]?s'
 for _ in $(seq 300); do
   screen >"$tmp/160"
-  [ "$(grep -Eo "$RATES" "$tmp/160" | wc -l)" -eq 4 ] && break
+  [ "$(grep -Eo "$RATES" "$tmp/160" | wc -l)" -eq 5 ] && break
   sleep 0.1
 done
-# The narrator, whole, on one row (it has 160 columns).
-grep -q '^\[slow-handler\] 1% 的行 sleep 200 毫秒：.*BIO 和线程池只阻塞一个线程。$' "$tmp/160" && ok \
-  || { bad "160x48: the narrator is not whole"; grep '^\[' "$tmp/160"; }
+# The narrator, whole: its rows, from "[slow-handler]" to the legend, joined
+# (CJK wraps between characters: no spaces on either side).
+sed -n '/^\[slow-handler\]/,$p' "$tmp/160" | sed '$d' | tr -d ' \n' |
+  grep -q '^\[slow-handler\]1%的行sleep200毫秒：.*BIO和线程池只阻塞一个线程；vthread的监控线程20毫秒后让备用线程接管卡住的载体线程。$' && ok \
+  || { bad "160x48: the narrator is not whole"; sed -n '/^\[slow-handler\]/,$p' "$tmp/160"; }
 # Every pane's header: its error counts, and its rates up to p99.
-[ "$(grep -Eo '拒绝 [0-9]+ 错误 [0-9]+' "$tmp/160" | wc -l)" -eq 4 ] && ok \
-  || { bad "160x48: not four panes with their error counts"; grep -E '拒绝|错误' "$tmp/160"; }
-[ "$(grep -Eo "$RATES" "$tmp/160" | wc -l)" -eq 4 ] && ok \
-  || { bad "160x48: not four headers with lines/s, p50 and p99"; grep -E '行/秒' "$tmp/160"; }
+[ "$(grep -Eo '拒绝 [0-9]+ 错误 [0-9]+' "$tmp/160" | wc -l)" -eq 5 ] && ok \
+  || { bad "160x48: not five panes with their error counts"; grep -E '拒绝|错误' "$tmp/160"; }
+[ "$(grep -Eo "$RATES" "$tmp/160" | wc -l)" -eq 5 ] && ok \
+  || { bad "160x48: not five headers with lines/s, p50 and p99"; grep -E '行/秒' "$tmp/160"; }
 # The loops' table: its heading to the phase column, a phase in each row.
 grep -q '事件循环 .*通道 任务队列 .*IO/任务 阶段' "$tmp/160" && ok \
   || bad "160x48: the loops' heading is not whole (no phase column)"
@@ -107,7 +109,7 @@ cols=$(awk '/^-----/ { exit } /\|/ { print }' "$tmp/160" | while IFS= read -r ro
 # ---- 80x24: one pane at a time --------------------------------------------
 tmux -S "$sock" resize-window -t zh -x 80 -y 24
 check "80x24: the footer's keys are not in Chinese" "q 退出  \? 帮助  [0-9]+ms$"
-check "80x24: not one pane at a time" "第 1 个窗格（共 4 个）（放不下全部；tab 切换）"
+check "80x24: not one pane at a time" "第 1 个窗格（共 5 个）（放不下全部；tab 切换）"
 # tab to the reactor's pane, one key at a time, each once the screen has
 # shown the last (the line that names the pane changes: the first tab
 # zooms pane 1, the next ones move on): its thread list and its loop.
@@ -139,7 +141,7 @@ long=$(while IFS= read -r row; do [ "$(width "$row")" -gt 80 ] && echo "$row"; d
 tmux -S "$sock" send-keys -t zh q
 check "q: the demo did not end with status 0" "^zh-exit=0" 90
 check "q: the table's heading is not whole in 80 columns" "^模型 +行/秒 +p50 +p99 +线程 +内存 +CPU 秒 +错误 +服务器$" 5
-for m in bio pool reactor multireactor; do
+for m in bio pool reactor multireactor vthread; do
   check "q: the table's $m row is not whole" "^$m +([0-9]+|-) .* (ok|[a-z-]+)$" 5
 done
 check "q: the cut-short note is not in Chinese" "^（提前结束：运行 [0-9.]+ 秒后停止，原计划 600 秒；数字只反映这一段）$" 5
