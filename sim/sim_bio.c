@@ -14,7 +14,7 @@
 #include "sim/sim_internal.h"
 
 /* The acceptor has accepted c: a thread of its own, or a refusal. */
-void sim__bio_accepted(struct sim *s, uint32_t c)
+static void bio_accepted(struct sim *s, uint32_t c)
 {
     if (!sim__can_spawn(s)) {
         sim__refuse(s, c, "no more threads (--max-threads)");
@@ -34,7 +34,28 @@ void sim__bio_accepted(struct sim *s, uint32_t c)
 }
 
 /* Its connection is closed: the thread ends, its stack is freed. */
-void sim__bio_conn_done(struct sim *s, uint32_t t)
+static void bio_conn_done(struct sim *s, uint32_t t)
 {
     sim__thread_exit(s, t);
 }
+
+/* Every accepted connection gets a thread: pthread_create, on top of
+ * accept(). */
+static vtime_t bio_accept_cost(struct sim *s)
+{
+    return (vtime_t)s->o->prof.thread_create_ns;
+}
+
+/* The engine's events go to the blocking code, which calls back here
+ * through accept_cost, accepted and conn_done. */
+const struct sim_model_ops sim__bio_ops = {
+    .setup = sim__blocking_setup,
+    .accept_queue = sim__blocking_accept_queue,
+    .connect = sim__blocking_connect,
+    .input = sim__blocking_input,
+    .burst_done = sim__blocking_burst_done,
+    .wake = sim__blocking_wake,
+    .accept_cost = bio_accept_cost,
+    .accepted = bio_accepted,
+    .conn_done = bio_conn_done,
+};

@@ -1,13 +1,17 @@
 /* sim_blocking.c -- what the two blocking models share, as
  * models/blocking/ does for the real ones (vthread's acceptor too): an
- * acceptor thread, and a
- * thread per served connection that blocks in read(), handles a line,
- * writes the reply, and blocks again.
+ * acceptor thread, and a thread per served connection that blocks in
+ * read(), handles a line, writes the reply, and blocks again.
  *
  *   connect -> backlog -> acceptor: accept() [+ pthread_create]
  *           -> bio: a new thread (sim_bio.c)
  *           -> pool: an idle thread, a new one, or the queue (sim_pool.c)
+ *           -> vthread: a virtual thread on a carrier (sim_vthread.c)
  *   thread: read -> handle [-> !sleep: block] -> write -> read ... -> close
+ *
+ * What differs by model (the cost on top of accept(), what becomes of an
+ * accepted connection, of a thread whose connection closed) it asks the
+ * model's table, s->ops: the models call this file, never the reverse.
  */
 #include <stdio.h>
 
@@ -67,20 +71,28 @@ void sim__conn_thread_start(struct sim *s, uint32_t t, uint32_t c)
     }
 }
 
-void sim__blocking_line_arrived(struct sim *s, uint32_t c)
+/* A line or the client's close reached c: a thread blocked in its read()
+ * wakes. (A line is begun at once by a thread that finds it there, so a
+ * thread in read() has read every line: what woke it is the new one, or
+ * the close.) */
+void sim__blocking_input(struct sim *s, uint32_t c)
 {
     struct vconn *v = &s->conns[c];
-    if (v->state == CS_OPEN && v->waiting_read)
+    if (v->state != CS_OPEN || !v->waiting_read)
+        return;
+    if (v->arrived > v->taken) {
         conn_begin_line(s, v->thread, c);           /* wakes the thread */
-}
-
-void sim__blocking_client_closed(struct sim *s, uint32_t c)
-{
-    struct vconn *v = &s->conns[c];
-    if (v->state == CS_OPEN && v->waiting_read) {
+    } else if (v->client_closed) {
         v->waiting_read = false;
         sim__run(s, v->thread, sim__syscall_ns(s, s->o->prof.close_ns), C_CLOSED);
     }
+}
+
+/* Thread t's !sleep in a handler is over: it writes the reply. */
+void sim__blocking_wake(struct sim *s, uint32_t t, uint32_t cont)
+{
+    (void)cont;                                     /* always C_REPLIED */
+    sim__run(s, t, sim__syscall_ns(s, s->o->prof.write_ns), C_REPLIED);
 }
 
 bool sim__can_spawn(const struct sim *s)
@@ -91,16 +103,14 @@ bool sim__can_spawn(const struct sim *s)
 /* ---- the acceptor ------------------------------------------------------------------ */
 
 /* The acceptor takes the next connection of the backlog: accept(), and
- * pthread_create when a thread will be made for it. */
+ * what the model does on top (pthread_create when a thread will be made
+ * for it, a vthread's stack and mail). */
 static void accept_next(struct sim *s)
 {
     s->accepting = sim__cq_pop(s, &s->backlog);
     const struct profile *p = &s->o->prof;
     vtime_t cpu = sim__syscall_ns(s, p->accept_ns);
-    if (s->o->model == SIM_VTHREAD)                 /* a stack, and mail for a carrier */
-        cpu += sim__syscall_ns(s, p->vt_stack_map_ns + p->eventfd_ns);
-    else if (s->o->model == SIM_BIO || sim__pool_will_spawn(s))
-        cpu += (vtime_t)p->thread_create_ns;
+    cpu += s->ops->accept_cost(s);                  /* the model's: pthread_create, ... */
     sim__run(s, s->acceptor, cpu, C_ACCEPTED);
 }
 
@@ -114,8 +124,19 @@ static void acceptor_next(struct sim *s)
     accept_next(s);
 }
 
+uint32_t sim__blocking_accept_queue(const struct sim *s)
+{
+    return s->backlog.len;
+}
+
+/* c reaches the server: the backlog, and the acceptor wakes if it waits. */
 void sim__blocking_connect(struct sim *s, uint32_t c)
 {
+    if (s->viz) {
+        simviz_count(s->viz, VIZ_ACCEPTED, 1);
+        simviz_count(s->viz, VIZ_ACTIVE, 1);
+        simviz_event(s->viz, VIZ_EV_ACCEPT, "conn %u", c + 1);
+    }
     sim__cq_push(s, &s->backlog, c);
     if (s->acceptor_blocked) {
         s->acceptor_blocked = false;
@@ -127,7 +148,7 @@ int sim__blocking_setup(struct sim *s)
 {
     s->acceptor = sim__spawn(s, VT_NONE, VIZ_ACCEPTOR, "acceptor", 0);
     s->acceptor_blocked = true;
-    return s->o->model == SIM_POOL ? sim__pool_setup(s) : 0;
+    return 0;
 }
 
 /* ---- a burst done --------------------------------------------------------------------- */
@@ -136,12 +157,7 @@ void sim__blocking_burst_done(struct sim *s, uint32_t t)
 {
     struct vthread *th = &s->m.threads[t];
     if (t == s->acceptor) {
-        if (s->o->model == SIM_BIO)
-            sim__bio_accepted(s, s->accepting);
-        else if (s->o->model == SIM_VTHREAD)
-            sim__vthread_accepted(s, s->accepting);
-        else
-            sim__pool_accepted(s, s->accepting);
+        s->ops->accepted(s, s->accepting);          /* a thread, a vthread, the queue */
         acceptor_next(s);
         return;
     }
@@ -168,10 +184,7 @@ void sim__blocking_burst_done(struct sim *s, uint32_t t)
         return;
     case C_CLOSED:
         sim__conn_closed(s, c);
-        if (s->o->model == SIM_POOL)
-            sim__pool_conn_done(s, t);
-        else
-            sim__bio_conn_done(s, t);
+        s->ops->conn_done(s, t);                    /* the thread ends, or goes back */
         return;
     }
 }

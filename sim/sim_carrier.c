@@ -351,12 +351,10 @@ void sim__monitor_burst_done(struct sim *s)
 
 /* ---- set up ---------------------------------------------------------------------------- */
 
-/* The acceptor, the carriers (their threads' ids in carrier order, each
- * a loop on the board), the monitor. */
-int sim__vthread_setup(struct sim *s)
+/* The carriers (their threads' ids in carrier order, each a loop on the
+ * board), then the monitor. */
+int sim__carriers_setup(struct sim *s)
 {
-    if (sim__blocking_setup(s) < 0)
-        return -1;
     s->ncarriers = s->o->carriers > 0 ? s->o->carriers : s->o->cores;
     s->runners_cap = (uint32_t)s->ncarriers + 8;
     s->carriers = calloc((size_t)s->ncarriers, sizeof(*s->carriers));

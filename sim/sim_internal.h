@@ -1,21 +1,34 @@
 /* sim_internal.h -- what the simulator's files share, and nothing outside
  * sim/ may include: the run's state and the helpers every model uses.
  *
- *   sim.c              the run: set up, the event loop, dispatch
- *   sim_opts.c         the options: defaults, checks, what a run needs
- *   sim_client.c       the clients: send, think, time each reply
- *   sim_blocking.c     what bio and pool share: the acceptor, and a thread
- *                      that blocks in read, handles a line, writes
+ * Calls run one way, down this list (tests/arch/sim_calls.sh checks it):
+ *
+ *   sim.c              the run: set up, the event loop, and dispatch, only
+ *                      through the model's table (struct sim_model_ops)
+ *   sim_models.c       --model -> its table
  *   sim_bio.c          model 1: a thread per connection
  *   sim_pool.c         model 2: task threads min..max, then a queue
- *   sim_loop.c         what both loop models share: a loop's step, offload
  *   sim_reactor.c      model 3: one loop does everything
  *   sim_multireactor.c model 4: a boss loop hands connections to workers
- *   sim_vthread.c      model 5: a virtual thread per connection: its read,
- *                      its lines, its park
+ *   sim_vthread.c      model 5: a virtual thread per connection: spawned,
+ *                      woken by its fd, and what follows a runner's step
  *   sim_carrier.c      model 5's carriers: their loop, blocking calls, the
  *                      monitor's handoff to a spare
+ *   sim_vthread_steps.c model 5: a runner's steps inside one vthread: its
+ *                      read, its lines, its writes
+ *   sim_blocking.c     what bio, pool and vthread's acceptor share: the
+ *                      acceptor, and a thread that blocks in read, handles
+ *                      a line, writes
+ *   sim_loop.c         what both loop models share: a loop's step, offload
+ *   sim_client.c       the clients: send, think, time each reply
  *   sim_report.c       the report, as text and JSON
+ *   sim_opts.c         the options: defaults, checks, what a run needs
+ *   sim_core.c         what all of them share: lines, threads on the
+ *                      machine, connections
+ *
+ * A model reaches the shared helpers by name; a shared helper reaches
+ * the model's own part (what the acceptor does with a connection, which
+ * worker gets it) through the model's table, s->ops.
  *
  * Everything here runs on the one simulation thread.
  */
@@ -189,8 +202,11 @@ struct vcarrier {
     uint64_t vthreads;           /* its vthreads alive */
 };
 
+struct sim_model_ops;
+
 struct sim {
     const struct sim_opts *o;
+    const struct sim_model_ops *ops;   /* the model's table (sim_models.c) */
     struct sim_report *r;
     struct des_engine eng;
     struct machine m;
@@ -262,7 +278,7 @@ struct sim {
                                     the end of this event, and fails */
 };
 
-/* ---- lines: what line k of connection c is (sim.c) ------------------------- */
+/* ---- lines: what line k of connection c is (sim_core.c) ------------------------- */
 
 double sim__line_uniform(const struct sim *s, uint32_t c, uint32_t k, uint32_t salt);
 enum line_kind sim__line_kind(const struct sim *s, uint32_t c, uint32_t k);
@@ -276,7 +292,7 @@ vtime_t sim__line_task(const struct sim *s, uint32_t c, uint32_t k);
  * a reply is never timed from a moment after its line was sent. */
 vtime_t sim__line_sent_at(const struct sim *s, uint32_t c, uint32_t k);
 
-/* ---- the machine and the board together (sim.c) ------------------------- */
+/* ---- the machine and the board together (sim_core.c) ------------------------- */
 
 /* One syscall's cost: the profile's figure (a mean) times a log-normal
  * factor of mean 1 and shape syscall_sigma, so that costs vary as they
@@ -296,7 +312,7 @@ void sim__thread_exit(struct sim *s, uint32_t t);
 /* Thread t has handled (or written) one more line: its LINES on the board. */
 void sim__thread_line(struct sim *s, uint32_t t);
 
-/* ---- connections (sim.c) ----------------------------------------------------- */
+/* ---- connections (sim_core.c) ----------------------------------------------------- */
 
 void sim__cq_push(struct sim *s, struct cqueue *q, uint32_t c);
 uint32_t sim__cq_pop(struct sim *s, struct cqueue *q);
@@ -306,12 +322,58 @@ void sim__conn_opened(struct sim *s);
 void sim__in_system(struct sim *s, int64_t delta);
 void sim__conn_closed(struct sim *s, uint32_t c);
 void sim__refuse(struct sim *s, uint32_t c, const char *why);
+/* c's lines not answered are lost, counted under why (one of the
+ * report's lines_refused, lines_unserved, lines_cut): their time in the
+ * system so far counts for Little's law. */
+void sim__lines_leave(struct sim *s, uint32_t c, uint64_t *why);
 /* The server has begun c's next line (it is no longer waiting to be read). */
 void sim__line_taken(struct sim *s, uint32_t c);
 /* Line k of c first got a core at on_cpu: it waited since it arrived. */
 void sim__line_waited(struct sim *s, uint32_t c, uint32_t k, vtime_t on_cpu);
 /* A reply leaves the server for c's client. */
 void sim__reply_sent(struct sim *s, uint32_t c);
+
+/* ---- a model's table of operations (one per model file; sim_models.c) -------- */
+
+/* What the engine (sim.c) does with an event depends on the model: each
+ * model fills one of these tables, and the engine calls only through it,
+ * as the real servers plug into models/server.c. The engine names no
+ * model, so a new model is a new table, not a new case in every switch.
+ * Everything about a connection that is the same for all models (its
+ * counts, the client's side) the engine does itself, before it calls. */
+struct sim_model_ops {
+    /* The run starts: make the model's threads and its state. */
+    int (*setup)(struct sim *s);
+    /* Connections that reached the server and wait to be accepted
+     * (--backlog bounds them). */
+    uint32_t (*accept_queue)(const struct sim *s);
+    /* Connection c reaches the server: it waits to be accepted. */
+    void (*connect)(struct sim *s, uint32_t c);
+    /* A line or the client's close reached c (v->arrived, v->client_closed
+     * already say so): a thread blocked in read, or a loop, may go on. */
+    void (*input)(struct sim *s, uint32_t c);
+    /* Thread t of the model (not the clients') has finished its burst;
+     * s->m.threads[t].cont says what it was doing. */
+    void (*burst_done)(struct sim *s, uint32_t t);
+    /* Thread t's !sleep (a blocking call) is over; cont is its next step. */
+    void (*wake)(struct sim *s, uint32_t t, uint32_t cont);
+    /* The monitor looks at carrier k (EV_LOOK); NULL for the models that
+     * schedule no look. */
+    void (*look)(struct sim *s, int k);
+
+    /* What the shared helpers need from the model that uses them; NULL
+     * in the models that do not. The acceptor (sim_blocking.c): */
+    vtime_t (*accept_cost)(struct sim *s);     /* CPU on top of accept() */
+    void (*accepted)(struct sim *s, uint32_t c);
+    void (*conn_done)(struct sim *s, uint32_t t);  /* t's connection closed */
+    /* The boss loop (sim_loop.c): the loop that serves c from now. */
+    int (*assign)(struct sim *s, uint32_t c);
+};
+
+extern const struct sim_model_ops sim__bio_ops, sim__pool_ops, sim__reactor_ops,
+    sim__multireactor_ops, sim__vthread_ops;
+/* The table of model m, or NULL. */
+const struct sim_model_ops *sim__model_ops(enum sim_model m);
 
 /* ---- the clients (sim_client.c) ---------------------------------------------- */
 
@@ -322,22 +384,17 @@ int sim__spawn_client(struct sim *s);
 
 /* ---- blocking models (sim_blocking.c, sim_bio.c, sim_pool.c) ---------------- */
 
+/* The acceptor's thread (bio, pool, vthread). */
 int sim__blocking_setup(struct sim *s);
+uint32_t sim__blocking_accept_queue(const struct sim *s);
 void sim__blocking_connect(struct sim *s, uint32_t c);
-void sim__blocking_line_arrived(struct sim *s, uint32_t c);
-void sim__blocking_client_closed(struct sim *s, uint32_t c);
+void sim__blocking_input(struct sim *s, uint32_t c);
 void sim__blocking_burst_done(struct sim *s, uint32_t t);
+void sim__blocking_wake(struct sim *s, uint32_t t, uint32_t cont);
 void sim__conn_thread_start(struct sim *s, uint32_t t, uint32_t c);
 bool sim__can_spawn(const struct sim *s);
 
-void sim__bio_accepted(struct sim *s, uint32_t c);
-void sim__bio_conn_done(struct sim *s, uint32_t t);
-
 uint64_t sim__pool_reach(const struct sim_opts *o);
-int sim__pool_setup(struct sim *s);
-bool sim__pool_will_spawn(const struct sim *s);
-void sim__pool_accepted(struct sim *s, uint32_t c);
-void sim__pool_conn_done(struct sim *s, uint32_t t);
 
 /* ---- loop models (sim_loop.c, sim_reactor.c, sim_multireactor.c) ------------- */
 
@@ -345,32 +402,20 @@ int sim__loops_setup(struct sim *s, int nworkers, bool own_boss);
 /* Loop l's name ("reactor", "boss", "worker-3"), in name when it is made. */
 #define SIM_LOOP_NAME_LEN 32
 const char *sim__loop_name(const struct sim *s, int l, char name[static SIM_LOOP_NAME_LEN]);
+uint32_t sim__loops_accept_queue(const struct sim *s);
 void sim__loops_connect(struct sim *s, uint32_t c);
 void sim__loop_mark_ready(struct sim *s, uint32_t c);
-void sim__loop_step(struct sim *s, int l);
-void sim__biz_burst_done(struct sim *s, uint32_t t);
+void sim__loops_burst_done(struct sim *s, uint32_t t);
+void sim__loops_wake(struct sim *s, uint32_t t, uint32_t cont);
 
-int sim__reactor_setup(struct sim *s);
-int sim__reactor_assign(struct sim *s, uint32_t c);
-int sim__multireactor_setup(struct sim *s);
-int sim__multireactor_assign(struct sim *s, uint32_t c);
+/* ---- virtual threads (sim_vthread.c, sim_carrier.c, sim_vthread_steps.c) ---- */
 
-/* ---- virtual threads (sim_vthread.c, sim_carrier.c) --------------------------- */
-
-int sim__vthread_setup(struct sim *s);
-void sim__vthread_accepted(struct sim *s, uint32_t c);
 /* A line or the client's close reached c: a parked vthread's fd is ready. */
 void sim__vthread_fd_ready(struct sim *s, uint32_t c);
-void sim__vthread_burst_done(struct sim *s, uint32_t t);
-/* Runner r switches into (or goes on in) r->cur at the top of its loop:
- * its read(). */
-void sim__vthread_read(struct sim *s, struct vrunner *r, bool switch_in);
-/* r->cur's next step: a line, or the write of its replies. */
-void sim__vthread_serve(struct sim *s, struct vrunner *r);
-/* A runner's burst: cpu_ns, then step. */
-void sim__runner_run(struct sim *s, struct vrunner *r, vtime_t cpu_ns, enum vt_step step);
 
-/* The carrier's loop, after a vthread's step or a poll (sim_carrier.c). */
+/* The carriers (sim_carrier.c): made at the start, each with its runner. */
+int sim__carriers_setup(struct sim *s);
+/* The carrier's loop, after a vthread's step or a poll. */
 void sim__carrier_next(struct sim *s, struct vrunner *r);
 void sim__carrier_wake(struct sim *s, int k);
 void sim__carrier_poll_done(struct sim *s, struct vrunner *r);
@@ -380,6 +425,15 @@ void sim__vthread_call_begin(struct sim *s, struct vrunner *r);
 void sim__vthread_call_end(struct sim *s, uint32_t t);
 void sim__monitor_look(struct sim *s, int k);
 void sim__monitor_burst_done(struct sim *s);
+
+/* A runner's steps inside one vthread (sim_vthread_steps.c). */
+/* Runner r switches into (or goes on in) r->cur at the top of its loop:
+ * its read(). */
+void sim__vthread_read(struct sim *s, struct vrunner *r, bool switch_in);
+/* r->cur's next step: a line, or the write of its replies. */
+void sim__vthread_serve(struct sim *s, struct vrunner *r);
+/* A runner's burst: cpu_ns, then step. */
+void sim__runner_run(struct sim *s, struct vrunner *r, vtime_t cpu_ns, enum vt_step step);
 
 /* ---- the report (sim_report.c) --------------------------------------------- */
 

@@ -10,6 +10,10 @@
  *
  * A !sleep handled on the loop blocks the loop thread, and with it every
  * channel of that loop: the lesson of lab 04.
+ *
+ * The reactor and the multireactor differ only in their loops (one, or a
+ * boss and workers) and in which loop gets a connection: the boss asks
+ * the model's table (s->ops->assign), so this file names neither model.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +77,11 @@ void sim__loop_mark_ready(struct sim *s, uint32_t c)
     v->in_ready = true;
     sim__cq_push(s, &s->loops[v->loop].ready, c);
     loop_wake(s, (int)v->loop);
+}
+
+uint32_t sim__loops_accept_queue(const struct sim *s)
+{
+    return s->loops[s->boss].accepts.len;
 }
 
 /* A new connection waits for the boss to accept it. */
@@ -209,8 +218,7 @@ static void accept_one(struct sim *s, int l)
     struct vloop *lp = &s->loops[l];
     uint32_t c = sim__cq_pop(s, &lp->accepts);
     struct vconn *v = &s->conns[c];
-    int w = s->o->model == SIM_REACTOR ? sim__reactor_assign(s, c)
-                                       : sim__multireactor_assign(s, c);
+    int w = s->ops->assign(s, c);                   /* itself, or a worker */
     v->loop = (uint32_t)w;
     v->state = CS_OPEN;
     loop_channels(s, w, +1);
@@ -286,7 +294,7 @@ static void read_ready(struct sim *s, int l)
 /* The loop's work, one step per burst: finish the channel it is serving,
  * accept one connection (boss), run an offloaded line's reply (a task),
  * serve the next ready channel, or wait in epoll_wait. */
-void sim__loop_step(struct sim *s, int l)
+static void loop_step(struct sim *s, int l)
 {
     struct vloop *lp = &s->loops[l];
     if (lp->wait_conn != VT_NONE)
@@ -313,7 +321,7 @@ void sim__loop_step(struct sim *s, int l)
 
 /* ---- the business pool ------------------------------------------------------------ */
 
-void sim__biz_burst_done(struct sim *s, uint32_t t)
+static void biz_burst_done(struct sim *s, uint32_t t)
 {
     struct vthread *th = &s->m.threads[t];
     uint32_t c = th->owner;
@@ -341,6 +349,31 @@ void sim__biz_burst_done(struct sim *s, uint32_t t)
         s->biz_idle[s->nbiz_idle++] = t;
         sim__block(s, t, VIZ_IDLE);
     }
+}
+
+/* ---- the engine's events --------------------------------------------------------- */
+
+/* A burst is over: a loop's step (the loops were spawned first, so
+ * their thread ids are their indexes), or a business thread's. */
+void sim__loops_burst_done(struct sim *s, uint32_t t)
+{
+    if (t < (uint32_t)s->nloops)
+        loop_step(s, (int)t);
+    else
+        biz_burst_done(s, t);
+}
+
+/* A !sleep is over: a business thread hands its reply back, a loop goes
+ * on with the step it slept in. */
+void sim__loops_wake(struct sim *s, uint32_t t, uint32_t cont)
+{
+    if (cont == C_BIZ_SLEPT) {
+        sim__run(s, t, sim__syscall_ns(s, s->o->prof.eventfd_ns), C_BIZ_SUBMITTED);
+        return;
+    }
+    if (s->viz)
+        simviz_loop_blocked(s->viz, (int)t, false);
+    sim__run(s, t, 0, cont);
 }
 
 /* ---- set up -------------------------------------------------------------------------- */

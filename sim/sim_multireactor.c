@@ -10,14 +10,14 @@
  */
 #include "sim/sim_internal.h"
 
-int sim__multireactor_setup(struct sim *s)
+static int multireactor_setup(struct sim *s)
 {
     s->workers = s->o->workers > 0 ? s->o->workers : 2 * s->o->cores;
     return sim__loops_setup(s, s->workers, true);
 }
 
 /* The next worker, round robin. */
-int sim__multireactor_assign(struct sim *s, uint32_t c)
+static int multireactor_assign(struct sim *s, uint32_t c)
 {
     int w = (int)(s->next_worker++ % (uint32_t)s->workers);
     if (s->viz)
@@ -25,3 +25,15 @@ int sim__multireactor_assign(struct sim *s, uint32_t c)
                      "(%d of %d)", c + 1, w + 1, w + 1, s->workers);
     return w;
 }
+
+/* The engine's events go to the loops' code (sim_loop.c), which asks
+ * here which loop serves a connection. */
+const struct sim_model_ops sim__multireactor_ops = {
+    .setup = multireactor_setup,
+    .accept_queue = sim__loops_accept_queue,
+    .connect = sim__loops_connect,
+    .input = sim__loop_mark_ready,
+    .burst_done = sim__loops_burst_done,
+    .wake = sim__loops_wake,
+    .assign = multireactor_assign,
+};

@@ -23,9 +23,11 @@ uint64_t sim__pool_reach(const struct sim_opts *o)
     return (uint64_t)o->pool_max < most ? (uint64_t)o->pool_max : most;
 }
 
-/* The min threads, made at the start and idle. */
-int sim__pool_setup(struct sim *s)
+/* The acceptor, then the min threads, made at the start and idle. */
+static int pool_setup(struct sim *s)
 {
+    if (sim__blocking_setup(s) < 0)
+        return -1;
     s->idle = malloc(sim__pool_reach(s->o) * sizeof(*s->idle));
     if (!s->idle)
         return -1;
@@ -36,15 +38,17 @@ int sim__pool_setup(struct sim *s)
     return 0;
 }
 
-/* Will the next accepted connection need a new thread? */
-bool sim__pool_will_spawn(const struct sim *s)
+/* On top of accept(): pthread_create, when the next accepted connection
+ * will need a new thread. */
+static vtime_t pool_accept_cost(struct sim *s)
 {
-    return s->nidle == 0 && (int)s->pool_size < s->o->pool_max;
+    bool will_spawn = s->nidle == 0 && (int)s->pool_size < s->o->pool_max;
+    return will_spawn ? (vtime_t)s->o->prof.thread_create_ns : 0;
 }
 
 /* The acceptor has accepted c: an idle thread, a new thread, the queue,
  * or "busy". */
-void sim__pool_accepted(struct sim *s, uint32_t c)
+static void pool_accepted(struct sim *s, uint32_t c)
 {
     if (s->nidle > 0) {
         sim__conn_thread_start(s, s->idle[--s->nidle], c);
@@ -73,7 +77,7 @@ void sim__pool_accepted(struct sim *s, uint32_t c)
 }
 
 /* Task thread t's connection is closed: the next queued one, or idle. */
-void sim__pool_conn_done(struct sim *s, uint32_t t)
+static void pool_conn_done(struct sim *s, uint32_t t)
 {
     if (s->pool_queue.len > 0) {
         sim__conn_thread_start(s, t, sim__cq_pop(s, &s->pool_queue));
@@ -82,3 +86,17 @@ void sim__pool_conn_done(struct sim *s, uint32_t t)
         sim__block(s, t, VIZ_IDLE);
     }
 }
+
+/* The engine's events go to the blocking code, which calls back here
+ * through accept_cost, accepted and conn_done. */
+const struct sim_model_ops sim__pool_ops = {
+    .setup = pool_setup,
+    .accept_queue = sim__blocking_accept_queue,
+    .connect = sim__blocking_connect,
+    .input = sim__blocking_input,
+    .burst_done = sim__blocking_burst_done,
+    .wake = sim__blocking_wake,
+    .accept_cost = pool_accept_cost,
+    .accepted = pool_accepted,
+    .conn_done = pool_conn_done,
+};

@@ -23,84 +23,18 @@
  *   RUNNING --!task--> YIELDED (run queue) --run--> RUNNING
  *   RUNNING --EOF--> DONE
  *
- * The carriers' loop, the blocking calls and the monitor are in
- * sim_carrier.c; this file is what a runner does inside one vthread.
+ * This file is the model's entry: its table of operations (the engine's
+ * events), the vthread spawned by the acceptor, woken by its fd, and what
+ * follows each of a runner's steps. The carriers' loop, the blocking
+ * calls and the monitor are in sim_carrier.c; the steps themselves,
+ * inside one vthread, in sim_vthread_steps.c. Calls run down that list.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "sim/sim_internal.h"
 
-/* ---- a runner's bursts ------------------------------------------------------- */
-
-void sim__runner_run(struct sim *s, struct vrunner *r, vtime_t cpu_ns, enum vt_step step)
-{
-    r->step = (uint8_t)step;
-    sim__run(s, r->thread, cpu_ns, C_VT_STEP);
-}
-
-/* A switch between the carrier's loop and a vthread, counted. */
-static vtime_t vt_switch(struct sim *s)
-{
-    s->r->vt_switches++;
-    return (vtime_t)s->o->prof.vt_switch_ns;
-}
-
-/* ---- inside a vthread ---------------------------------------------------------- */
-
-void sim__vthread_read(struct sim *s, struct vrunner *r, bool switch_in)
-{
-    const struct profile *p = &s->o->prof;
-    struct vconn *v = &s->conns[r->cur];
-    vtime_t cpu = switch_in ? vt_switch(s) : 0;
-    if (v->arrived > v->taken) {                    /* lines: read them */
-        sim__runner_run(s, r, cpu + sim__syscall_ns(s, p->read_ns), VS_READ);
-    } else if (v->client_closed) {                  /* EOF: close, and return */
-        cpu += sim__syscall_ns(s, p->read_ns + p->close_ns + p->vt_stack_unmap_ns);
-        sim__runner_run(s, r, cpu + vt_switch(s), VS_CLOSE);
-    } else {                                        /* EAGAIN: park */
-        s->r->vt_parks++;
-        cpu += sim__syscall_ns(s, p->read_empty_ns);
-        sim__runner_run(s, r, cpu + vt_switch(s), VS_PARK);
-    }
-}
-
-/* The line's work needs the replies before it written first
- * (vthread.c, answer_lines: none waits behind a !sleep). */
-static bool write_before(const struct sim *s, const struct vrunner *r, enum line_kind kind)
-{
-    (void)s;
-    return r->queued > 0 && kind != LINE_PLAIN;
-}
-
-void sim__vthread_serve(struct sim *s, struct vrunner *r)
-{
-    const struct profile *p = &s->o->prof;
-    uint32_t c = r->cur;
-    struct vconn *v = &s->conns[c];
-    if (v->arrived == v->taken) {                   /* all handled: write them */
-        if (r->queued > 0)
-            sim__runner_run(s, r, sim__syscall_ns(s, p->write_ns), VS_WRITE);
-        else
-            sim__vthread_read(s, r, false);
-        return;
-    }
-    uint32_t k = v->taken;
-    enum line_kind kind = sim__line_kind(s, c, k);
-    if (write_before(s, r, kind)) {
-        sim__runner_run(s, r, sim__syscall_ns(s, p->write_ns), VS_FLUSH);
-        return;
-    }
-    sim__line_taken(s, c);
-    r->wait_line = k;                               /* its wait ends on a core */
-    vtime_t cpu = sim__line_cpu(s, c, k);
-    if (kind == LINE_SLEEP)
-        sim__runner_run(s, r, cpu, VS_CALL);
-    else if (kind == LINE_TASK)                     /* decode, then yield */
-        sim__runner_run(s, r, cpu - sim__line_task(s, c, k) + vt_switch(s), VS_YIELD);
-    else
-        sim__runner_run(s, r, cpu, VS_LINE);
-}
+/* ---- after a runner's step ---------------------------------------------------- */
 
 /* The replies written (VS_WRITE, VS_FLUSH) leave now. */
 static void replies_leave(struct sim *s, struct vrunner *r)
@@ -137,10 +71,15 @@ static void closed(struct sim *s, struct vrunner *r)
         simviz_loop_channels(s->viz, (int)v->loop, s->carriers[v->loop].vthreads);
 }
 
-/* Runner t's burst is over: what its step was decides what follows. */
-void sim__vthread_burst_done(struct sim *s, uint32_t t)
+/* Thread t's burst is over: the acceptor's (sim_blocking.c), the
+ * monitor's, or a runner's, whose step decides what follows. */
+static void vthread_burst_done(struct sim *s, uint32_t t)
 {
     struct vthread *th = &s->m.threads[t];
+    if (t == s->acceptor) {
+        sim__blocking_burst_done(s, t);
+        return;
+    }
     if (t == s->monitor) {
         sim__monitor_burst_done(s);
         return;
@@ -172,7 +111,7 @@ void sim__vthread_burst_done(struct sim *s, uint32_t t)
 
 /* ---- spawned by the acceptor, woken by its fd ---------------------------------------- */
 
-void sim__vthread_accepted(struct sim *s, uint32_t c)
+static void vthread_accepted(struct sim *s, uint32_t c)
 {
     struct vconn *v = &s->conns[c];
     int k = (int)(s->next_carrier++ % (uint32_t)s->ncarriers);
@@ -193,6 +132,7 @@ void sim__vthread_accepted(struct sim *s, uint32_t c)
     sim__carrier_wake(s, k);
 }
 
+/* A line or the client's close reached c. */
 void sim__vthread_fd_ready(struct sim *s, uint32_t c)
 {
     struct vconn *v = &s->conns[c];
@@ -202,3 +142,41 @@ void sim__vthread_fd_ready(struct sim *s, uint32_t c)
     sim__cq_push(s, &s->carriers[v->loop].ready, c);
     sim__carrier_wake(s, (int)v->loop);
 }
+
+/* ---- the model's table ------------------------------------------------------------ */
+
+/* The acceptor (sim_blocking.c), the carriers, the monitor. */
+static int vthread_setup(struct sim *s)
+{
+    if (sim__blocking_setup(s) < 0)
+        return -1;
+    return sim__carriers_setup(s);
+}
+
+/* On top of accept(): the vthread's stack mapped, and mail for a carrier. */
+static vtime_t vthread_accept_cost(struct sim *s)
+{
+    const struct profile *p = &s->o->prof;
+    return sim__syscall_ns(s, p->vt_stack_map_ns + p->eventfd_ns);
+}
+
+/* Only a runner sleeps (a vthread's blocking call): it is over. */
+static void vthread_wake(struct sim *s, uint32_t t, uint32_t cont)
+{
+    (void)cont;                                     /* always C_VT_CALLED */
+    sim__vthread_call_end(s, t);
+}
+
+/* Connections arrive as the blocking models' do (an acceptor), and are
+ * served by vthreads on carriers. */
+const struct sim_model_ops sim__vthread_ops = {
+    .setup = vthread_setup,
+    .accept_queue = sim__blocking_accept_queue,
+    .connect = sim__blocking_connect,
+    .input = sim__vthread_fd_ready,
+    .burst_done = vthread_burst_done,
+    .wake = vthread_wake,
+    .look = sim__monitor_look,
+    .accept_cost = vthread_accept_cost,
+    .accepted = vthread_accepted,
+};

@@ -4,7 +4,8 @@
 # exists (doc_paths.sh), each model's main file points at functions that
 # are where it says (model_guides.sh), every header function states its
 # thread (thread_contracts.sh), no function runs over 80 lines without a
-# marked reason (function_lengths.sh), includes run only down (layers.sh).
+# marked reason (function_lengths.sh), includes run only down (layers.sh),
+# the simulator's files call each other in no circle (sim_calls.sh).
 # Then each model's threads and fds, read from
 # /proc/PID/task and /proc/PID/fd while it serves load, must be the model's
 # shape: BIO a thread per connection, the pool between min and max, the
@@ -133,6 +134,19 @@ static_check "includes that run back up (models/ < sim/, viz/ < load/ < cli/)" \
 mkdir -p "$tmp/sim" && printf '#include "sim/sim.h"\n#include "viz/view.h"\n' >"$tmp/sim/up.c"
 upward=$(cd "$tmp" && sh "$OLDPWD/$here/layers.sh" sim/up.c)
 expect_eq "the layer check on a sim file that includes viz/" "$upward" "sim/up.c:2: sim/ includes viz/, which is not below it"
+# The simulator's files call one way: the engine through each model's
+# table, the models down to the shared helpers and the core (nm over the
+# objects of the binary under test).
+sim_objs=$(dirname "$BIN")/obj/sim
+static_check "a circle of calls among the simulator's files (sim/*.c)" \
+  env SIM_OBJ_DIR="$sim_objs" sh "$here/sim_calls.sh"
+# The circle check bites: two made-up files that call each other.
+printf 'void b(void);\nvoid a(void) { b(); }\n' >"$tmp/sim/ping.c"
+printf 'void a(void);\nvoid b(void) { a(); }\n' >"$tmp/sim/pong.c"
+for f in ping pong; do "${CC:-cc}" -c -o "$tmp/sim/$f.o" "$tmp/sim/$f.c"; done
+circle=$(sh "$here/sim_calls.sh" "$tmp/sim/ping.o" "$tmp/sim/pong.o"; echo "exit $?")
+expect_eq "the circle check on two files that call each other" "$circle" \
+  "$(printf 'ping.c -> pong.c: b\npong.c -> ping.c: a\na circle of calls among these files: ping.c pong.c\nexit 1')"
 # The measure must see the hearts, or a change of brace style would make
 # every function vanish from it and the check pass on nothing.
 hearts=$(sh "$here/function_lengths.sh" --all models/blocking/conn.c \
