@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # run.sh -- every lab's check bites: it passes on the reference code, fails
 # on the lab's handout (which must still compile) and on every one of the
 # lab's mutants (plausible wrong answers, labs/NN-*/mutants/); the handout
@@ -176,25 +176,23 @@ check_lab() {
   echo "$pass $fail" >"$tmp/tally-$lab"
 }
 
-# Four labs at a time: a handout's check mostly waits (its stubs never
-# answer, and each case runs out its timeout), so one after another would
-# be five minutes of sleeping. Each lab's output is shown when its batch
-# ends, in lab order.
+# Four labs at a time, a new one as soon as one ends: a handout's check
+# mostly waits (its stubs never answer, and each case runs out its
+# timeout), so one after another would be minutes of sleeping. Each lab's
+# output is shown at the end, in lab order.
 labs=$(for d in labs/${TEST_LAB:-[0-9][0-9]}-*/; do [ -f "$d/checks" ] && echo "$d"; done)
-set -- $labs
-while [ $# -gt 0 ]; do
-  batch=""
-  for _ in 1 2 3 4; do
-    [ $# -gt 0 ] || break
-    lab=$(basename "$1" | cut -c1-2)
-    ( pass=0 fail=0; check_lab "$1" ) >"$tmp/out-$lab" 2>&1 &
-    batch="$batch $lab"; shift
-  done
-  wait
-  for lab in $batch; do
-    cat "$tmp/out-$lab"
-    if read -r p f <"$tmp/tally-$lab"; then pass=$((pass + p)) fail=$((fail + f))
-    else bad "lab $lab: its checks ended before their tally"; fi
-  done
+running=0
+for d in $labs; do
+  lab=$(basename "$d" | cut -c1-2)
+  ( pass=0 fail=0; check_lab "$d" ) >"$tmp/out-$lab" 2>&1 &
+  running=$((running + 1))
+  if [ "$running" -ge 4 ]; then wait -n; running=$((running - 1)); fi
+done
+wait
+for d in $labs; do
+  lab=$(basename "$d" | cut -c1-2)
+  cat "$tmp/out-$lab"
+  if read -r p f <"$tmp/tally-$lab"; then pass=$((pass + p)) fail=$((fail + f))
+  else bad "lab $lab: its checks ended before their tally"; fi
 done
 summary labs
