@@ -149,26 +149,28 @@ void carrier__acquire_locked(struct carrier *c, struct runner *r); /* c->lock he
 void carrier__release(struct carrier *c);
 /* Wake the carrier's runner out of epoll_wait. Any thread. */
 void carrier__wake(struct carrier *c);
-/* Make a parked vthread runnable, for why; its deadline is dropped. Token. */
+/* Make a parked vthread runnable, for why; its deadline is dropped. The
+ * token holder's thread only (as the three below). */
 void carrier__resume(struct carrier *c, struct vthread *vt, enum vt_wake why);
-/* Empty the carrier's wake eventfd. Token. */
+/* Empty the carrier's wake eventfd. */
 void carrier__drain_wake(struct carrier *c);
 /* An ended vthread leaves the carrier: its list, its board slot, its
  * context, its memory, the live count; not its stack (carrier__run_one
- * unmaps that). Token. */
+ * unmaps that). */
 void carrier__forget(struct carrier *c, struct vthread *vt);
 
 /* ---- park.c (lab 09) ---- */
 
 /* Park self until resumed; returns why. events (EPOLLIN or EPOLLOUT; 0:
- * no fd) is what it waits for on its fd. Inside self. */
+ * no fd) is what it waits for on its fd. Inside self, on the calling
+ * thread (which holds the token). */
 enum vt_wake vt__park(struct vthread *self, uint32_t events, uint64_t deadline_ns,
                       bool stop_cuts);
 /* After epoll_wait: the n events in ev make their parked vthreads
- * runnable. Token. */
+ * runnable. The token holder's thread only. */
 void carrier__ready(struct carrier *c, const struct epoll_event *ev, int n);
 /* Switch into vt until it parks, yields, blocks, or ends; an ended one
- * is freed. Token, on runner r's thread. */
+ * is freed. Runner r's own thread, holding the token. */
 void carrier__run_one(struct carrier *c, struct runner *r, struct vthread *vt);
 /* Start and end a runner's thread: its name, its board slot, its
  * overflow report (begin returns 0, or -errno when the alternate signal
