@@ -2,8 +2,8 @@
  * virtual threads have: a few carriers for many connections, spread
  * round robin; the switch; the guard page's report; a blocking call that
  * pins its carrier with --pin and is handed to a spare without; and, on
- * the runtime alone, the park and the resume (lab 09's cases "park" and
- * "carriers"). */
+ * the runtime alone, the park and the resume (lab 09's cases "park",
+ * "carriers" and "server"). */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -616,6 +616,54 @@ START_TEST(an_ended_vthread_gives_its_stack_back)
 }
 END_TEST
 
+/* A real vthread server on the park: 64 connections, 200 lines each sent
+ * at once, every line back whole and in order; !who then names each
+ * connection's own carrier (round robin). Every read has a deadline
+ * (testnet.h): a vthread never resumed fails, it does not hang. */
+START_TEST(a_server_on_the_park_echoes_pipelined_lines)
+{
+    enum { CONNS = 64, LINES = 200 };
+    struct test_server t;
+    static int fds[CONNS];
+    static char burst[LINES * 32];
+    char line[128], want[128], thread[64];
+    start_vthread(&t, 2, false);
+    for (int c = 0; c < CONNS; c++) {
+        fds[c] = tn_connect(t.port);
+        size_t len = 0;
+        for (int l = 0; l < LINES; l++)
+            len += (size_t)snprintf(burst + len, sizeof(burst) - len, "conn %d line %d\n", c, l);
+        tn_send(fds[c], burst, len);
+    }
+    for (int c = 0; c < CONNS; c++)
+        for (int l = 0; l < LINES; l++) {
+            snprintf(want, sizeof(want), "conn %d line %d\n", c, l);
+            ssize_t n = tn_read_line(fds[c], line, sizeof(line));
+            ck_assert_msg(n > 0, say(
+                "connection %d got no reply to its line %d in 10 s: the vthread serving it "
+                "parked and was never resumed",
+                "连接 %d 的第 %d 行在 10 秒内没有得到回复：服务它的虚拟线程挂起了，却一直没有被恢复"),
+                c, l);
+            line[n < (ssize_t)sizeof(line) ? n : (ssize_t)sizeof(line) - 1] = '\0';
+            ck_assert_msg(strcmp(line, want) == 0, say(
+                "connection %d's line %d came back as '%.40s'; it should be '%.40s': the lines "
+                "of a connection come back whole and in order",
+                "连接 %d 的第 %d 行回来的是“%.40s”；应当是“%.40s”：一个连接的各行要完整、按顺序地回来"),
+                c, l, line, want);
+        }
+    for (int c = 0; c < 4; c++) {
+        tn_who_thread(fds[c], thread, sizeof(thread));
+        snprintf(want, sizeof(want), "vt-%d@carrier-%d", c + 1, c % 2);
+        ck_assert_msg(strcmp(thread, want) == 0, say(
+            "!who on connection %d answered %s; it should be %s",
+            "连接 %d 上的 !who 回答的是 %s；应当是 %s"), c, thread, want);
+    }
+    for (int c = 0; c < CONNS; c++)
+        close(fds[c]);
+    ts_stop(&t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = model_suite("vthread");
@@ -641,5 +689,9 @@ int main(void)
     tcase_add_test(carriers, a_vthread_is_resumed_on_its_own_carrier);
     tcase_add_test(carriers, an_ended_vthread_gives_its_stack_back);
     suite_add_tcase(s, carriers);
+    TCase *server = tcase_create("server");
+    tcase_set_timeout(server, 60);
+    tcase_add_test(server, a_server_on_the_park_echoes_pipelined_lines);
+    suite_add_tcase(s, server);
     return ts_run(s);
 }
