@@ -396,11 +396,19 @@ static bool await_count(atomic_int *counter, int want)
 
 /* The vthread has begun its read number `reads`, and its carrier is
  * asleep in epoll_wait: it can only be asleep once the vthread parked. */
-static void expect_parked(struct probe *p, int reads, const char *carrier, const char *vt)
+/* The vthread has begun its read (or write) number `reads`. */
+static void expect_began(struct probe *p, int reads, const char *vt)
 {
     ck_assert_msg(await_count(&p->reads, reads), say(
-        "%s never began its read number %d",
-        "%s 一直没有开始第 %d 次读"), vt, reads);
+        "%s did not begin its read number %d in 10 s; it should have: its carrier "
+        "switches into each runnable vthread, and into each resumed one again",
+        "%s 在 10 秒内没有开始第 %d 次读；它本应开始：载体线程会切换进每个可运行的虚拟线程，"
+        "也会再次切换进每个被恢复的虚拟线程"), vt, reads);
+}
+
+static void expect_parked(struct probe *p, int reads, const char *carrier, const char *vt)
+{
+    expect_began(p, reads, vt);
     ck_assert_msg(park_await_sleep(park_find_thread(carrier)), say(
         "%s waited for input that was not there, and its carrier %s never slept in "
         "epoll_wait (10 s): it kept running; a vthread that meets EAGAIN must park, "
@@ -498,6 +506,7 @@ START_TEST(a_deadline_or_a_stop_ends_a_wait)
     struct vt_runtime *rt = lab_runtime(1);
     struct probe late = { 0 }, cut = { 0 };
     lab_spawn(rt, 1, deadline_main, &late);
+    expect_began(&late, 1, "vt-1");
     ck_assert_msg(await_count(&late.done, 1), "%s", say(
         "vt-1 read with a deadline 20 ms away and no input came; it was still waiting "
         "10 s later: a park with a deadline puts the vthread on its carrier's deadlines",
@@ -533,6 +542,10 @@ START_TEST(a_late_event_does_not_resume_a_runnable_vthread)
     struct vt_runtime *rt = lab_runtime(1);
     struct probe p = { 0 };
     lab_spawn(rt, 1, stale_event_main, &p);
+    ck_assert_msg(await_count(&p.done, 1) || atomic_load(&p.result) != 0, say(
+        "vt-1 did not begin its read in 10 s; it should have: its carrier switches into "
+        "each runnable vthread",
+        "vt-1 在 10 秒内没有开始它的读；它本应开始：载体线程会切换进每个可运行的虚拟线程"));
     ck_assert_msg(await_count(&p.done, 1), "%s", say(
         "vt-1 timed out of a read, its input then came while it was runnable, and it "
         "never finished (10 s): an event for a vthread that is not parked must not "
