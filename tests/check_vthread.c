@@ -487,9 +487,10 @@ START_TEST(a_writer_parks_until_the_peer_reads)
     bool all = got == BYTES;
     ck_assert_msg(all, "%s", say(
         "vt-1 parked on a full socket; the peer read and vt-1 was never resumed to write "
-        "the rest (10 s): a writer waits for EPOLLOUT, not for the event a reader waits for",
+        "the rest (10 s): a writer waits for EPOLLOUT (not for a reader's event), armed "
+        "again each time it parks",
         "vt-1 因套接字写满而挂起；对端读了数据，vt-1 却一直没有被恢复去写剩下的（10 秒）："
-        "写的一方等待的是 EPOLLOUT，不是读的一方等待的事件"));
+        "写的一方等待的是 EPOLLOUT（不是读的一方等待的事件），每次挂起都要重新登记"));
     ck_assert_msg(await_count(&p.done, 1), "%s", say("vt-1 never finished its write",
                                                      "vt-1 一直没有写完"));
     ck_assert_int_eq((int)atomic_load(&p.result), 0);
