@@ -73,7 +73,7 @@ void carrier__ready(struct carrier *c, const struct epoll_event *ev, int n)
     for (int i = 0; i < n; i++) {
         struct vthread *vt = ev[i].data.ptr;
         if (!vt) {
-            carrier__drain_wake(c);
+            carrier__drain_wake(c);     /* mail, or a runner wants the token */
             continue;
         }
         vt->interest = 0;               /* fired: the kernel disarmed it */
