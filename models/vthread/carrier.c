@@ -1,20 +1,23 @@
-/* carrier.c -- the scheduler: a carrier's loop, the park and the resume.
- * See carrier.h for the words, and runtime.h for the picture.
+/* carrier.c -- the scheduler: a carrier's loop, its token and its run
+ * queue. The park and the resume themselves are park.c (lab 09). See
+ * carrier.h for the words, and runtime.h for the picture.
  *
  * One turn of a carrier's loop (carrier__run) is four named steps:
  *
  *   read_mail       new vthreads from the acceptor; a stop; the end
- *   poll            epoll_wait: each ready fd resumes its parked vthread
- *                   (0 ms if some are runnable already, else until the
- *                   next deadline)
+ *   poll            epoll_wait, then carrier__ready: each ready fd resumes
+ *                   its parked vthread (0 ms if some are runnable already,
+ *                   else until the next deadline)
  *   expire          deadlines passed: resume those vthreads too
  *   run_queue       switch into each runnable vthread, in order, until it
- *                   parks, yields, blocks or returns
+ *                   parks, yields, blocks or returns (carrier__run_one)
  *
- * The fds are registered once, edge-triggered, for reading and writing
- * (as Go's netpoller does): a vthread parks only after read or write said
- * EAGAIN, so the next edge is the one it waits for, and an event for a
- * vthread that is not parked is dropped (it will see the bytes anyway).
+ * The fds are registered one-shot (as Java's virtual threads register
+ * theirs): added disarmed when the carrier adopts the vthread, armed by
+ * the park for what the vthread waits for (reading or writing), and
+ * disarmed by the kernel when that event fires. An event reaches a
+ * vthread only after it asked for one, so a writable socket does not wake
+ * a reader, and a vthread that is not waiting is not woken at all.
  */
 #include "carrier.h"
 
@@ -113,39 +116,22 @@ static struct vthread *runq_pop(struct carrier *c)
     return vt;
 }
 
-/* ---- the park and the resume ------------------------------------------------- */
+/* ---- the resume, for all the reasons but an fd ---------------------------------- */
 
-/* The park: self saves itself and gives the carrier back to its loop. It
- * goes on from here when carrier_resume has put it back on the run queue
- * and the loop switches into it again: its fd became ready, its deadline
- * passed, or (stop_cuts) a stop began. Before it parks, a stop already
- * seen ends the wait at once: the carrier wakes the parked only once. */
-enum vt_wake vt__park(struct vthread *self, uint64_t deadline_ns, bool stop_cuts)
-{
-    struct carrier *c = self->carrier;
-    if (stop_cuts && c->stop_seen)
-        return VT_WAKE_STOP;
-    if (deadline_ns) {
-        self->deadline.deadline_ns = deadline_ns;
-        if (heap_push(&c->deadlines, &self->deadline) < 0)
-            return VT_WAKE_DEADLINE;     /* no memory for the timer: give up waiting */
-    }
-    self->state = VT_PARKED;
-    self->stop_cuts = stop_cuts;
-    board_thread_state(c->rt->opts.board, &self->on_board, STATE_BLOCKED_IO);
-    vt_switch(&self->ctx, &self->runner->sched);
-    return self->woke;
-}
-
-/* The resume: a parked vthread becomes runnable; the loop will switch into
- * it, in run queue order, and vt__park returns why. Token holder. */
-static void carrier_resume(struct carrier *c, struct vthread *vt, enum vt_wake why)
+void carrier__resume(struct carrier *c, struct vthread *vt, enum vt_wake why)
 {
     if (vt->deadline.index != HEAP_NOT_IN)
         heap_remove(&c->deadlines, &vt->deadline);
     vt->woke = why;
     runq_push(c, vt);
     board_thread_state(c->rt->opts.board, &vt->on_board, STATE_RUNNABLE);
+}
+
+void carrier__drain_wake(struct carrier *c)
+{
+    uint64_t count;
+    ssize_t got = read(c->wake_fd, &count, sizeof(count));
+    (void)got;                      /* EAGAIN: another runner drained it */
 }
 
 void vt_yield(struct vthread *self)
@@ -159,7 +145,7 @@ void vt_yield(struct vthread *self)
 
 /* ---- a vthread's life on the carrier ---------------------------------------- */
 
-static void vthread_free(struct carrier *c, struct vthread *vt)
+void carrier__forget(struct carrier *c, struct vthread *vt)
 {
     if (vt->prev_all)
         vt->prev_all->next_all = vt->next_all;
@@ -170,7 +156,6 @@ static void vthread_free(struct carrier *c, struct vthread *vt)
     c->vthreads--;
     board_thread_end(c->rt->opts.board, &vt->on_board);
     vt_context_free(&vt->ctx);
-    vt_stack_free(&vt->stack);
     free(vt);
 
     struct vt_runtime *rt = c->rt;
@@ -180,22 +165,10 @@ static void vthread_free(struct carrier *c, struct vthread *vt)
     pthread_mutex_unlock(&rt->live_lock);
 }
 
-/* Switch into vt until it parks, yields, blocks and comes back, or ends. */
-static void carrier_run_one(struct carrier *c, struct runner *r, struct vthread *vt)
-{
-    vt->state = VT_RUNNING;
-    vt->runner = r;
-    board_thread_state(c->rt->opts.board, &vt->on_board, STATE_RUNNING);
-    vt_stack_running(&vt->stack, vt->name);
-    vt_switch(&r->sched, &vt->ctx);
-    vt_stack_running(NULL, NULL);
-    if (vt->state == VT_DONE)
-        vthread_free(c, vt);
-}
-
-/* Take vt onto this carrier: its list, its epoll, its run queue. A
- * failed registration shuts the socket, so the vthread's first read sees
- * the end instead of waiting for ever. */
+/* Take vt onto this carrier: its list, its epoll (registered one-shot
+ * and disarmed: no event until a park arms it), its run queue. A failed
+ * registration shuts the socket, so the vthread's first read sees the end
+ * instead of waiting for ever. */
 static void carrier_adopt(struct carrier *c, struct vthread *vt)
 {
     vt->next_all = c->all;
@@ -205,8 +178,7 @@ static void carrier_adopt(struct carrier *c, struct vthread *vt)
     c->all = vt;
     c->vthreads++;
     if (vt->fd >= 0) {
-        struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-                                  .data.ptr = vt };
+        struct epoll_event ev = { .events = EPOLLONESHOT, .data.ptr = vt };
         if (epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, vt->fd, &ev) < 0) {
             board_event(c->rt->opts.board, EV_ERROR, "%s: epoll_ctl failed; closing "
                         "%s", c->name, vt->name);
@@ -245,7 +217,7 @@ static bool carrier_read_mail(struct carrier *c)
         c->stop_seen = true;
         for (struct vthread *vt = c->all; vt; vt = vt->next_all)
             if (vt->state == VT_PARKED && vt->stop_cuts)
-                carrier_resume(c, vt, VT_WAKE_STOP);
+                carrier__resume(c, vt, VT_WAKE_STOP);
     }
     return exit && c->vthreads == 0;
 }
@@ -289,16 +261,7 @@ static void carrier_poll(struct carrier *c, struct runner *r)
     int n = epoll_wait(c->epoll_fd, ev, POLL_EVENTS_MAX, timeout_ms);
     if (timeout_ms != 0)
         carrier_publish(c, r, false);
-    for (int i = 0; i < n; i++) {
-        struct vthread *vt = ev[i].data.ptr;
-        if (!vt) {                      /* the wake eventfd */
-            uint64_t count;
-            ssize_t got = read(c->wake_fd, &count, sizeof(count));
-            (void)got;                  /* EAGAIN: another runner drained it */
-        } else if (vt->state == VT_PARKED) {
-            carrier_resume(c, vt, VT_WAKE_READY);
-        }
-    }
+    carrier__ready(c, ev, n);           /* n < 0 (EINTR): nothing is ready */
 }
 
 static void carrier_expire(struct carrier *c)
@@ -310,7 +273,7 @@ static void carrier_expire(struct carrier *c)
     while ((first = heap_peek(&c->deadlines)) && first->deadline_ns <= now) {
         struct vthread *vt = (struct vthread *)((char *)first -
                                                 offsetof(struct vthread, deadline));
-        carrier_resume(c, vt, VT_WAKE_DEADLINE);
+        carrier__resume(c, vt, VT_WAKE_DEADLINE);
     }
 }
 
@@ -323,7 +286,7 @@ static void carrier_run_queue(struct carrier *c, struct runner *r)
         struct vthread *vt = runq_pop(c);
         if (!vt)
             break;
-        carrier_run_one(c, r, vt);
+        carrier__run_one(c, r, vt);
         if (atomic_load_explicit(&c->wanted, memory_order_relaxed) > 0)
             break;
     }

@@ -10,8 +10,8 @@
  * A virtual thread's life (state, with who moves it):
  *
  *   VT_NEW --first run--> VT_RUNNING --vt__park--> VT_PARKED
- *                          ^   |  |                  | fd ready, deadline,
- *                          |   |  |                  | a stop (carrier__resume)
+ *                          ^   |  |                  | fd ready (carrier__ready),
+ *                          |   |  |                  | deadline, a stop (carrier__resume)
  *        carrier__run_one  |   |  v                  v
  *                          +-- VT_RUNNABLE <---------+
  *                              |  ^ vt_yield
@@ -23,6 +23,8 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <sys/epoll.h>
 
 #include "loop/timer_heap.h"
 #include "runtime.h"
@@ -64,6 +66,8 @@ struct vthread {
     struct carrier *carrier;  /* its carrier, for life */
     enum vt_state state;      /* token */
     enum vt_wake woke;        /* why it was resumed last (token) */
+    uint32_t interest;        /* what its one-shot registration is armed for
+                                 (EPOLLIN, EPOLLOUT); 0: disarmed (token) */
     bool stop_cuts;           /* parked where a stop must resume it */
     int fd;                   /* its connection, or -1 */
     uint64_t id;              /* "vt-<id>" */
@@ -145,8 +149,29 @@ void carrier__acquire_locked(struct carrier *c, struct runner *r); /* c->lock he
 void carrier__release(struct carrier *c);
 /* Wake the carrier's runner out of epoll_wait. Any thread. */
 void carrier__wake(struct carrier *c);
-/* Park self until resumed; returns why. Inside self. */
-enum vt_wake vt__park(struct vthread *self, uint64_t deadline_ns, bool stop_cuts);
+/* Make a parked vthread runnable, for why; its deadline is dropped. The
+ * token holder's thread only (as the three below). */
+void carrier__resume(struct carrier *c, struct vthread *vt, enum vt_wake why);
+/* Empty the carrier's wake eventfd. */
+void carrier__drain_wake(struct carrier *c);
+/* An ended vthread leaves the carrier: its list, its board slot, its
+ * context, its memory, the live count; not its stack (carrier__run_one
+ * unmaps that). */
+void carrier__forget(struct carrier *c, struct vthread *vt);
+
+/* ---- park.c (lab 09) ---- */
+
+/* Park self until resumed; returns why. events (EPOLLIN or EPOLLOUT; 0:
+ * no fd) is what it waits for on its fd. Inside self, on the calling
+ * thread (which holds the token). */
+enum vt_wake vt__park(struct vthread *self, uint32_t events, uint64_t deadline_ns,
+                      bool stop_cuts);
+/* After epoll_wait: the n events in ev make their parked vthreads
+ * runnable. The token holder's thread only. */
+void carrier__ready(struct carrier *c, const struct epoll_event *ev, int n);
+/* Switch into vt until it parks, yields, blocks, or ends; an ended one
+ * is freed. Runner r's own thread, holding the token. */
+void carrier__run_one(struct carrier *c, struct runner *r, struct vthread *vt);
 /* Start and end a runner's thread: its name, its board slot, its
  * overflow report (begin returns 0, or -errno when the alternate signal
  * stack could not be set up: the runner works, but an overflow is then a

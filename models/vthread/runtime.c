@@ -131,7 +131,7 @@ struct vt_runtime *vt_runtime_start(const struct vt_runtime_opts *o)
 }
 
 /* A vthread's first frame: run main, then leave for good. The stack is
- * freed by the runner it returns to (carrier_run_one), not here: nobody
+ * freed by the runner it returns to (carrier__run_one), not here: nobody
  * can free the stack they stand on. */
 static void vthread_entry(void *arg)
 {
@@ -251,31 +251,16 @@ bool vt_stopping(const struct vthread *self)
     return atomic_load(&self->carrier->rt->stopping);
 }
 
-/* net_read and net_writev return -errno themselves, from another file:
- * errno is thread-local, and a vthread may wake on another thread than
- * it parked on, so no errno is read here across a park. */
-ssize_t vt_read(struct vthread *self, void *buf, size_t len,
-                uint64_t deadline_ns, bool stop_cuts)
-{
-    for (;;) {
-        ssize_t n = net_read(self->fd, buf, len);
-        if (n != -EAGAIN)
-            return n;
-        enum vt_wake why = vt__park(self, deadline_ns, stop_cuts);
-        if (why == VT_WAKE_DEADLINE)
-            return -ETIMEDOUT;
-        if (why == VT_WAKE_STOP)
-            return -ECANCELED;
-    }
-}
-
+/* net_writev returns -errno itself, from another file: errno is
+ * thread-local, and a vthread may wake on another thread than it parked
+ * on, so no errno is read here across a park. (vt_read is park.c's.) */
 int vt_write_all(struct vthread *self, struct iovec *iov, int count, int stall_ms)
 {
     while (count > 0) {
         ssize_t n = net_writev(self->fd, iov, count);
         if (n == -EAGAIN) {
             uint64_t deadline = stall_ms > 0 ? deadline_in_ms((uint64_t)stall_ms) : 0;
-            if (vt__park(self, deadline, false) == VT_WAKE_DEADLINE)
+            if (vt__park(self, EPOLLOUT, deadline, false) == VT_WAKE_DEADLINE)
                 return -EAGAIN;
             continue;
         }
@@ -351,7 +336,7 @@ void vt_lingering_close(struct vthread *self, int linger_ms)
             deadline = now + linger_ns < give_up ? now + linger_ns : give_up;
         if (now >= deadline)
             break;
-        vt__park(self, deadline, false);
+        vt__park(self, EPOLLIN, deadline, false);
     }
     vt_close(self);
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,15 @@
 #define VT_VALGRIND 1
 #endif
 #endif
+
+/* Stacks mapped and not yet unmapped, in the whole process: a leak shows
+ * here (lab 09's check reads it). */
+static atomic_long stacks_mapped;
+
+long vt_stacks_mapped(void)
+{
+    return atomic_load_explicit(&stacks_mapped, memory_order_relaxed);
+}
 
 static size_t page_bytes(void)
 {
@@ -40,6 +50,7 @@ int vt_stack_alloc(struct vt_stack *s, size_t bytes)
         return rc;
     }
     s->lo = (char *)s->map + page;
+    atomic_fetch_add_explicit(&stacks_mapped, 1, memory_order_relaxed);
 #ifdef VT_VALGRIND
     s->valgrind_id = VALGRIND_STACK_REGISTER(s->lo, (char *)s->lo + s->bytes);
 #endif
@@ -53,6 +64,7 @@ void vt_stack_free(struct vt_stack *s)
 #endif
     munmap(s->map, s->map_bytes);
     s->map = NULL;
+    atomic_fetch_sub_explicit(&stacks_mapped, 1, memory_order_relaxed);
 }
 
 /* ---- the overflow report ----------------------------------------------------- */

@@ -42,6 +42,10 @@ int vt_stack_alloc(struct vt_stack *s, size_t bytes);
 /* Unmap it. Not while a context runs on it. Any thread. */
 void vt_stack_free(struct vt_stack *s);
 
+/* Stacks mapped now, by the whole process (allocated, not yet freed).
+ * Any thread. */
+long vt_stacks_mapped(void);
+
 /* Install the overflow report for the calling thread: an alternate signal
  * stack, and (once per process) the SIGSEGV handler that uses it. Returns
  * 0 or -errno. A thread that runs virtual threads, before the first. */

@@ -26,8 +26,8 @@
  *
  * Where it lives, and what to read first:
  *   conn_main (here)                 the handler, in blocking style
- *   vt_read (runtime.c)              the read that parks
- *   vt__park, carrier_resume (carrier.c)  the park and the resume
+ *   vt_read, vt__park (park.c)       the read that parks, and the park
+ *   carrier__ready (park.c)          the resume, after epoll_wait
  *   carrier__run (carrier.c)         a carrier's loop
  *   vt__switch (switch.c)            the context switch, in assembly
  *   look_at (monitor.c)              the handoff

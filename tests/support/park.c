@@ -120,6 +120,11 @@ void park_thread(pid_t tid)
                   "call %ld)", (int)tid, nr);
 }
 
+bool park_await_sleep(pid_t tid)
+{
+    return is_wait(await_blocked(tid, is_wait));
+}
+
 void park_release(void)
 {
     ck_assert_int_eq(write(park_pipe[1], "", 1), 1);

@@ -13,6 +13,7 @@
 #define THREADLAB_PARK_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #define PARK_SIGNAL SIGUSR1  /* not used by the servers (the checker has SIGUSR2) */
@@ -25,6 +26,10 @@ pid_t park_find_thread(const char *prefix);
  * then park it: return once it is blocked in the handler's read. Fails
  * the test otherwise. One thread at a time. */
 void park_thread(pid_t tid);
+
+/* Wait (up to 10 s) until thread tid is asleep in poll or epoll_wait,
+ * without parking it. False if it never was (it kept running: a spin). */
+bool park_await_sleep(pid_t tid);
 
 /* Let the parked thread go on. */
 void park_release(void);
