@@ -53,7 +53,7 @@ static void replay_usage(FILE *out)
 
 int cli_replay(int argc, char **argv)
 {
-    struct replay_opts o = { .speed = 1 };
+    struct replay_opts o = { .speed = 1, .at_s = -1 };   /* -1: no --at */
     bool lang_given = false;       /* --lang: the viewer's language */
     struct cli_size size = { &o.width, &o.height, VIEW_MIN_W, VIEW_MIN_H };
     const struct cli_opt options[] = {

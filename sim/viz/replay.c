@@ -170,7 +170,7 @@ static int run_plain(struct player *p, struct view *v, const struct replay_opts 
     bool ok = true;
     if (screen_init(&scr, o->width > 0 ? o->width : 120, o->height > 0 ? o->height : 40) < 0)
         return 1;
-    if (o->frame > 0 || o->at_s > 0) {
+    if (o->frame > 0 || o->at_s >= 0) {
         if (o->frame > p->nframes) {
             fprintf(stderr, "threadlab replay: --frame %d: the recording has %d frame%s\n",
                     o->frame, p->nframes, p->nframes == 1 ? "" : "s");
@@ -347,7 +347,7 @@ int replay_run(const struct replay_opts *o)
     p->note = "";
     p->path = o->path;
     p->frame = 0;
-    if (o->at_s > 0)                           /* the last frame at or before it */
+    if (o->at_s >= 0)                          /* the last frame at or before it */
         while (p->frame + 1 < p->nframes &&
                recording_time_ns(p->rec, p->frame + 1) <= (uint64_t)(o->at_s * 1e9))
             p->frame++;
@@ -363,7 +363,7 @@ int replay_run(const struct replay_opts *o)
         p->paused = true;
         rc = run_plain(p, v, o);
     } else {
-        p->paused = o->at_s > 0;               /* --at: show that moment first */
+        p->paused = o->at_s >= 0;              /* --at: show that moment first */
         stop_signals_catch();
         rc = run_terminal(p, v);
         stop_signals_restore();
