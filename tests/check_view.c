@@ -1263,10 +1263,10 @@ START_TEST(a_reason_is_translated_with_its_numbers_names_and_inner_reasons)
     reason_translate(LANG_ZH, "accept failed: Too many open files", out, sizeof(out));
     ck_assert_str_eq(out, "accept 失败：Too many open files");
     reason_translate(LANG_ZH, "worker-2 unblocked: its handler ran 2.0 s", out, sizeof(out));
-    ck_assert_str_eq(out, "worker-2 解除阻塞：它的处理函数运行了 2.0 秒");
+    ck_assert_str_eq(out, "worker-2 解除阻塞：它的处理器运行了 2.0 秒");
     reason_translate(LANG_ZH, "worker-2 unblocked: its handler ran at least 2.0 s", out,
                      sizeof(out));
-    ck_assert_str_eq(out, "worker-2 解除阻塞：它的处理函数运行了 至少 2.0 秒");
+    ck_assert_str_eq(out, "worker-2 解除阻塞：它的处理器运行了 至少 2.0 秒");
     /* English is the board's text as it is; an unknown text, or one cut at
      * the board's 95 bytes, is shown as it is. */
     const char *text = "conn 7 -> worker-2: round robin (2 of 4)";

@@ -6,7 +6,8 @@
 #   2. screen words: the Chinese pages name the Chinese screen's words
 #      (screen.pl), and the Chinese guide's screen spans exist on that
 #      screen (tests/guide/zh-screen.sed);
-#   3. terms: the Chinese pages keep to the glossary (terms.pl);
+#   3. terms: the Chinese pages and the program's Chinese strings keep to
+#      the glossary (terms.pl);
 #   4. parallel pages: each zh page has its English twin's headings and,
 #      section by section, as many blocks (parallel.pl);
 #   5. bold that CommonMark renders (bold.pl).
@@ -74,9 +75,14 @@ while IFS= read -r w; do
 done <"$tmp/zh-words"
 [ -s "$tmp/zh-words" ] && ok || bad "no pairs read from tests/guide/zh-screen.sed"
 
-# 3. Terms.
+# 3. Terms: the pages, and the program's strings a Chinese screen shows
+#    (the visualizer's, --help's, the grader's).
+program=$(find sim models scripts labs -name '*.c' -o -name '*.h' -o -name '*.sh' | sort)
 if perl "$here/terms.pl" docs/glossary.md $zh_pages >"$tmp/terms"; then ok
 else bad "Chinese pages use terms the glossary does not:"; cat "$tmp/terms"; fi
+# shellcheck disable=SC2086  # one path a word
+if perl "$here/terms.pl" docs/glossary.md $program >"$tmp/terms"; then ok
+else bad "the program's Chinese strings use terms the glossary does not:"; cat "$tmp/terms"; fi
 
 # 4. Parallel pages. The top-level README.zh.md is a short page by design
 #    (install, the demo, the course map), not a twin of README.md.
