@@ -323,6 +323,13 @@ int msg_set_lang(const char *name)
     return 0;
 }
 
+enum msg_lang msg_use_lang(enum msg_lang lang)
+{
+    enum msg_lang before = msg_lang();
+    chosen = (int)lang;
+    return before;
+}
+
 const char *msg_in(enum msg_lang lang, enum msg_id id)
 {
     if ((unsigned)id >= MSG_COUNT || (unsigned)lang >= LANG_COUNT)

@@ -58,7 +58,7 @@ static bool show(struct player *p, struct view *v)
     double end = recording_time_ns(p->rec, p->nframes - 1) / 1e9;
     /* What the screen said under the panes then (sim --viz's "next:", the
      * demo's narrator) comes first: it is what the class read. */
-    const char *caption = recording_caption(p->rec, p->frame);
+    const char *caption = recording_caption(p->rec, p->frame, msg_lang());
     /* In three parts, the status's words from the message table; each
      * part goes after what fitted (a cut caption cuts the rest, and never
      * writes past the buffer). */
@@ -73,7 +73,7 @@ static bool show(struct player *p, struct view *v)
                  recording_new_warning(p->rec, p->frame) ? msg(M_R_NEW_WARNING)
                  : recording_has_warning(p->rec, p->frame) ? msg(M_R_WARNINGS_GO_ON) : "",
                  recording_cut(p->rec) ? msg(M_R_CUT) : "",
-                 p->frame == p->nframes - 1 && recording_ending(p->rec) ? msg(M_R_END) : "",
+                 p->frame == p->nframes - 1 && recording_ending(p->rec, LANG_EN) ? msg(M_R_END) : "",
                  msg(M_R_KEYS));
     return true;
 }
@@ -159,7 +159,7 @@ static bool print_frame(struct player *p, struct view *v, struct screen *scr)
  * as the live run printed it. */
 static void print_ending(const struct player *p)
 {
-    const char *ending = recording_ending(p->rec);
+    const char *ending = recording_ending(p->rec, msg_lang());
     if (ending)
         printf("%s", ending);
 }
@@ -260,7 +260,7 @@ static int run_cast(struct player *p, struct view *v, const struct replay_opts *
         cast_event(out, (double)(recording_time_ns(p->rec, p->frame) - t0) / 1e9, true,
                    text, (size_t)ftell(frame));
     }
-    const char *ending = recording_ending(p->rec);
+    const char *ending = recording_ending(p->rec, msg_lang());
     if (ok && ending)
         cast_event(out, (double)(recording_time_ns(p->rec, p->nframes - 1) - t0) / 1e9 + 1,
                    true, ending, strlen(ending));

@@ -161,6 +161,17 @@ sed -n '/^scenario steady:/,$p' "$tmp/demo.out" >"$tmp/demo.table"
   | cmp -s - "$tmp/demo.table" && ok || bad "the replay does not end with the demo's table"
 grep -q '^\[steady\] ' "$tmp/demo.replay" && ok || bad "the replay lost the demo's narrator"
 last=$(grep -c '^--- frame' "$tmp/demo.replay")
+# A recording holds its narrator and table in both languages: made in
+# English, it replays in Chinese (it kept the English before), the table
+# as demo --lang zh prints it; the sim's next: line too.
+"$BIN" replay "$tmp/demo.tlr" --plain --lang zh >"$tmp/demo.zh" 2>&1
+grep -q '^\[steady\] 数一数线程：' "$tmp/demo.zh" && ok \
+  || bad "replay --lang zh: the narrator is not Chinese: $(grep '^\[steady' "$tmp/demo.zh" | head -1)"
+sed -n '/^场景 steady：/,$p' "$tmp/demo.zh" >"$tmp/demo.zh.table"
+grep -q '^模型 ' "$tmp/demo.zh.table" && tail -1 "$tmp/demo.zh" | grep -q '^ threadlab compare' \
+  && ok || bad "replay --lang zh does not end with the Chinese table: $(tail -3 "$tmp/demo.zh")"
+"$BIN" replay "$tmp/sim.tlr" --plain --lang zh --frame 3 | grep -q '^\[模拟 reactor\] .*下一个：' \
+  && ok || bad "replay --lang zh: the sim's next: line is not Chinese"
 "$BIN" replay "$tmp/demo.tlr" --plain --frame "$last" | grep -q "THE END: q prints the table" \
   && ok || bad "the last frame of a demo's replay does not say the table follows"
 
