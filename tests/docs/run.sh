@@ -1,8 +1,10 @@
 #!/bin/sh
 # run.sh -- make docs-check: the pages say what the program says.
 #   1. figures: every deterministic figure the pages quote (tests/docs/
-#      figures: a command, then the pages' figures from it) is rerun and
-#      must be in the command's output, and still on its page;
+#      figures: a command, then the pages' figures from it: fixed-seed
+#      sim runs, and the shipped recordings replayed for the threads and
+#      frames the guide and recordings/README.md quote) is rerun and must
+#      be in the command's output, and still on its page;
 #   2. screen words: the Chinese pages name the Chinese screen's words
 #      (screen.pl), and the Chinese guide's screen spans exist on that
 #      screen (tests/guide/zh-screen.sed);
