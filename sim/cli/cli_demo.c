@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "cli_fleet.h"
+#include "cli_help_zh.h"
 #include "net/net.h"
 #include "viz/msg.h"
 #include "viz/record.h"
@@ -26,8 +27,22 @@
 
 #define DEMO_DURATION_S 30
 
+/* The --help text in Chinese (cli_help_zh.c): the same options. */
+static void demo_usage_zh(FILE *out)
+{
+    fputs(cli_demo_head_zh, out);
+    plan_usage(out, DEMO_DURATION_S);
+    fputs(cli_demo_options_zh, out);
+    plan_usage_scenarios(out);
+    fputs(cli_demo_tail_zh, out);
+}
+
 static void demo_usage(FILE *out)
 {
+    if (msg_lang() == LANG_ZH) {
+        demo_usage_zh(out);
+        return;
+    }
     fprintf(out,
             "usage: threadlab demo [options]\n"
             "\n"

@@ -567,12 +567,8 @@ static int run_once(struct sim_opts *o, const struct sim_args *a)
 
 int cli_sim(int argc, char **argv)
 {
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        /* `sim --help --lang zh` asks for the help in that language. */
-        if (argc >= 4 && !strcmp(argv[2], "--lang") && msg_set_lang(argv[3]) < 0) {
-            cli_usage_error("sim", "--lang takes en or zh, not '%s'", argv[3]);
-            return CLI_EXIT_USAGE;
-        }
+    /* No model named, and --help asked (in --lang's language, main.c). */
+    if (argc >= 2 && argv[1][0] == '-' && cli_help_asked(argc, argv)) {
         sim_usage(stdout);
         return CLI_EXIT_OK;
     }
