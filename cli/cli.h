@@ -121,6 +121,13 @@ struct cli_opt {
 int cli_parse_options(const char *cmd, int argc, char **argv, const struct cli_opt *table,
                       void (*usage)(FILE *out), int max_args, int *first_arg);
 
+/* Whether argv (argv[0] the command) asks for --help or -h, anywhere
+ * before a "--". When it does, a --lang en|zh among argv chooses the
+ * help's language, also for a command that has no --lang of its own; a
+ * bad value leaves the environment's. cli_parse_options then prints the
+ * help whatever else argv holds. */
+bool cli_help_asked(int argc, char **argv);
+
 /* Print "threadlab CMD: message" and a hint to try --help. */
 void cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -3,11 +3,16 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_help_zh.h"
 #include "sim/calibrate.h"
 #include "sim/profile.h"
 
 static void calibrate_usage(FILE *out)
 {
+    if (msg_lang() == LANG_ZH) {           /* cli_help_zh.c: the same options */
+        fputs(cli_calibrate_usage_zh, out);
+        return;
+    }
     fprintf(out,
             "usage: threadlab calibrate [--out FILE] [--only GROUP,...] [--base FILE]\n"
             "\n"

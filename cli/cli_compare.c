@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "cli_fleet.h"
+#include "cli_help_zh.h"
 #include "load/sweep.h"
 
 #define COMPARE_DURATION_S 5
@@ -31,8 +32,22 @@
  * allows. */
 #define COMPARE_SPARE_FDS 1000
 
+/* The --help text in Chinese (cli_help_zh.c): the same options. */
+static void compare_usage_zh(FILE *out)
+{
+    fputs(cli_compare_head_zh, out);
+    plan_usage(out, COMPARE_DURATION_S);
+    fprintf(out, cli_compare_options_zh, SWEEP_SLEEP_MS);
+    plan_usage_scenarios(out);
+    fputs(cli_compare_tail_zh, out);
+}
+
 static void compare_usage(FILE *out)
 {
+    if (msg_lang() == LANG_ZH) {
+        compare_usage_zh(out);
+        return;
+    }
     fprintf(out,
             "usage: threadlab compare [options]\n"
             "\n"

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "cli_fleet.h"
+#include "cli_help_zh.h"
 #include "net/net.h"
 #include "viz/msg.h"
 #include "viz/record.h"
@@ -26,8 +27,22 @@
 
 #define DEMO_DURATION_S 30
 
+/* The --help text in Chinese (cli_help_zh.c): the same options. */
+static void demo_usage_zh(FILE *out)
+{
+    fputs(cli_demo_head_zh, out);
+    plan_usage(out, DEMO_DURATION_S);
+    fputs(cli_demo_options_zh, out);
+    plan_usage_scenarios(out);
+    fputs(cli_demo_tail_zh, out);
+}
+
 static void demo_usage(FILE *out)
 {
+    if (msg_lang() == LANG_ZH) {
+        demo_usage_zh(out);
+        return;
+    }
     fprintf(out,
             "usage: threadlab demo [options]\n"
             "\n"
@@ -96,6 +111,28 @@ static void print_table(FILE *out, const struct plan *plan, const struct result 
     fputc('\n', out);
 }
 
+/* The table in lang, as text (NULL when out of memory). The message
+ * table's language is switched for it and back: the show is over, and
+ * nothing else draws. */
+static char *table_in(enum msg_lang lang, const struct plan *plan,
+                      const struct result *results, int n, bool wide, double cut_short_s)
+{
+    char *table = NULL;
+    size_t table_len = 0;
+    FILE *out = open_memstream(&table, &table_len);
+    if (!out)
+        return NULL;
+    enum msg_lang before = msg_use_lang(lang);
+    msg_setup_locale();               /* Chinese is measured multibyte */
+    print_table(out, plan, results, n, wide, cut_short_s);
+    msg_use_lang(before);
+    if (fclose(out) != 0) {
+        free(table);
+        return NULL;
+    }
+    return table;
+}
+
 /* The recording, its ending written: close it and say how it went. */
 static void finish_recording(struct top_opts *view)
 {
@@ -123,6 +160,18 @@ static void discard_recording(struct top_opts *view)
     unlink(view->record_path);
 }
 
+/* The line under the panes in lang: the scenario's narrator, or, with too
+ * few fds, fd_warning. */
+static void put_footer(char *footer, size_t size, enum msg_lang lang,
+                       const struct plan *plan, const char *fd_warning)
+{
+    int at = snprintf(footer, size, "[%s] ", plan->sc->name);
+    if (!fd_warning)
+        snprintf(footer + at, size - at, "%s", msg_in(lang, plan->sc->narrator));
+    else
+        snprintf(footer + at, size - at, msg_in(lang, M_T_TOO_FEW_FILES), fd_warning);
+}
+
 /* The show: every server's rows, the scenario's narrator in the footer
  * (or, with too few fds, fd_warning), until the loads end or the viewer
  * quits. Returns how long it ran if it was cut short before the loads
@@ -130,21 +179,20 @@ static void discard_recording(struct top_opts *view)
 static double show(struct demo *d, const struct plan *plan, struct top_opts *view,
                    const char *fd_warning)
 {
-    char pids[FLEET_MAX][16], footer[720];
+    char pids[FLEET_MAX][16], footers[LANG_COUNT][720];
     char *targets[FLEET_MAX];
     for (int i = 0; i < d->fleet.n; i++) {
         snprintf(pids[i], sizeof(pids[i]), "%d", (int)d->fleet.servers[i].pid);
         targets[i] = pids[i];
     }
-    if (!fd_warning)
-        snprintf(footer, sizeof(footer), "[%s] %s", plan->sc->name, msg(plan->sc->narrator));
-    else {
-        int at = snprintf(footer, sizeof(footer), "[%s] ", plan->sc->name);
-        snprintf(footer + at, sizeof(footer) - at, msg(M_T_TOO_FEW_FILES), fd_warning);
-    }
+    for (int lang = 0; lang < LANG_COUNT; lang++)   /* a recording keeps both */
+        put_footer(footers[lang], sizeof(footers[lang]), (enum msg_lang)lang, plan, fd_warning);
+    const char *footer = footers[msg_lang()];
     view->targets = targets;
     view->ntargets = d->fleet.n;
     view->footer = footer;
+    view->footer_en = footers[LANG_EN];
+    view->footer_zh = footers[LANG_ZH];
     view->tick = demo_tick;
     view->caller_closes_recorder = true;  /* the table goes in after the show */
     view->tick_arg = d;
@@ -154,7 +202,7 @@ static double show(struct demo *d, const struct plan *plan, struct top_opts *vie
     uint64_t started_ms = now_ms();
     top_run(view);                   /* (it finishes the recording) */
     view->targets = NULL;            /* they were this function's */
-    view->footer = NULL;
+    view->footer = view->footer_en = view->footer_zh = NULL;
     /* Said under the table, so nobody reads a 3 s run as a 30 s one. */
     return fleet_loads_running(&d->fleet) ? (double)(now_ms() - started_ms) / 1000.0 : 0;
 }
@@ -173,16 +221,18 @@ static bool report(struct demo *d, const struct plan *plan, struct top_opts *vie
     for (int i = 0; i < d->fleet.n; i++)
         result_from_fleet(&d->fleet.servers[i], &results[i]);
     if (d->fleet.n > 0) {
-        char *table = NULL;
-        size_t table_len = 0;
-        FILE *out = open_memstream(&table, &table_len);
-        print_table(out ? out : stdout, plan, results, d->fleet.n, wide, cut_short_s);
-        if (out && fclose(out) == 0) {
-            fputs(table, stdout);
-            if (view->recorder)
-                recorder_ending(view->recorder, table);
-        }
-        free(table);
+        char *tables[LANG_COUNT];         /* a recording keeps both */
+        for (int lang = 0; lang < LANG_COUNT; lang++)
+            tables[lang] = table_in((enum msg_lang)lang, plan, results, d->fleet.n, wide,
+                                    cut_short_s);
+        if (tables[msg_lang()])
+            fputs(tables[msg_lang()], stdout);
+        else                              /* out of memory: straight out */
+            print_table(stdout, plan, results, d->fleet.n, wide, cut_short_s);
+        if (view->recorder && tables[LANG_EN])
+            recorder_ending(view->recorder, tables[LANG_EN], tables[LANG_ZH]);
+        for (int lang = 0; lang < LANG_COUNT; lang++)
+            free(tables[lang]);
     }
     finish_recording(view);
     bool ok = true;

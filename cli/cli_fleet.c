@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_help_zh.h"
 #include "registry.h"
 
 void plan_init(struct plan *p, double duration_s)
@@ -61,6 +62,10 @@ bool plan_parse_scenario(const char *cmd, const char *arg, void *plan)
 
 void plan_usage(FILE *out, double default_duration_s)
 {
+    if (msg_lang() == LANG_ZH) {
+        fprintf(out, cli_plan_options_zh, default_duration_s);
+        return;
+    }
     fprintf(out,
             "  --models LIST    comma-separated models (default bio,pool,reactor,\n"
             "                   multireactor,vthread)\n"
@@ -72,11 +77,11 @@ void plan_usage(FILE *out, double default_duration_s)
 
 void plan_usage_scenarios(FILE *out)
 {
-    fprintf(out, "scenarios:\n");
+    bool zh = msg_lang() == LANG_ZH;
+    fprintf(out, zh ? "场景：\n" : "scenarios:\n");
     for (size_t i = 0; i < nscenarios; i++)
-        fprintf(out, "  %-13s %s (%d conns)\n", scenarios[i].name,
-                msg_in(LANG_EN, scenarios[i].summary),
-                scenarios[i].conns);
+        fprintf(out, zh ? "  %-13s %s（%d 个连接）\n" : "  %-13s %s (%d conns)\n",
+                scenarios[i].name, msg(scenarios[i].summary), scenarios[i].conns);
 }
 
 int plan_start(struct fleet *f, const struct plan *p, int i, char *err, size_t err_len)

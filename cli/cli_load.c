@@ -8,11 +8,16 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_help_zh.h"
 #include "load/load.h"
 #include "net/net.h"
 
 static void load_usage(FILE *out)
 {
+    if (msg_lang() == LANG_ZH) {           /* cli_help_zh.c: the same options */
+        fputs(cli_load_usage_zh, out);
+        return;
+    }
     fprintf(out,
             "usage: threadlab load HOST:PORT [options]\n"
             "\n"

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "viz/msg.h"
 #include "vthread/stack.h"
 
 #define CLI_OPTS_MAX 64           /* options in one command's table */
@@ -157,6 +158,23 @@ static int print_help(const char *cmd, const struct cli_opt *table, void (*usage
     return wrong ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }
 
+bool cli_help_asked(int argc, char **argv)
+{
+    bool help = false;
+    const char *lang = NULL;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            help = true;
+        else if (!strcmp(argv[i], "--lang") && i + 1 < argc)
+            lang = argv[++i];
+        else if (!strncmp(argv[i], "--lang=", 7))
+            lang = argv[i] + 7;
+    }
+    if (help && lang)
+        (void)msg_set_lang(lang);
+    return help;
+}
+
 /* ---- the loop ---------------------------------------------------------------- */
 
 /* getopt_long's array and short-option string for the table. */
@@ -200,6 +218,8 @@ int cli_parse_options(const char *cmd, int argc, char **argv, const struct cli_o
     struct option longs[CLI_OPTS_MAX + 2];
     char shorts[2 * CLI_OPTS_MAX + 3];
     build_getopt(table, longs, shorts);
+    if (cli_help_asked(argc, argv))  /* before any option: --lang may be one it lacks */
+        return print_help(cmd, table, usage);
 
     int c;
     opterr = 0;

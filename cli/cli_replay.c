@@ -3,11 +3,16 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_help_zh.h"
 #include "viz/replay.h"
 #include "viz/view.h"
 
 static void replay_usage(FILE *out)
 {
+    if (msg_lang() == LANG_ZH) {           /* cli_help_zh.c: the same options */
+        fputs(cli_replay_usage_zh, out);
+        return;
+    }
     fprintf(out,
             "usage: threadlab replay FILE [options]\n"
             "\n"
@@ -15,6 +20,8 @@ static void replay_usage(FILE *out)
             "sim --viz --record, in the same visualizer, with no server running.\n"
             "A demo's recording ends with its table (printed when replay quits);\n"
             "a sim --viz recording holds one frame per event, with its next: line.\n"
+            "The narrator and the table are recorded in English and Chinese, and\n"
+            "shown as --lang says.\n"
             "Ready recordings of each demo scenario: recordings/ (make recordings).\n"
             "\n"
             "keys: space play/pause, <- -> (or b n) one frame back/forward, , . the\n"
@@ -28,7 +35,7 @@ static void replay_usage(FILE *out)
             "options:\n"
             "  --speed X        play X times as fast as recorded (default 1)\n"
             "  --at S           seek to S seconds into the recording (paused there;\n"
-            "                   with --plain, print that frame)\n"
+            "                   with --plain, print that frame; --at 0 is the first)\n"
             "  --plain          print every frame as text (the default when output\n"
             "                   is not a terminal)\n"
             "  --frame N        with --plain, only frame N (past the last: an error)\n"
@@ -53,7 +60,7 @@ static void replay_usage(FILE *out)
 
 int cli_replay(int argc, char **argv)
 {
-    struct replay_opts o = { .speed = 1 };
+    struct replay_opts o = { .speed = 1, .at_s = -1 };   /* -1: no --at */
     bool lang_given = false;       /* --lang: the viewer's language */
     struct cli_size size = { &o.width, &o.height, VIEW_MIN_W, VIEW_MIN_H };
     const struct cli_opt options[] = {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_help_zh.h"
 #include "loop/checker.h"
 #include "loop/loop.h"
 #include "threadpool/pool.h"
@@ -19,10 +20,36 @@
 
 #define SERVE_PORT_DEFAULT 7007   /* echo is port 7; 7007 needs no root */
 
+/* The defaults the help states, in its order (both languages). */
+#define SERVE_HELP_DEFAULTS                                                   \
+    SERVE_PORT_DEFAULT, NET_BACKLOG_DEFAULT, POOL_MIN_DEFAULT,                 \
+    POOL_MAX_DEFAULT, POOL_QUEUE_DEFAULT, POOL_IDLE_MS_DEFAULT,                \
+    POOL_ADAPTIVE_WINDOW_MS_DEFAULT, LOOP_IO_RATIO_DEFAULT,                    \
+    CHECKER_WARN_MS_DEFAULT, CHECKER_TRACE_MS_DEFAULT,                         \
+    multireactor_default_workers(), vt_default_carriers(),                     \
+    VT_STACK_OVERFLOW_EXIT, VT_HANDOFF_MS_DEFAULT, SERVE_PORT_DEFAULT
+
+/* The --help text in Chinese (cli_help_zh.c): the same options. */
+static void serve_usage_zh(FILE *out)
+{
+    fputs(cli_serve_head_zh, out);
+    for (int i = 0; model_at(i); i++) {
+        const char *summary = cli_model_summary_zh(model_at(i)->name);
+        fprintf(out, "  %-14s %s\n", model_at(i)->name,
+                summary ? summary : model_at(i)->summary);
+    }
+    fputc('\n', out);
+    fprintf(out, cli_serve_options_zh, SERVE_HELP_DEFAULTS);
+}
+
 /* Long function: the --help text, printed in one piece so it reads as the
- * user sees it. */
+ * user sees it (in Chinese: serve_usage_zh). */
 static void serve_usage(FILE *out)
 {
+    if (msg_lang() == LANG_ZH) {
+        serve_usage_zh(out);
+        return;
+    }
     fprintf(out,
             "usage: threadlab serve MODEL [options]\n"
             "\n"
@@ -100,12 +127,7 @@ static void serve_usage(FILE *out)
             "\n"
             "The protocol: docs/protocol.md. Try: nc 127.0.0.1 %d, then type a line,\n"
             "or !who, !cpu 1000, !sleep 500, !quit.\n",
-            SERVE_PORT_DEFAULT, NET_BACKLOG_DEFAULT, POOL_MIN_DEFAULT,
-            POOL_MAX_DEFAULT, POOL_QUEUE_DEFAULT, POOL_IDLE_MS_DEFAULT,
-            POOL_ADAPTIVE_WINDOW_MS_DEFAULT, LOOP_IO_RATIO_DEFAULT,
-            CHECKER_WARN_MS_DEFAULT, CHECKER_TRACE_MS_DEFAULT,
-            multireactor_default_workers(), vt_default_carriers(),
-            VT_STACK_OVERFLOW_EXIT, VT_HANDOFF_MS_DEFAULT, SERVE_PORT_DEFAULT);
+            SERVE_HELP_DEFAULTS);
 }
 
 static bool parse_reject(const char *cmd, const char *arg, void *reject)
@@ -214,7 +236,8 @@ int cli_serve(int argc, char **argv)
 
     server_opts_init(&opts);
     opts.listen.port = SERVE_PORT_DEFAULT;
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    /* No model named, and --help asked (in --lang's language, main.c). */
+    if (argc >= 2 && argv[1][0] == '-' && cli_help_asked(argc, argv)) {
         serve_usage(stdout);
         return CLI_EXIT_OK;
     }

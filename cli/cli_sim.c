@@ -173,7 +173,8 @@ struct viz_run {
     int rec_failed;              /* the -errno that ended the recording, or 0 */
 };
 
-static void status_line(struct viz_run *vr, char *buf, size_t len, bool keys);
+static void status_line(struct viz_run *vr, enum msg_lang lang, char *buf, size_t len,
+                        bool keys);
 
 /* --record: every event shown is one frame, with the status line (its
  * "next:") as the frame's caption, so that replay steps the events as this
@@ -187,9 +188,10 @@ static void record_event_cb(void *arg, uint64_t events, const char *desc)
     if (!vr->rec || vr->rec_failed)
         return;
     pane_refresh(&vr->pane);
-    char caption[RECORD_CAPTION_MAX];
-    status_line(vr, caption, sizeof(caption), false);
-    recorder_caption(vr->rec, caption);
+    char caption[LANG_COUNT][RECORD_CAPTION_MAX / 2];   /* a recording keeps both */
+    for (int lang = 0; lang < LANG_COUNT; lang++)
+        status_line(vr, (enum msg_lang)lang, caption[lang], sizeof(caption[lang]), false);
+    recorder_caption(vr->rec, caption[LANG_EN], caption[LANG_ZH]);
     vr->rec_failed = recorder_frame(vr->rec, now_ns() - vr->rec_start_ns,
                                     &vr->pane, 1);
 }
@@ -233,10 +235,11 @@ static const char *kind_word(enum viz_kind k)
     return msg(ids[k]);
 }
 
-/* The status line: where the run is and what comes next (in the screen's
- * language, the event's reason too). With keys, the short list of keys
- * follows (the recording leaves it out). */
-static void status_line(struct viz_run *vr, char *buf, size_t len, bool keys)
+/* The status line: where the run is and what comes next, in lang (the
+ * event's reason too). With keys, the short list of keys follows (the
+ * recording leaves it out; it holds the line in both languages). */
+static void status_line(struct viz_run *vr, enum msg_lang lang, char *buf, size_t len,
+                        bool keys)
 {
     char last[160], next[200], keys_text[160] = "";
     pthread_mutex_lock(&vr->ctl.lock);
@@ -244,17 +247,19 @@ static void status_line(struct viz_run *vr, char *buf, size_t len, bool keys)
     pthread_mutex_unlock(&vr->ctl.lock);
     bool finished = atomic_load(&vr->ctl.finished);
     if (finished)
-        snprintf(next, sizeof(next), "%s", msg(M_S_FINISHED));
+        snprintf(next, sizeof(next), "%s", msg_in(lang, M_S_FINISHED));
     else {
         char said[160];
-        reason_translate(msg_lang(), last, said, sizeof(said));
+        reason_translate(lang, last, said, sizeof(said));
         snprintf(next, sizeof(next), "%s%s%s",
-                 atomic_load(&vr->ctl.paused) ? msg(M_S_PAUSED) : "", msg(M_S_NEXT), said);
+                 atomic_load(&vr->ctl.paused) ? msg_in(lang, M_S_PAUSED) : "",
+                 msg_in(lang, M_S_NEXT), said);
     }
     if (keys)
-        snprintf(keys_text, sizeof(keys_text), msg(M_S_KEYS_SHORT),
+        snprintf(keys_text, sizeof(keys_text), msg_in(lang, M_S_KEYS_SHORT),
                  kind_word(atomic_load(&vr->ctl.last_kind)));
-    size_t used = (size_t)snprintf(buf, len, msg(M_S_STATUS), sim_model_name(vr->o->model),
+    size_t used = (size_t)snprintf(buf, len, msg_in(lang, M_S_STATUS),
+                                   sim_model_name(vr->o->model),
                                    atomic_load(&vr->ctl.vnow_ns) / 1e9,
                                    (unsigned long long)atomic_load(&vr->ctl.events),
                                    atomic_load(&vr->ctl.speed_ppb) / 1e9);
@@ -270,7 +275,7 @@ static void viz_status(void *arg, char *buf, size_t len)
                  kind_word(atomic_load(&vr->ctl.last_kind)));
         return;
     }
-    status_line(vr, buf, len, true);
+    status_line(vr, msg_lang(), buf, len, true);
 }
 
 /* b: one event back, by running the same run again to just before it. A
@@ -562,12 +567,8 @@ static int run_once(struct sim_opts *o, const struct sim_args *a)
 
 int cli_sim(int argc, char **argv)
 {
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        /* `sim --help --lang zh` asks for the help in that language. */
-        if (argc >= 4 && !strcmp(argv[2], "--lang") && msg_set_lang(argv[3]) < 0) {
-            cli_usage_error("sim", "--lang takes en or zh, not '%s'", argv[3]);
-            return CLI_EXIT_USAGE;
-        }
+    /* No model named, and --help asked (in --lang's language, main.c). */
+    if (argc >= 2 && argv[1][0] == '-' && cli_help_asked(argc, argv)) {
         sim_usage(stdout);
         return CLI_EXIT_OK;
     }

@@ -3,11 +3,16 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_help_zh.h"
 #include "viz/top.h"
 #include "viz/view.h"
 
 static void top_usage(FILE *out)
 {
+    if (msg_lang() == LANG_ZH) {           /* cli_help_zh.c: the same options */
+        fprintf(out, cli_top_usage_zh, VIEW_REFRESH_MS_DEFAULT, VIEW_REFRESH_MS_BIG);
+        return;
+    }
     fprintf(out,
             "usage: threadlab top [options] [PID|MODEL ...]\n"
             "\n"

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include "cli.h"
+#include "cli_help_zh.h"
 #include "load/sweep.h"
 #include "viz/msg.h"
 
@@ -18,7 +19,7 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *summary;
 } commands[] = {
-    { "serve", cli_serve, "run a model's echo server (bio, pool, reactor, multireactor)" },
+    { "serve", cli_serve, "run a model's echo server: bio, pool, reactor, multireactor, vthread" },
     { "load", cli_load, "drive an echo server with verifying clients" },
     { "top", cli_top, "watch running servers' threads, loops and queues live" },
     { "replay", cli_replay, "play a recording of top, demo or sim --viz, forward and back" },
@@ -28,8 +29,22 @@ static const struct {
     { "calibrate", cli_calibrate, "measure this machine's costs into a profile for sim" },
 };
 
+static void usage_zh(FILE *out)
+{
+    fputs(cli_usage_head_zh, out);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        const char *summary = cli_command_summary_zh(commands[i].name);
+        fprintf(out, "  %-9s %s\n", commands[i].name, summary ? summary : commands[i].summary);
+    }
+    fputs(cli_usage_tail_zh, out);
+}
+
 static void usage(FILE *out)
 {
+    if (msg_lang() == LANG_ZH) {           /* cli_help_zh.c */
+        usage_zh(out);
+        return;
+    }
     fprintf(out,
             "usage: threadlab COMMAND [options]\n"
             "\n"
@@ -41,7 +56,8 @@ static void usage(FILE *out)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\n"
-            "threadlab COMMAND --help shows a command's options.\n"
+            "threadlab COMMAND --help shows a command's options (in Chinese with\n"
+            "--lang zh, or under a zh LANG).\n"
             "Try:  threadlab demo          (or: make demo)\n"
             "      threadlab serve bio &   threadlab load 127.0.0.1:7007 --conns 64\n");
 }
@@ -125,6 +141,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    (void)cli_help_asked(argc, argv);   /* --help follows --lang, for every command */
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
         return CLI_EXIT_OK;

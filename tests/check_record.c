@@ -20,6 +20,7 @@
 enum { FRAMES = 150, SHORT_FRAMES = 8 };
 #define END_MARK_BYTES 20              /* "END1" frames ending_len crc, ending_crc */
 #define ENDING "scenario test: the table\nmodel  lines/s\nbio    12319\n"
+#define ENDING_ZH "场景 test：表格\n模型  行/秒\nbio    12319\n"
 
 /* Frame f's caption in record_run: every third one has none. */
 static void caption_of(int f, char *out, size_t len)
@@ -28,6 +29,15 @@ static void caption_of(int f, char *out, size_t len)
         out[0] = '\0';
     else
         snprintf(out, len, "[sim reactor] event %d  next: conn %d reaches the server", f, f);
+}
+
+/* Frame f's caption in Chinese: every other captioned frame has one. */
+static void caption_zh_of(int f, char *out, size_t len)
+{
+    if (f % 3 == 0 || f % 2 == 0)
+        out[0] = '\0';
+    else
+        snprintf(out, len, "[仿真 reactor] 事件 %d  下一个：连接 %d 到达服务器", f, f);
 }
 
 /* Where each frame of the last record_run ended in the file. */
@@ -127,13 +137,14 @@ static struct board_snapshot **record_run(int frames)
         kept[f] = calloc(1, sizeof(struct board_snapshot));
         ck_assert_int_eq(board_read(pane.path, kept[f], err, sizeof(err)), 0);
         pane.now = kept[f];
-        char caption[RECORD_CAPTION_MAX];
+        char caption[RECORD_CAPTION_MAX], caption_zh[RECORD_CAPTION_MAX];
         caption_of(f, caption, sizeof(caption));
-        recorder_caption(r, caption);
+        caption_zh_of(f, caption_zh, sizeof(caption_zh));
+        recorder_caption(r, caption, caption_zh);
         ck_assert_int_eq(recorder_frame(r, (uint64_t)f * 500000000u, &pane, 1), 0);
         frame_end[f] = recorder_bytes(r);
     }
-    recorder_ending(r, ENDING);
+    recorder_ending(r, ENDING, ENDING_ZH);
     ck_assert_int_eq(recorder_close(r), 0);
     board_close(b);
     return kept;
@@ -243,12 +254,16 @@ START_TEST(captions_ending_and_new_warnings_replay)
     make_dir();
     free_kept(record_run(FRAMES));
     struct recording *rec = load_ok(path, "a recording with captions");
-    ck_assert_str_eq(recording_ending(rec), ENDING);
-    char want[RECORD_CAPTION_MAX];
+    ck_assert_str_eq(recording_ending(rec, LANG_EN), ENDING);
+    ck_assert_str_eq(recording_ending(rec, LANG_ZH), ENDING_ZH);
+    char want[RECORD_CAPTION_MAX], want_zh[RECORD_CAPTION_MAX];
     int starts = 0;
     for (int f = 0; f < FRAMES; f++) {
         caption_of(f, want, sizeof(want));
-        ck_assert_str_eq(recording_caption(rec, f), want);
+        caption_zh_of(f, want_zh, sizeof(want_zh));
+        ck_assert_str_eq(recording_caption(rec, f, LANG_EN), want);
+        /* A frame without a Chinese caption shows the English one. */
+        ck_assert_str_eq(recording_caption(rec, f, LANG_ZH), want_zh[0] ? want_zh : want);
         ck_assert(recording_has_warning(rec, f) == (f % 7 >= 2));
         ck_assert(recording_new_warning(rec, f) == (f % 7 == 2));
         starts += recording_new_warning(rec, f);

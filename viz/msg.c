@@ -239,7 +239,7 @@ static const char *const table[MSG_COUNT][LANG_COUNT] = {
         "连接一波一波到来：BIO 的线程数随每一波跳升，线程池增加任务线程，"
         "事件循环只是多接管一些通道。" },
     [M_SC_SLOW] = { "1% of lines run !sleep 200 in the handler",
-                    "1% 的行在处理函数里执行 !sleep 200" },
+                    "1% 的行在处理器里执行 !sleep 200" },
     [M_SC_SLOW_SAY] = {
         "1% of lines sleep 200 ms: the reactor's one loop sleeps too (BLOCKED) and all "
         "its connections wait; BIO and the pool block just one thread; vthread's monitor "
@@ -325,6 +325,13 @@ int msg_set_lang(const char *name)
     else
         return -EINVAL;
     return 0;
+}
+
+enum msg_lang msg_use_lang(enum msg_lang lang)
+{
+    enum msg_lang before = msg_lang();
+    chosen = (int)lang;
+    return before;
 }
 
 const char *msg_in(enum msg_lang lang, enum msg_id id)

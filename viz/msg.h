@@ -113,6 +113,11 @@ const char *msg_event(enum board_event_kind k);
  * -EINVAL for anything else. Main thread, before anything is drawn. */
 int msg_set_lang(const char *name);
 
+/* Switch to lang for a while, and return the language before, to switch
+ * back to: for a text made in both languages (a recording keeps both).
+ * Main thread, while nothing else draws. */
+enum msg_lang msg_use_lang(enum msg_lang lang);
+
 /* The language: the one set, else the environment's (LC_ALL, then
  * LC_MESSAGES, then LANG, starting with "zh": Chinese), else English. */
 enum msg_lang msg_lang(void);

@@ -30,7 +30,9 @@ struct recorder {
     struct rec_pane panes[VIEW_MAX_PANES];
     struct rec_buf payload, cur, packed;
     char caption[RECORD_CAPTION_MAX];    /* what the next frames carry */
+    size_t caption_len;                  /* its bytes (its texts and the NUL between) */
     char ending[RECORD_ENDING_MAX];      /* what the end mark carries */
+    size_t ending_len;
 };
 
 /* All of it, or -errno. EINTR is retried: a stop signal (caught without
@@ -148,9 +150,8 @@ int recorder_frame(struct recorder *r, uint64_t t_ns, const struct pane *panes, 
     rec_put_u8(&r->payload, (uint8_t)npanes);
     for (int i = 0; i < npanes; i++)
         payload_add_pane(r, &r->panes[i], &panes[i]);
-    size_t caption_len = strlen(r->caption);
-    rec_put_u16(&r->payload, (uint16_t)caption_len);
-    rec_put(&r->payload, r->caption, caption_len);
+    rec_put_u16(&r->payload, (uint16_t)r->caption_len);
+    rec_put(&r->payload, r->caption, r->caption_len);
     if (r->payload.failed)
         return r->failed = -ENOMEM;
     /* Deflated: event texts and thread names repeat from frame to frame. */
@@ -187,14 +188,29 @@ int recorder_frame(struct recorder *r, uint64_t t_ns, const struct pane *panes, 
     return 0;
 }
 
-void recorder_caption(struct recorder *r, const char *caption)
+/* Into buf (size bytes): text, cut to fit; then a NUL and text_zh, when
+ * both are given and text_zh fits whole (cut, a Chinese text could end
+ * inside a character). Returns the bytes used, the last NUL not counted. */
+static size_t put_both(char *buf, size_t size, const char *text, const char *text_zh)
 {
-    snprintf(r->caption, sizeof(r->caption), "%s", caption ? caption : "");
+    int n = snprintf(buf, size, "%s", text ? text : "");
+    size_t used = n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+    size_t zh_len = text_zh ? strlen(text_zh) : 0;
+    if (used > 0 && zh_len > 0 && used + 1 + zh_len < size) {
+        memcpy(buf + used + 1, text_zh, zh_len + 1);
+        used += 1 + zh_len;
+    }
+    return used;
 }
 
-void recorder_ending(struct recorder *r, const char *text)
+void recorder_caption(struct recorder *r, const char *caption, const char *caption_zh)
 {
-    snprintf(r->ending, sizeof(r->ending), "%s", text ? text : "");
+    r->caption_len = put_both(r->caption, sizeof(r->caption), caption, caption_zh);
+}
+
+void recorder_ending(struct recorder *r, const char *text, const char *text_zh)
+{
+    r->ending_len = put_both(r->ending, sizeof(r->ending), text, text_zh);
 }
 
 uint64_t recorder_bytes(const struct recorder *r)
@@ -214,7 +230,7 @@ int recorder_close(struct recorder *r)
     /* The end mark says the file is whole, even after a failed frame: the
      * file was cut back to its last whole frame, which is all it holds. */
     struct rec_buf end = { 0 }, ending = { 0 };
-    size_t ending_len = strlen(r->ending);
+    size_t ending_len = r->ending_len;
     rec_put(&end, END_MARK, 4);
     rec_put_u32(&end, r->frames);
     rec_put_u32(&end, (uint32_t)ending_len);

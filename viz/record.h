@@ -17,6 +17,9 @@
  *             demo's narrator), up to RECORD_CAPTION_MAX - 1 bytes
  *   ending  = text shown after the last frame (the demo's table), up to
  *             RECORD_ENDING_MAX - 1 bytes
+ *   A caption or an ending is a text in English, or in both languages:
+ *   the English, a NUL byte, the Chinese. Replay shows the one of its
+ *   viewer's language (a reader that knows only one text shows the first).
  *   delta   = the pane's snapshot, serialized field by field, XOR the
  *             previous frame's serialization of the same pane, as runs of
  *             (varint zeros, varint literal_len, literal bytes)
@@ -40,12 +43,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "msg.h"
 #include "view.h"
 
 #define RECORD_VERSION 3   /* 3: captions, an ending, runnable threads (board 3);
                               2: every part ends with a CRC (1 had none on heads) */
-#define RECORD_CAPTION_MAX 400   /* a frame's caption, its NUL included */
-#define RECORD_ENDING_MAX 8192   /* the ending text, its NUL included */
+#define RECORD_CAPTION_MAX 1024  /* a frame's caption, both texts and NULs included */
+#define RECORD_ENDING_MAX 16384  /* the ending, both texts and NULs included */
 
 struct recorder;
 
@@ -59,13 +63,14 @@ struct recorder *recorder_open(const char *path, char *err, size_t err_len);
 int recorder_frame(struct recorder *r, uint64_t t_ns, const struct pane *panes,
                    int npanes);
 
-/* The caption the next frames carry (copied; cut to RECORD_CAPTION_MAX - 1
- * bytes; NULL or "": none). */
-void recorder_caption(struct recorder *r, const char *caption);
+/* The caption the next frames carry, in English and in Chinese (copied;
+ * the English cut to fit RECORD_CAPTION_MAX; the Chinese kept only if it
+ * fits whole; NULL or "": none). */
+void recorder_caption(struct recorder *r, const char *caption, const char *caption_zh);
 
 /* The text the end mark carries, what replay shows after the last frame
- * (copied; cut to RECORD_ENDING_MAX - 1 bytes). */
-void recorder_ending(struct recorder *r, const char *text);
+ * in English and in Chinese (copied, as recorder_caption's texts). */
+void recorder_ending(struct recorder *r, const char *text, const char *text_zh);
 
 /* Bytes and whole frames written so far. */
 uint64_t recorder_bytes(const struct recorder *r);
@@ -121,8 +126,9 @@ bool recording_has_warning(const struct recording *rec, int frame);
 bool recording_new_warning(const struct recording *rec, int frame);
 
 /* Frame i's caption ("" when it has none), and the ending (NULL when the
- * recording has none). */
-const char *recording_caption(struct recording *rec, int frame);
-const char *recording_ending(const struct recording *rec);
+ * recording has none), in lang when the recording holds that language's
+ * text, else in the one it holds. */
+const char *recording_caption(struct recording *rec, int frame, enum msg_lang lang);
+const char *recording_ending(const struct recording *rec, enum msg_lang lang);
 
 #endif

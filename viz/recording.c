@@ -352,7 +352,14 @@ bool recording_has_warning(const struct recording *rec, int frame)
     return rec->frames[frame].warning;
 }
 
-const char *recording_caption(struct recording *rec, int frame)
+/* Of a text of len bytes, "EN" or "EN\0ZH" (record.h), the one in lang. */
+static const char *text_in(const char *text, size_t len, enum msg_lang lang)
+{
+    size_t first = strnlen(text, len);
+    return lang == LANG_ZH && first + 1 < len ? text + first + 1 : text;
+}
+
+const char *recording_caption(struct recording *rec, int frame, enum msg_lang lang)
 {
     const struct rec_frame *f = &rec->frames[frame];
     rec->caption[0] = '\0';
@@ -360,12 +367,12 @@ const char *recording_caption(struct recording *rec, int frame)
         memcpy(rec->caption, rec->payload.data + f->caption_at, f->caption_len);
         rec->caption[f->caption_len] = '\0';
     }
-    return rec->caption;
+    return text_in(rec->caption, f->caption_len, lang);
 }
 
-const char *recording_ending(const struct recording *rec)
+const char *recording_ending(const struct recording *rec, enum msg_lang lang)
 {
-    return rec->ending;
+    return rec->ending ? text_in(rec->ending, rec->ending_len, lang) : NULL;
 }
 
 /* Make the state shown the one after frame i, and the state before it

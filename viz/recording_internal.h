@@ -70,6 +70,7 @@ struct recording {
     char cut[400];                       /* where and why the file was cut short, or "" */
     char trouble[200];                   /* why the last frame could not be shown, or "" */
     char *ending;                        /* the end mark's text, or NULL */
+    size_t ending_len;                   /* its bytes (its texts and the NUL between) */
     char caption[RECORD_CAPTION_MAX];    /* recording_caption's answer */
     /* Loading: the sources that warned in the frame before, per pane, and
      * the loops stalled now (from "blocked" until "unblocked"). */

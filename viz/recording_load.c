@@ -370,10 +370,14 @@ static struct recording *parse(struct recording *rec, const char *path, char *er
                          "file holds %d", path, pt.frames, rec->nframes);
                 return refuse(rec);
             }
-            if (pt.ending_len > 0 &&
-                !(rec->ending = strndup((const char *)rec->packed.data, pt.ending_len))) {
+            if (pt.ending_len > 0 && !(rec->ending = malloc(pt.ending_len + 1))) {
                 snprintf(err, err_len, "%s: out of memory (its ending)", path);
                 return refuse(rec);
+            }
+            if (rec->ending) {            /* both texts, when it holds two */
+                memcpy(rec->ending, rec->packed.data, pt.ending_len);
+                rec->ending[pt.ending_len] = '\0';
+                rec->ending_len = pt.ending_len;
             }
             break;
         } else if (pt.kind == PART_CORRUPT) {

@@ -58,7 +58,7 @@ static bool show(struct player *p, struct view *v)
     double end = recording_time_ns(p->rec, p->nframes - 1) / 1e9;
     /* What the screen said under the panes then (sim --viz's "next:", the
      * demo's narrator) comes first: it is what the class read. */
-    const char *caption = recording_caption(p->rec, p->frame);
+    const char *caption = recording_caption(p->rec, p->frame, msg_lang());
     /* In three parts, the status's words from the message table; each
      * part goes after what fitted (a cut caption cuts the rest, and never
      * writes past the buffer). */
@@ -73,7 +73,7 @@ static bool show(struct player *p, struct view *v)
                  recording_new_warning(p->rec, p->frame) ? msg(M_R_NEW_WARNING)
                  : recording_has_warning(p->rec, p->frame) ? msg(M_R_WARNINGS_GO_ON) : "",
                  recording_cut(p->rec) ? msg(M_R_CUT) : "",
-                 p->frame == p->nframes - 1 && recording_ending(p->rec) ? msg(M_R_END) : "",
+                 p->frame == p->nframes - 1 && recording_ending(p->rec, LANG_EN) ? msg(M_R_END) : "",
                  msg(M_R_KEYS));
     return true;
 }
@@ -159,7 +159,7 @@ static bool print_frame(struct player *p, struct view *v, struct screen *scr)
  * as the live run printed it. */
 static void print_ending(const struct player *p)
 {
-    const char *ending = recording_ending(p->rec);
+    const char *ending = recording_ending(p->rec, msg_lang());
     if (ending)
         printf("%s", ending);
 }
@@ -170,7 +170,7 @@ static int run_plain(struct player *p, struct view *v, const struct replay_opts 
     bool ok = true;
     if (screen_init(&scr, o->width > 0 ? o->width : 120, o->height > 0 ? o->height : 40) < 0)
         return 1;
-    if (o->frame > 0 || o->at_s > 0) {
+    if (o->frame > 0 || o->at_s >= 0) {
         if (o->frame > p->nframes) {
             fprintf(stderr, "threadlab replay: --frame %d: the recording has %d frame%s\n",
                     o->frame, p->nframes, p->nframes == 1 ? "" : "s");
@@ -260,7 +260,7 @@ static int run_cast(struct player *p, struct view *v, const struct replay_opts *
         cast_event(out, (double)(recording_time_ns(p->rec, p->frame) - t0) / 1e9, true,
                    text, (size_t)ftell(frame));
     }
-    const char *ending = recording_ending(p->rec);
+    const char *ending = recording_ending(p->rec, msg_lang());
     if (ok && ending)
         cast_event(out, (double)(recording_time_ns(p->rec, p->nframes - 1) - t0) / 1e9 + 1,
                    true, ending, strlen(ending));
@@ -347,7 +347,7 @@ int replay_run(const struct replay_opts *o)
     p->note = "";
     p->path = o->path;
     p->frame = 0;
-    if (o->at_s > 0)                           /* the last frame at or before it */
+    if (o->at_s >= 0)                          /* the last frame at or before it */
         while (p->frame + 1 < p->nframes &&
                recording_time_ns(p->rec, p->frame + 1) <= (uint64_t)(o->at_s * 1e9))
             p->frame++;
@@ -363,7 +363,7 @@ int replay_run(const struct replay_opts *o)
         p->paused = true;
         rc = run_plain(p, v, o);
     } else {
-        p->paused = o->at_s > 0;               /* --at: show that moment first */
+        p->paused = o->at_s >= 0;              /* --at: show that moment first */
         stop_signals_catch();
         rc = run_terminal(p, v);
         stop_signals_restore();

@@ -10,7 +10,8 @@ struct replay_opts {
     bool plain;             /* text frames instead of a full screen */
     bool backward;          /* --plain: last frame first */
     int frame;              /* --plain: only this frame (1-based; 0: all) */
-    double at_s;            /* --at: start at (plain: show) the frame at this time */
+    double at_s;            /* --at: start at (plain: show) the frame at this time;
+                               negative: not given (--at 0 is the first frame) */
     int width, height;      /* --plain: the size of each frame */
     double speed;           /* 1: as recorded */
     bool big;

@@ -147,6 +147,7 @@ static bool all_gone(const struct view *v)
 /* --record: the file every refresh is appended to. */
 static struct {
     struct recorder *r;
+    const char *caption_en, *caption_zh; /* the footer in each language, or NULL */
     uint64_t start_ns;                 /* when it began */
     int failed;                        /* the -errno that ended it early, or 0 */
 } recording;
@@ -161,7 +162,10 @@ static void refresh_all(struct view *v, bool auto_attach)
      * recorder has cut the file back to its last whole frame. Said at the
      * end, not now, when it would scribble on the full screen. */
     if (recording.r && !recording.failed) {
-        recorder_caption(recording.r, v->footer);    /* the narrator, as shown */
+        if (recording.caption_en)                     /* the narrator, in both */
+            recorder_caption(recording.r, recording.caption_en, recording.caption_zh);
+        else
+            recorder_caption(recording.r, v->footer, NULL);  /* as shown */
         recording.failed = recorder_frame(recording.r, now_ns() - recording.start_ns,
                                           v->panes, v->npanes);
     }
@@ -298,6 +302,8 @@ int top_run(const struct top_opts *o)
     struct view *v = malloc(sizeof(*v));
     int rc = 1;
     recording.r = o->recorder;
+    recording.caption_en = o->footer_en;
+    recording.caption_zh = o->footer_zh;
     recording.failed = 0;
     if (!v)
         goto out;

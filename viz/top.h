@@ -17,6 +17,9 @@ struct top_opts {
     int count;             /* --plain: stop after this many snapshots (0: no limit) */
     int width, height;     /* --plain: the size of each snapshot */
     const char *footer;    /* a line under the panes (the demo's narrator) */
+    const char *footer_en, *footer_zh; /* that line in each language, for the
+                              recording (a replay shows its viewer's); NULL:
+                              footer as shown */
     const char *record_path; /* --record: append every refresh to this file */
     struct recorder *recorder; /* that file, opened by the caller (record.h) so
                                   that a bad path fails before anything starts;

@@ -45,6 +45,35 @@ for cmd in serve "serve bio" load top demo compare sim "sim bio" "sim quiz" cali
   expect 0 "usage: threadlab ${cmd%% *}" -- "$BIN" $cmd --help
 done
 
+# And in Chinese, for every command and the top level: --lang zh after
+# --help or before it (also where the command has no --lang of its own),
+# or a zh LANG. Each is checked against the option table as the English
+# is (exit 0), names the English help's options, and fits 80 columns of
+# display width (a Chinese character takes two). English only before.
+help_opts() { grep -o -- '--[a-z][a-z-]*' | sort -u; }
+for cmd in "" serve "serve bio" load top demo compare sim calibrate replay; do
+  # shellcheck disable=SC2086
+  "$BIN" $cmd --help | help_opts >"$tmp/help.en"
+  for how in after before env; do
+    [ -z "$cmd" ] && [ "$how" = before ] && continue   # threadlab --lang is no command
+    # shellcheck disable=SC2086
+    case $how in
+      after) "$BIN" $cmd --help --lang zh ;;
+      before) "$BIN" $cmd --lang zh --help ;;
+      env) env -u LC_ALL -u LC_MESSAGES LANG=zh_CN.UTF-8 "$BIN" $cmd --help ;;
+    esac >"$tmp/help.zh" 2>"$tmp/help.err"; st=$?
+    wide=$(LC_ALL=C.UTF-8 wc -L <"$tmp/help.zh")
+    if [ "$st" = 0 ] && grep -q "^用法：threadlab" "$tmp/help.zh" && [ "$wide" -le 80 ] \
+       && help_opts <"$tmp/help.zh" | cmp -s - "$tmp/help.en"; then ok
+    else
+      bad "threadlab $cmd --help in Chinese ($how): exit $st, $wide columns"
+      head -1 "$tmp/help.zh"; cat "$tmp/help.err"; help_opts <"$tmp/help.zh" | diff "$tmp/help.en" - | head -5
+    fi
+  done
+done
+LANG=C LC_ALL=C "$BIN" serve --help --lang en | grep -q "^usage: threadlab serve" && ok \
+  || bad "serve --help --lang en is not English"
+
 # Bad input: a clear message and exit status 2.
 expect 2 "unknown command 'frobnicate'" -- "$BIN" frobnicate
 expect 2 "usage: threadlab COMMAND" -- "$BIN"

@@ -279,10 +279,11 @@ grep -Eq "^\(cut short: stopped after [0-9.]+ s of the 30 s planned" "$tmp/int" 
 "$BIN" replay "$tmp/int.tlr" --plain >"$tmp/int.replay" 2>"$tmp/int.rerr"; st=$?
 [ "$st" = 0 ] && [ ! -s "$tmp/int.rerr" ] && grep -q '^--- frame 2 ' "$tmp/int.replay" && ok \
   || { bad "the demo's recording after SIGINT does not replay whole (exit $st)"; cat "$tmp/int.rerr"; }
-# The replay's status line in Chinese, after the recorded (English) narrator.
+# The replay's status line in Chinese, after the narrator, which the
+# recording holds in both languages (the demo ran in English).
 "$BIN" replay "$tmp/int.tlr" --plain --lang zh --frame 2 >"$tmp/int.zh" 2>&1
 # (wrapped over rows: joined, without spaces)
-tr -d ' \n' <"$tmp/int.zh" | grep -q '\[steady\]Countthreads:.*\[回放\]第2/[0-9]*帧t=.*速度1x已暂停' \
+tr -d ' \n' <"$tmp/int.zh" | grep -q '\[steady\]数一数线程：.*\[回放\]第2/[0-9]*帧t=.*速度1x已暂停' \
   && ok || { bad "replay --lang zh: no Chinese status line"; tail -3 "$tmp/int.zh"; }
 leftovers "after SIGINT"
 

@@ -1,15 +1,19 @@
 #!/bin/sh
 # run.sh -- make docs-check: the pages say what the program says.
 #   1. figures: every deterministic figure the pages quote (tests/docs/
-#      figures: a command, then the pages' figures from it) is rerun and
-#      must be in the command's output, and still on its page;
+#      figures: a command, then the pages' figures from it: fixed-seed
+#      sim runs, and the shipped recordings replayed for the threads and
+#      frames the guide and recordings/README.md quote) is rerun and must
+#      be in the command's output, and still on its page;
 #   2. screen words: the Chinese pages name the Chinese screen's words
 #      (screen.pl), and the Chinese guide's screen spans exist on that
 #      screen (tests/guide/zh-screen.sed);
-#   3. terms: the Chinese pages keep to the glossary (terms.pl);
+#   3. terms: the Chinese pages and the program's Chinese strings keep to
+#      the glossary (terms.pl);
 #   4. parallel pages: each zh page has its English twin's headings and,
 #      section by section, as many blocks (parallel.pl);
-#   5. bold that CommonMark renders (bold.pl).
+#   5. bold that CommonMark renders (bold.pl);
+#   6. pages as references, not diaries (diary.pl).
 # Fast (the simulator is deterministic and quick; the slowest run takes a
 # few seconds of CPU), so make check runs it.
 set -u
@@ -74,9 +78,14 @@ while IFS= read -r w; do
 done <"$tmp/zh-words"
 [ -s "$tmp/zh-words" ] && ok || bad "no pairs read from tests/guide/zh-screen.sed"
 
-# 3. Terms.
+# 3. Terms: the pages, and the program's strings a Chinese screen shows
+#    (the visualizer's, --help's, the grader's).
+program=$(find sim viz load cli models scripts labs -name '*.c' -o -name '*.h' -o -name '*.sh' | sort)
 if perl "$here/terms.pl" docs/glossary.md $zh_pages >"$tmp/terms"; then ok
 else bad "Chinese pages use terms the glossary does not:"; cat "$tmp/terms"; fi
+# shellcheck disable=SC2086  # one path a word
+if perl "$here/terms.pl" docs/glossary.md $program >"$tmp/terms"; then ok
+else bad "the program's Chinese strings use terms the glossary does not:"; cat "$tmp/terms"; fi
 
 # 4. Parallel pages. The top-level README.zh.md is a short page by design
 #    (install, the demo, the course map), not a twin of README.md.
@@ -86,5 +95,15 @@ else bad "Chinese pages out of step with their English twins:"; cat "$tmp/parall
 # 5. Bold.
 if perl "$here/bold.pl" $(find . -name '*.md' -not -path './build/*' | sort) >"$tmp/bold"; then ok
 else bad "bold that CommonMark does not render:"; cat "$tmp/bold"; fi
+
+# 6. Diaries. docs/notes.md is where history may stay; robustness.md is
+#    the fault log, whose "measured (before -> now)" columns are the
+#    evidence each test failed before its fix; a lab's HINTS tell worked
+#    examples as stories in time ("retried sixty times in this pass").
+diary_pages=$(find docs labs -name '*.md' | grep -v -e '^docs/notes.md' -e '^docs/robustness.md' \
+  -e '^labs/.*/HINTS' | sort)
+# shellcheck disable=SC2086  # one path a word
+if perl "$here/diary.pl" $diary_pages README.md README.zh.md recordings/README.md >"$tmp/diary"; then ok
+else bad "pages written as a diary:"; cat "$tmp/diary"; fi
 
 summary docs

@@ -1,6 +1,10 @@
 #!/usr/bin/perl
-# terms.pl -- the Chinese pages keep to the glossary's words.
-#   usage: terms.pl GLOSSARY PAGE...
+# terms.pl -- the Chinese pages, and the program's Chinese strings, keep to
+# the glossary's words.
+#   usage: terms.pl GLOSSARY FILE...
+# A FILE ending in .md is a page; any other (.c, .h, .sh) is the program,
+# whose strings a Chinese screen shows: only its double-quoted strings are
+# read there (comments may name a variant to say why it is not used).
 # GLOSSARY's "Terms to use" table gives, per concept, the course's term,
 # the variants that are not used, and an industry word that may stand in
 # parentheses right after the course's term ("值守线程（业界常叫看门狗线程）").
@@ -16,7 +20,7 @@ use lib dirname(__FILE__);
 use Prose qw(each_prose_line);
 
 my ($glossary, @pages) = @ARGV;
-die "usage: terms.pl GLOSSARY PAGE...\n" unless $glossary && @pages;
+die "usage: terms.pl GLOSSARY FILE...\n" unless $glossary && @pages;
 
 # Compounds that hold a variant but name another concept: a signal
 # handler is 信号处理函数 in every Chinese text on Unix.
@@ -37,9 +41,22 @@ while (<$g>) {
 close $g;
 die "$glossary: no 'Terms to use' table\n" unless @rules;
 
+# each_string_line(FILE, CODE): CODE->(STRINGS, NUMBER) for each line of a
+# program's source, STRINGS its double-quoted strings joined by spaces.
+sub each_string_line {
+    my ($file, $code) = @_;
+    open my $f, '<:encoding(UTF-8)', $file or die "$file: $!\n";
+    while (my $line = <$f>) {
+        my @strings = $line =~ /"((?:[^"\\]|\\.)*)"/g;
+        $code->(join(' ', @strings), $.) if @strings;
+    }
+    close $f;
+}
+
 my $found = 0;
 for my $page (@pages) {
-    each_prose_line($page, sub {
+    my $each = $page =~ /\.md$/ ? \&each_prose_line : \&each_string_line;
+    $each->($page, sub {
         my ($line, $n) = @_;
         $line =~ s/`[^`]*`//g;
         $line =~ s/\Q$_\E//g for @allowed;

@@ -7,11 +7,19 @@
 #                                  it must appear in the block's output
 #   T <block> <model> <column> <cell>
 #                                  a cell of a table whose first column is
-#                                  `model`: checked against the final table
+#                                  `model` (in a Chinese guide 模型, its
+#                                  headings the Chinese screen's words,
+#                                  printed as the English table's): checked
+#                                  against the final table
 #   X <block> <line>               another command in a fenced block
 #                                  (e.g. make): reported, not run here
 # A block's scope runs to the next block with commands or the next heading.
-BEGIN { OFS = "\t"; block = 0; scope = 0; infence = 0 }
+BEGIN {
+    OFS = "\t"; block = 0; scope = 0; infence = 0
+    # The Chinese final table's headings (sim/viz/msg.c), as the English.
+    en["模型"] = "model"; en["错误"] = "errors"; en["线程"] = "threads"
+    en["行/秒"] = "lines/s"; en["行/秒（相对 reactor）"] = "lines/s vs reactor"
+}
 
 /^```/ {
     if (infence) { infence = 0; if (cmds) scope = block; next }
@@ -34,9 +42,9 @@ incomment { if ($0 ~ /-->/) incomment = 0; next }
 /^\|/ {
     n = split($0, cell, "|")
     for (i = 2; i < n; i++) { gsub(/^ +| +$/, "", cell[i]); gsub(/`/, "", cell[i]) }
-    if (cell[2] == "model") {
+    if (cell[2] == "model" || cell[2] == "模型") {
         ncol = n
-        for (i = 3; i < n; i++) head[i] = cell[i]
+        for (i = 3; i < n; i++) head[i] = cell[i] in en ? en[cell[i]] : cell[i]
     } else if (cell[2] !~ /^-+$/ && ncol) {
         for (i = 3; i < n; i++)
             if (cell[i] != "") print "T", scope, cell[2], head[i], cell[i]

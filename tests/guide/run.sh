@@ -45,6 +45,14 @@ awk -f "$here/plan.awk" "$zh" >"$tmp/plan.zh"
 grep '^C' "$tmp/plan.en" >"$tmp/cmds.en"; grep '^C' "$tmp/plan.zh" >"$tmp/cmds.zh"
 cmp -s "$tmp/cmds.en" "$tmp/cmds.zh" && ok \
   || { bad "the two guides print different commands:"; diff "$tmp/cmds.en" "$tmp/cmds.zh"; }
+# Their tables quote the same cells; the Chinese one's headings are the
+# Chinese screen's words (模型, 线程, 错误 ...), never the English table's.
+grep '^T' "$tmp/plan.en" >"$tmp/cells.en"; grep '^T' "$tmp/plan.zh" >"$tmp/cells.zh"
+[ -s "$tmp/cells.en" ] && cmp -s "$tmp/cells.en" "$tmp/cells.zh" && ok \
+  || { bad "the two guides' tables differ:"; diff "$tmp/cells.en" "$tmp/cells.zh"; }
+if grep -n '^| *model *|' "$zh" >"$tmp/en-heads"; then
+  bad "the Chinese guide's tables head with English words:"; cat "$tmp/en-heads"
+else ok; fi
 n=$(wc -l <"$tmp/cmds.en")
 [ "$n" -ge 8 ] && ok || bad "only $n commands found in the guide"
 grep '^X' "$tmp/plan.en" | cut -f3 | while read -r c; do

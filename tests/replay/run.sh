@@ -43,6 +43,11 @@ grep -q "blocked reactor blocked 0\.[0-9] s in one handler" "$tmp/fwd" && ok \
 "$BIN" replay "$tmp/real.tlr" --plain --frame 3 >"$tmp/f3"
 awk '/^--- frame 3 /{p=1} /^--- frame 4 /{p=0} p' "$tmp/fwd" | cmp -s - "$tmp/f3" && ok \
   || bad "--frame 3 differs from frame 3 of the whole replay"
+# --at 0 is the first moment: one frame, the first (it printed every frame
+# and the table, as if no --at were given).
+"$BIN" replay "$tmp/real.tlr" --plain --at 0 >"$tmp/at0"
+"$BIN" replay "$tmp/real.tlr" --plain --frame 1 | cmp -s - "$tmp/at0" && ok \
+  || bad "--at 0 is not frame 1 alone: $(grep -c '^--- frame' "$tmp/at0") frames"
 # A frame past the end is an error that says how many there are (it used
 # to show the last frame without a word).
 "$BIN" replay "$tmp/real.tlr" --plain --frame $((frames + 1)) >"$tmp/fpast" 2>&1; st=$?
@@ -156,6 +161,17 @@ sed -n '/^scenario steady:/,$p' "$tmp/demo.out" >"$tmp/demo.table"
   | cmp -s - "$tmp/demo.table" && ok || bad "the replay does not end with the demo's table"
 grep -q '^\[steady\] ' "$tmp/demo.replay" && ok || bad "the replay lost the demo's narrator"
 last=$(grep -c '^--- frame' "$tmp/demo.replay")
+# A recording holds its narrator and table in both languages: made in
+# English, it replays in Chinese (it kept the English before), the table
+# as demo --lang zh prints it; the sim's next: line too.
+"$BIN" replay "$tmp/demo.tlr" --plain --lang zh >"$tmp/demo.zh" 2>&1
+grep -q '^\[steady\] 数一数线程：' "$tmp/demo.zh" && ok \
+  || bad "replay --lang zh: the narrator is not Chinese: $(grep '^\[steady' "$tmp/demo.zh" | head -1)"
+sed -n '/^场景 steady：/,$p' "$tmp/demo.zh" >"$tmp/demo.zh.table"
+grep -q '^模型 ' "$tmp/demo.zh.table" && tail -1 "$tmp/demo.zh" | grep -q '^ threadlab compare' \
+  && ok || bad "replay --lang zh does not end with the Chinese table: $(tail -3 "$tmp/demo.zh")"
+"$BIN" replay "$tmp/sim.tlr" --plain --lang zh --frame 3 | grep -q '^\[模拟 reactor\] .*下一个：' \
+  && ok || bad "replay --lang zh: the sim's next: line is not Chinese"
 "$BIN" replay "$tmp/demo.tlr" --plain --frame "$last" | grep -q "THE END: q prints the table" \
   && ok || bad "the last frame of a demo's replay does not say the table follows"
 
@@ -232,6 +248,16 @@ screen | grep '^\[replay' | grep -q "frame $at/$frames" && ok || bad "<- did not
 tmux -S "$sock" send-keys -t replay q
 sleep 0.5
 screen | grep -q '^\[replay' && bad "q did not end the replay" || ok
+
+# In a terminal, --at 0 holds the first frame, paused (it played on).
+tmux -S "$sock" new-session -d -s at0 -x 160 -y 45 \
+  "env TERM=xterm-256color $BIN replay $tmp/real.tlr --at 0; sleep 30"
+at0line() { tmux -S "$sock" capture-pane -p -t at0 | grep '^\[replay'; }
+for _ in $(seq 40); do at0line | grep -q frame && break; sleep 0.25; done
+sleep 1
+at0line | grep -q "frame 1/$frames  t=0.0s.*PAUSED" && ok \
+  || bad "replay --at 0 is not paused on frame 1: $(at0line)"
+tmux -S "$sock" kill-session -t at0
 
 # sim --viz keys: --start-paused holds event 0; 210 s in one burst go on
 # 210 events, then 201 b in one burst go back 201 (the old b went back 2:

@@ -12,6 +12,9 @@
 #               read", never GONE; read again once back (top --record too).
 #   detail:     a thread that lingers after !quit counts the wait as
 #               blocked, not as running.
+#   recordings: the shipped ones replay in the viewer's language: the
+#               narrator, the threads the guide teaches, sim's next: line,
+#               and the table q prints.
 #   replay w:   from warning to warning as the text replay marks them (a
 #               loop that stalls again warns again), then a word when none
 #               is left.
@@ -105,6 +108,22 @@ for size in $SIZES; do
 done
 close grid
 
+# ---- the shipped recordings, in the viewer's language --------------------
+# Made by make recordings in whichever language: the narrator and the
+# table come back in the replay's (both stayed English before), and BIO's
+# pane counts the threads the guide teaches (threads 66: at 4 s).
+six shipped "$BIN" replay "$ROOT/recordings/steady.tlr" --at 4
+each shipped "the steady recording's narrator" "^\[steady\] Count threads" "^\[steady\] 数一数线程"
+each shipped "the steady recording's BIO threads" "threads 66:" "线程 66："
+for size in $SIZES; do
+  for lang in $LANGS; do tmux -S "$sock" send-keys -t "shipped-$size-$lang" q; done
+done
+each shipped "the table q prints" "^model +lines/s" "^模型 +行/秒"
+close shipped
+six steps "$BIN" replay "$ROOT/recordings/sim-multireactor-steps.tlr" --at 0
+each steps "the sim recording's status line" "^\[sim multireactor\] .* next: " "^\[模拟 multireactor\] .*下一个："
+close steps
+
 # ---- top's thread detail: a lingering close is not CPU time -------------
 # A client sends !quit and keeps its end open 1.5 s: the BIO
 # thread answers, then lingers in read until the client closes. The detail
@@ -144,6 +163,9 @@ kill -INT "$qpid"; wait "$qpid"
 # must visit each in turn at every size (a loop that stalls again is a
 # warning again: slow-handler's reactor stalls on every !sleep), then stay
 # and say that no warning starts after it.
+# frame_is N: the ERE of the replay's position at frame N, in either
+# language; a long Chinese narrator may wrap the line between 第 and N.
+frame_is() { echo "(frame $1/|第 $1/|^ +$1/[0-9]+ 帧)"; }
 for rec in slow-handler mixed; do
   starts=$("$BIN" replay "$ROOT/recordings/$rec.tlr" --plain --size 300x48 |
     awk '/^--- frame/ { f = $3 } /NEW WARNING here/ { print f }' | uniq | head -4)
@@ -153,11 +175,11 @@ for rec in slow-handler mixed; do
     for lang in $LANGS; do
       s="w-$rec-$size-$lang"
       tmux -S "$sock" send-keys -t "$s" g          # the first frame, paused
-      shows "$s" "(frame |第 )1/" || { bad "replay $rec did not start at $size, $lang"; continue; }
+      shows "$s" "$(frame_is 1)" || { bad "replay $rec did not start at $size, $lang"; continue; }
       seen=""
       for f in $starts; do
         tmux -S "$sock" send-keys -t "$s" w
-        shows "$s" "(frame |第 )$f/" || break
+        shows "$s" "$(frame_is "$f")" || break
         seen="$seen $f"
       done
       [ "$seen" = " $(echo $starts)" ] && ok \
@@ -174,10 +196,10 @@ for size in 120x36 160x48; do
   for lang in $LANGS; do
     s="w-end-$size-$lang"
     tmux -S "$sock" send-keys -t "$s" G W
-    shows "$s" "(frame |第 )$last/" || { bad "W from the end did not reach frame $last"; continue; }
+    shows "$s" "$(frame_is "$last")" || { bad "W from the end did not reach frame $last"; continue; }
     tmux -S "$sock" send-keys -t "$s" w
     if [ "$lang" = en ]; then want="no warning starts after this frame"; else want="此帧之后没有新警告"; fi
-    shows "$s" "$want" && screen "$s" | grep -Eq "(frame |第 )$last/" && ok \
+    shows "$s" "$want" && screen "$s" | grep -Eq "$(frame_is "$last")" && ok \
       || { bad "w past the last warning at $size, $lang: no '$want'"; screen "$s" | tail -4; }
   done
 done

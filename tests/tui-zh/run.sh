@@ -61,7 +61,7 @@ tmux -u -S "$sock" new-session -d -s zh -x 160 -y 48 -c "$tmp" \
 # Four servers start beside whatever else the machine runs: 60 s.
 check "160x48: the five panes never showed" "vthread  pid [0-9]+" 60
 check "160x48: the reactor's loop never blocked (BLOCKED in its row)" "reactor +[0-9]+ \[[^]]*\] .*阻塞 [0-9.]+" 60
-check "160x48: no blocked reason in Chinese" "reactor 在一个处理函数里阻塞了 [0-9.]+ 秒：它上面的"
+check "160x48: no blocked reason in Chinese" "reactor 在一个处理器里阻塞了 [0-9.]+ 秒：它上面的"
 # The snapshot the next checks read: once every pane has its first rates
 # (a pane shows none until its server has answered; beside busy cores
 # that can come late), or after 30 s.
@@ -124,7 +124,7 @@ check "80x24: tab did not reach the reactor's pane" "^>reactor  pid [0-9]+" 1
 check "80x24: the thread list's heading is not whole" "^ 线程 +状态 +持续 +CPU% +连接 +行数$"
 check "80x24: the loops' heading is not whole" "^ 事件循环 +通道 +任务队列 +IO/任务 +阶段$"
 check "80x24: the reactor's loop row is cut" "^ reactor +[0-9]+ \[[^]]*\] +[0-9]+ +[0-9]+/[0-9]+ +(IO|等待|任务)"
-check "80x24: no reason in Chinese" "reactor (在一个处理函数里阻塞了|解除阻塞：它的处理函数运行了)"
+check "80x24: no reason in Chinese" "reactor (在一个处理器里阻塞了|解除阻塞：它的处理器运行了)"
 # Enter: the selected thread's box, its role in the glossary's words.
 tmux -S "$sock" send-keys -t zh Enter
 check "80x24: Enter showed no detail in Chinese" "（(worker 事件循环|阻塞线程检查器|主线程)，tid [0-9]+）"
