@@ -178,6 +178,11 @@ CHECK_ORDER := $(SLOW_TESTS:%=tests/%/run.sh) $(TEST_BINS) \
 # tests/README.md); two under ThreadSanitizer, whose 5-15x slowdown turns
 # some of that waiting into computing.
 CHECK_JOBS ?= $(if $(filter tsan,$(SAN)),2,3)
+# Check's per-case timeouts are hang guards, not bounds (tests/README.md):
+# a sanitizer's slowdown on a busy machine (TSan at load 30 took 100 000
+# pipelined lines past 30 s) must not reach them, so they are 4 times as
+# long under the sanitizers.
+CK_TIMEOUT_MULTIPLIER ?= $(if $(SAN),4,1)
 CHECK_LOGS ?= $(BUILD)/logs
 # What the docs, the guide and the labs quote, against the program: the
 # simulator's figures rerun, the screen's words, the glossary's terms, each
@@ -188,6 +193,7 @@ docs-check: $(BIN)
 check: $(TEST_BINS) $(BIN)
 	@mkdir -p -m 700 $(TEST_BOARD_DIR)
 	@CHECK_JOBS=$(CHECK_JOBS) THREADLAB_BOARD_DIR=$(TEST_BOARD_DIR) THREADLAB_BIN=$(BIN) \
+	  CK_TIMEOUT_MULTIPLIER=$(CK_TIMEOUT_MULTIPLIER) \
 	  tests/run-all.sh $(CHECK_LOGS) $(CHECK_ORDER) \
 	  || { echo "make check ($(or $(SAN),plain)): FAILED"; exit 1; }
 	@echo "make check ($(or $(SAN),plain)): all passed"
