@@ -599,10 +599,11 @@ static void read_slowly_after_quit(int linger_ms, struct slow_read *r)
 START_TEST(slow_reader_gets_every_reply_before_the_close)
 {
     struct slow_read r;
-    /* Far shorter than the 2.6 s read (a fixed linger of 1.2 s delivers
-     * about half), and long enough that a client thread held up by a busy
-     * machine (0.5 s was seen at load 40) still counts as reading. */
-    read_slowly_after_quit(1200, &r);
+    /* Shorter than the 2.6 s read (a fixed linger of 2 s delivers about
+     * three quarters), and long enough that a client thread held up by a
+     * busy machine (1.2 s was seen under TSan at load 30) still counts as
+     * reading. */
+    read_slowly_after_quit(2000, &r);
     ck_assert_msg(r.got == r.want, "got %zu of %zu bytes (%s)", r.got, r.want,
                   r.err ? strerror(r.err) : "EOF");
     for (int i = 0; i < SLOW_READER_LINES; i++) {
