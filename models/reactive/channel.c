@@ -58,8 +58,8 @@
  * In every state but CLOSED: EPOLLHUP or EPOLLERR (a reset), a read or
  * write error, a timeout, the stop's hard timeout, or running out of
  * memory closes the channel at once. A hang-up ends LINGERING as its EOF
- * does. No state ignores a hang-up: one that did (the old OFFLOADED, with
- * EPOLLIN dropped) would be woken for it by epoll on every iteration.
+ * does. No state ignores a hang-up: one that did (say OFFLOADED, which
+ * watches no input) would be woken for it by epoll on every iteration.
  */
 #include "channel_impl.h"
 
