@@ -1,6 +1,7 @@
-/* recording_internal.h -- what recording.c (rebuilding frames) and
- * recording_load.c (checking a file and indexing it) share: the
- * recording's parts and the steps both take. Internal to viz: other
+/* recording_internal.h -- what recording_load.c (checking a file and
+ * indexing it), recording.c (rebuilding frames) and recording_warnings.c
+ * (noting a frame's warnings) share: the recording's parts and the steps
+ * they take, each file calling only the ones after it in that list. Internal to viz: other
  * files use record.h. Everything here runs on the thread that owns the
  * recording (replay's main thread). */
 #ifndef THREADLAB_RECORDING_INTERNAL_H
@@ -109,7 +110,7 @@ enum step recording__add_keyframe(struct recording *rec);
 
 /* Loading: event ev of pane p in frame f; a warning marks the frame (and
  * whether one starts there); now and nnow gather the frame's sources.
- * recording_load.c. */
+ * recording_warnings.c. */
 void recording__note_warning(struct recording *rec, struct rec_frame *f, int p,
                              const struct board_event_snap *ev,
                              char now[][WARN_SOURCE_BYTES], int *nnow);

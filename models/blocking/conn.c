@@ -84,7 +84,7 @@ static bool answer_lines(const struct conn_server *srv, struct serving *sv,
         if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
             board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
         sv->read_lines += reply.lines;
-        if ((wrc = reply_batch_add(rb, session, &reply, read_ns)) < 0)
+        if ((wrc = reply_batch_add(rb, &reply, read_ns)) < 0)
             break;
         if (reply.close_after) {
             *end = reply.error == ECHO_ERROR_LINE_TOO_LONG ? ECHO_END_TOO_LONG

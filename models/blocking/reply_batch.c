@@ -36,20 +36,12 @@ int reply_batch_flush(struct reply_batch *rb, uint64_t read_ns)
     return rc;
 }
 
-/* A !who reply is the one whose bytes live in the session itself (every
- * other reply points into the decoder's input), in a buffer the next !who
- * writes over: a batch may hold one at most. */
-static bool reply_in_who_buffer(const struct echo_session *s, const struct echo_reply *r)
-{
-    return r->data == s->who;
-}
-
-/* Add a reply to the batch; a full batch (or a second !who) is written
+/* Add a reply to the batch; a full batch, or a second !who (its bytes live
+ * in the session, in a buffer the next !who writes over), is written
  * first. Returns 0 or -errno from that write. */
-int reply_batch_add(struct reply_batch *rb, const struct echo_session *s,
-                    const struct echo_reply *r, uint64_t read_ns)
+int reply_batch_add(struct reply_batch *rb, const struct echo_reply *r, uint64_t read_ns)
 {
-    bool is_who = reply_in_who_buffer(s, r);
+    bool is_who = r->who;
     if (rb->count == REPLY_BATCH_MAX || (is_who && rb->holds_who)) {
         int rc = reply_batch_flush(rb, read_ns);
         if (rc < 0)

@@ -35,7 +35,6 @@ int reply_batch_flush(struct reply_batch *rb, uint64_t read_ns);
 
 /* Add a reply to the batch; a full batch (or a second !who) is written
  * first. Returns 0 or -errno from that write. The connection's thread. */
-int reply_batch_add(struct reply_batch *rb, const struct echo_session *s,
-                    const struct echo_reply *r, uint64_t read_ns);
+int reply_batch_add(struct reply_batch *rb, const struct echo_reply *r, uint64_t read_ns);
 
 #endif

@@ -183,6 +183,7 @@ bool echo_session_next(struct echo_session *s, const char *thread_name,
                          thread_name ? thread_name : "?",
                          (unsigned long long)s->conn_id);
         r->data = s->who;
+        r->who = true;
         r->len = n < (int)sizeof(s->who) ? (size_t)n : sizeof(s->who) - 1;
     }
     if (r->close_after)

@@ -84,6 +84,9 @@ struct echo_reply {
     enum echo_error error;   /* non-NONE for "!err" replies */
     size_t request_len;      /* bytes of the request lines, '\n' included */
     size_t lines;            /* request lines this reply answers (1, or a run) */
+    bool who;                /* the answer to !who: it names the thread that asked
+                              * (data is the session's `who`, which the next !who
+                              * rewrites) */
 };
 
 struct echo_session {

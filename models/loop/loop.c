@@ -1,13 +1,15 @@
 /* loop.c -- one thread, a selector, a task queue: the iteration. See
- * loop.h; the timers are in timers.c, the task phase in task_budget.c.
+ * loop.h; the timers are in timers.c, the task phase in task_budget.c,
+ * the task queue in task_queue.c. This file calls them; they never call
+ * back (loop_impl.h).
  *
  * The wakeup rule (Netty's wakenUp, muduo's "not in loop, or draining"):
  * before it blocks in epoll_wait the loop sets `sleeping` and looks at the
- * task queue once more; a producer that queues a task writes the eventfd
- * only if it is the one that clears `sleeping`. Either the producer sees
- * the flag and wakes the loop, or the loop sees the task and does not
- * sleep; a burst of tasks costs one write, and tasks queued by the loop
- * itself cost none.
+ * task queue once more (poll_io); a producer that queues a task writes
+ * the eventfd only if it is the one that clears `sleeping` (task_queue.c,
+ * loop_execute). Either the producer sees the flag and wakes the loop, or
+ * the loop sees the task and does not sleep; a burst of tasks costs one
+ * write, and tasks queued by the loop itself cost none.
  */
 #include "loop_impl.h"
 
@@ -25,156 +27,9 @@
 
 #include "net/clock.h"
 
-static _Thread_local struct loop *current_loop;   /* set on a loop's thread */
-
-bool loop_in_loop(const struct loop *l)
-{
-    return current_loop == l;
-}
-
 const char *loop_name(const struct loop *l)
 {
     return l->name;
-}
-
-/* ---- the task queue -------------------------------------------------------- */
-
-static int ring_push(struct loop *l, struct task t)
-{
-    if (l->count >= l->max_tasks)
-        return -EAGAIN;
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        struct task *grown = malloc(cap * sizeof(*grown));
-        if (!grown)
-            return -ENOMEM;
-        for (size_t i = 0; i < l->count; i++)
-            grown[i] = l->ring[(l->head + i) % l->cap];
-        free(l->ring);
-        l->ring = grown;
-        l->head = 0;
-        l->cap = cap;
-    }
-    l->ring[(l->head + l->count) % l->cap] = t;
-    l->count++;
-    atomic_store(&l->queued, l->count);
-    return 0;
-}
-
-/* Take up to max tasks, in order. */
-size_t ring_take(struct loop *l, struct task *out, size_t max)
-{
-    pthread_mutex_lock(&l->lock);
-    size_t n = l->count < max ? l->count : max;
-    for (size_t i = 0; i < n; i++) {
-        out[i] = l->ring[l->head];
-        l->head = (l->head + 1) % l->cap;
-    }
-    l->count -= n;
-    atomic_store(&l->queued, l->count);
-    pthread_mutex_unlock(&l->lock);
-    return n;
-}
-
-/* A refused task is counted; the first refusal, and then each one that
- * doubles the count, also says so on the board and on stderr (every one
- * would flood both exactly when the loop is already behind). */
-static void report_rejected(struct loop *l, int rc)
-{
-    if (rc != -EAGAIN)
-        return;
-    uint64_t n = atomic_fetch_add(&l->tasks_rejected, 1) + 1;
-    if ((n & (n - 1)) != 0)
-        return;
-    board_event(l->board, EV_REJECT, "%s: task queue full (%zu tasks), %llu refused",
-                l->name, l->max_tasks, (unsigned long long)n);
-    fprintf(stderr, "threadlab: %s: task queue full (%zu tasks), %llu tasks refused\n",
-            l->name, l->max_tasks, (unsigned long long)n);
-}
-
-int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
-{
-    pthread_mutex_lock(&l->lock);
-    if (atomic_load(&l->ended)) {
-        pthread_mutex_unlock(&l->lock);
-        return -ESHUTDOWN;
-    }
-    int rc = ring_push(l, (struct task){ fn, arg });
-    pthread_mutex_unlock(&l->lock);
-    if (rc < 0) {
-        report_rejected(l, rc);
-        return rc;
-    }
-    /* The wakeup rule: only the producer that finds the loop asleep (and
-     * clears the flag) writes. The loop's own tasks never need a write. */
-    if (!loop_in_loop(l) && atomic_exchange(&l->sleeping, false)) {
-        uint64_t one = 1;
-        (void)!write(l->wake.fd, &one, sizeof(one));
-        atomic_fetch_add_explicit(&l->wakeups_written, 1, memory_order_relaxed);
-    }
-    return 0;
-}
-
-/* The test seam (loop__set_after_queue): another thread has queued a task
- * for l and woken it, and has not yet returned to its caller. */
-static void after_queue(struct loop *l)
-{
-    loop_task_cb fn = atomic_load_explicit(&l->after_queue, memory_order_acquire);
-    if (fn)
-        fn(atomic_load_explicit(&l->after_queue_arg, memory_order_relaxed));
-}
-
-int loop_run_in_loop(struct loop *l, loop_task_cb fn, void *arg)
-{
-    if (loop_in_loop(l)) {
-        fn(arg);
-        return 0;
-    }
-    int rc = loop_execute(l, fn, arg);
-    if (rc == 0)
-        after_queue(l);
-    return rc;
-}
-
-/* A handler or task begins at now: the blocked checker sees it from here. */
-static void busy_begin(struct loop *l, uint64_t now)
-{
-    atomic_store_explicit(&l->busy_since_ns, now, memory_order_relaxed);
-}
-
-/* The handler or task begun at began_ns has returned. One that ran
- * long_handler_ns or longer is remembered (when it began, how long it
- * took), so that the checker can say exactly how long the loop was stuck,
- * not "until I next looked". The lock is taken only after such a handler,
- * never on the fast path. Returns the time now, which the caller may use
- * as the next handler's start (one clock read per handler, as before). */
-static uint64_t busy_end(struct loop *l, uint64_t began_ns)
-{
-    uint64_t now = now_ns();
-    /* Remember it before saying the loop is free: the checker reads the
-     * length as soon as it sees busy_since cleared (the other order let it
-     * read the previous handler's, and report no length at all). */
-    if (now - began_ns >= atomic_load_explicit(&l->long_handler_ns, memory_order_relaxed)) {
-        pthread_mutex_lock(&l->long_lock);
-        l->long_began_ns = began_ns;
-        l->long_took_ns = now - began_ns;
-        pthread_mutex_unlock(&l->long_lock);
-    }
-    atomic_store_explicit(&l->busy_since_ns, 0, memory_order_release);
-    return now;
-}
-
-/* Run one task or timer callback, timed for the blocked checker. Returns
- * the time it ended (the task budget's clock). */
-uint64_t run_timed(struct loop *l, loop_task_cb fn, void *arg)
-{
-    uint64_t start = now_ns();
-    busy_begin(l, start);
-    fn(arg);
-    uint64_t end = busy_end(l, start);
-    if (end - start > atomic_load_explicit(&l->longest_task_ns, memory_order_relaxed))
-        atomic_store_explicit(&l->longest_task_ns, end - start, memory_order_relaxed);
-    return end;
 }
 
 /* ---- fds ---------------------------------------------------------------- */

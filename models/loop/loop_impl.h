@@ -1,12 +1,18 @@
 /* loop_impl.h -- inside the event loop: its struct, and the steps its
- * three files give each other. Only models/loop/ includes it; everyone
+ * files give each other. Only models/loop/ includes it; everyone
  * else sees loop.h.
  *
- * One loop, one file per lesson: loop.c is the iteration (wait for I/O,
- * handle it, then timers and tasks; the task queue and the wakeup rule),
- * timers.c the timers, task_budget.c the task phase and ioRatio's
- * budget. The labs follow the same cut (03, 05 and 07). Every function
- * here is called on the loop's thread only.
+ * One loop, one file per lesson, each calling only the files below it:
+ *
+ *   loop.c           the iteration: wait for I/O, handle it, then timers
+ *                    and tasks (lab 03)
+ *     timers.c       the timers (lab 05)
+ *     task_budget.c  the task phase and ioRatio's budget (lab 07)
+ *   task_queue.c     the task queue and the producer's half of the
+ *                    wakeup rule (lab 03)
+ *
+ * The steps all of them share (bump, run_timed) are inline here. Every
+ * function here is called on the loop's thread only.
  */
 #ifndef THREADLAB_LOOP_IMPL_H
 #define THREADLAB_LOOP_IMPL_H
@@ -19,6 +25,7 @@
 
 #include "loop.h"
 #include "timer_heap.h"
+#include "net/clock.h"
 
 struct task {
     loop_task_cb fn;
@@ -86,14 +93,58 @@ static inline void bump(_Atomic uint64_t *c, uint64_t n)
                           memory_order_relaxed);
 }
 
-/* loop.c: run one task or timer callback, timed for the blocked checker
- * (busy from its start, measured around it). Returns the time it ended:
- * the task budget's clock, read once per task. */
-uint64_t run_timed(struct loop *l, loop_task_cb fn, void *arg);
+/* A handler or task begins at now: the blocked checker sees it from here. */
+static inline void busy_begin(struct loop *l, uint64_t now)
+{
+    atomic_store_explicit(&l->busy_since_ns, now, memory_order_relaxed);
+}
 
-/* loop.c: take up to max tasks off the queue, oldest first. Any thread
- * may be queueing meanwhile. Returns how many. */
+/* The handler or task begun at began_ns has returned. One that ran
+ * long_handler_ns or longer is remembered (when it began, how long it
+ * took), so that the checker can say exactly how long the loop was stuck,
+ * not "until I next looked". The lock is taken only after such a handler,
+ * never on the fast path. Returns the time now, which the caller may use
+ * as the next handler's start (one clock read per handler, as before). */
+static inline uint64_t busy_end(struct loop *l, uint64_t began_ns)
+{
+    uint64_t now = now_ns();
+    /* Remember it before saying the loop is free: the checker reads the
+     * length as soon as it sees busy_since cleared (the other order let it
+     * read the previous handler's, and report no length at all). */
+    if (now - began_ns >= atomic_load_explicit(&l->long_handler_ns, memory_order_relaxed)) {
+        pthread_mutex_lock(&l->long_lock);
+        l->long_began_ns = began_ns;
+        l->long_took_ns = now - began_ns;
+        pthread_mutex_unlock(&l->long_lock);
+    }
+    atomic_store_explicit(&l->busy_since_ns, 0, memory_order_release);
+    return now;
+}
+
+/* Run one task or timer callback, timed for the blocked checker (busy
+ * from its start, measured around it). Returns the time it ended: the
+ * task budget's clock, read once per task. */
+static inline uint64_t run_timed(struct loop *l, loop_task_cb fn, void *arg)
+{
+    uint64_t start = now_ns();
+    busy_begin(l, start);
+    fn(arg);
+    uint64_t end = busy_end(l, start);
+    if (end - start > atomic_load_explicit(&l->longest_task_ns, memory_order_relaxed))
+        atomic_store_explicit(&l->longest_task_ns, end - start, memory_order_relaxed);
+    return end;
+}
+
+/* ---- task_queue.c ---- */
+
+/* The loop whose thread this is, or NULL: set by loop.c's thread. */
+extern _Thread_local struct loop *current_loop;
+
+/* Take up to max tasks off the queue, oldest first. Any thread may be
+ * queueing meanwhile. Returns how many. Loop thread. */
 size_t ring_take(struct loop *l, struct task *out, size_t max);
+
+/* ---- timers.c and task_budget.c ---- */
 
 /* timers.c, step 2 of an iteration: fire the timers due at `now`, each at
  * most once. Loop thread. */

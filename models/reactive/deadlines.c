@@ -1,6 +1,6 @@
 /* deadlines.c -- a channel's timeouts: idle, a line never finished, output
  * that stalls (lab 05). See channel.h for what each closes, and
- * channel_impl.h for how the files of a channel share it.
+ * channel_impl.h for the files below this one, which it calls.
  */
 #include "channel_impl.h"
 #include "net/clock.h"

@@ -1,7 +1,7 @@
 /* offload.c -- a slow line leaves the loop: it goes to the business pool,
  * and its reply comes back to the channel's loop, where the lines behind
  * it are answered (lab 04). See channel.c for the states (OFFLOADED), and
- * channel_impl.h for how the files of a channel share it.
+ * channel_impl.h for the files below this one, which it calls.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +59,9 @@ static void offload_done(struct promise *done, void *arg)
     ch->lines++;
     /* The offloaded line's reply is counted with the lines behind it, which
      * have waited since about the same read. */
-    batch_count(&b, true, 1);
-    if (process_lines(ch, &b))
-        settle(ch, &b);
+    batch_count(&b, 1);
+    if (answer_lines(ch, &b))
+        finish_wakeup(ch, &b);
 }
 
 /* On a business thread: an offloaded !who is answered by this thread, in
@@ -107,12 +107,6 @@ static void offload_run(void *arg, struct pool_thread *self)
     promise_release(done);
 }
 
-/* Is this reply the session's answer to !who? */
-bool is_who(const struct channel *ch, const struct echo_reply *r)
-{
-    return r->data == ch->session.who;
-}
-
 /* Hand a !cpu, !sleep or !who line to the business pool, with a promise
  * whose listener (offload_done) brings the reply back to this loop.
  * Returns false if the pool refused it or memory ran out (the line then
@@ -124,7 +118,7 @@ bool offload(struct channel *ch, const struct echo_reply *r, uint64_t read_ns)
     if (!o)
         return false;
     *o = (struct offload){ .ch = ch, .read_ns = read_ns, .work = *r, .len = r->len,
-                           .asks_who = is_who(ch, r), .model = ch->host->model,
+                           .asks_who = r->who, .model = ch->host->model,
                            .conn_id = ch->id, .board = ch->host->board };
     memcpy(o->line, r->data, r->len);
     o->work.data = o->line;

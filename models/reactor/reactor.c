@@ -23,13 +23,16 @@
  * Netty's ServerBootstrap.group(group) with a group of one: the loop is
  * its own boss and its own only worker, so every hand-off from "boss" to
  * "worker" runs at once, on the same thread.
- * The connection itself is models/reactive/channel.c; the loop is
+ * The connection itself is models/reactive/channel.c, with the files
+ * below it (models/reactive/channel_impl.h); the loop is
  * models/loop/loop.c.
  *
  * Where it lives, and what to read first:
  *   loop_iteration (models/loop/loop.c)    poll, timers, tasks: the loop
  *   on_acceptable (models/multireactor/loopserver.c)  accept, open a channel
  *   channel_io_cb (models/reactive/channel.c)  read, decode, answer, write
+ *   answer_lines (models/reactive/channel_lines.c)  the lines, under the budget
+ *   write_out (models/reactive/channel_output.c)  the write, then backpressure
  */
 #include "reactor.h"
 

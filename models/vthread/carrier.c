@@ -1,6 +1,7 @@
 /* carrier.c -- the scheduler: a carrier's loop, its token and its run
  * queue. The park and the resume themselves are park.c (lab 09). See
- * carrier.h for the words, and runtime.h for the picture.
+ * carrier.h for the words, and runtime.h for the picture. The run queue
+ * and the resume that both this file and park.c use are run_queue.c.
  *
  * One turn of a carrier's loop (carrier__run) is four named steps:
  *
@@ -90,81 +91,6 @@ void carrier__release(struct carrier *c)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* ---- the run queue --------------------------------------------------------- */
-
-static void runq_push(struct carrier *c, struct vthread *vt)
-{
-    vt->state = VT_RUNNABLE;
-    vt->next = NULL;
-    if (c->runq_tail)
-        c->runq_tail->next = vt;
-    else
-        c->runq_head = vt;
-    c->runq_tail = vt;
-    c->runq_len++;
-}
-
-static struct vthread *runq_pop(struct carrier *c)
-{
-    struct vthread *vt = c->runq_head;
-    if (!vt)
-        return NULL;
-    c->runq_head = vt->next;
-    if (!c->runq_head)
-        c->runq_tail = NULL;
-    c->runq_len--;
-    return vt;
-}
-
-/* ---- the resume, for all the reasons but an fd ---------------------------------- */
-
-void carrier__resume(struct carrier *c, struct vthread *vt, enum vt_wake why)
-{
-    if (vt->deadline.index != HEAP_NOT_IN)
-        heap_remove(&c->deadlines, &vt->deadline);
-    vt->woke = why;
-    runq_push(c, vt);
-    board_thread_state(c->rt->opts.board, &vt->on_board, STATE_RUNNABLE);
-}
-
-void carrier__drain_wake(struct carrier *c)
-{
-    uint64_t count;
-    ssize_t got = read(c->wake_fd, &count, sizeof(count));
-    (void)got;                      /* EAGAIN: another runner drained it */
-}
-
-void vt_yield(struct vthread *self)
-{
-    struct carrier *c = self->carrier;
-    self->woke = VT_WAKE_READY;
-    runq_push(c, self);
-    board_thread_state(c->rt->opts.board, &self->on_board, STATE_RUNNABLE);
-    vt_switch(&self->ctx, &self->runner->sched);
-}
-
-/* ---- a vthread's life on the carrier ---------------------------------------- */
-
-void carrier__forget(struct carrier *c, struct vthread *vt)
-{
-    if (vt->prev_all)
-        vt->prev_all->next_all = vt->next_all;
-    else
-        c->all = vt->next_all;
-    if (vt->next_all)
-        vt->next_all->prev_all = vt->prev_all;
-    c->vthreads--;
-    board_thread_end(c->rt->opts.board, &vt->on_board);
-    vt_context_free(&vt->ctx);
-    free(vt);
-
-    struct vt_runtime *rt = c->rt;
-    pthread_mutex_lock(&rt->live_lock);
-    if (--rt->live == 0)
-        pthread_cond_broadcast(&rt->live_changed);
-    pthread_mutex_unlock(&rt->live_lock);
-}
-
 /* Take vt onto this carrier: its list, its epoll (registered one-shot
  * and disarmed: no event until a park arms it), its run queue. A failed
  * registration shuts the socket, so the vthread's first read sees the end
@@ -185,7 +111,7 @@ static void carrier_adopt(struct carrier *c, struct vthread *vt)
             shutdown(vt->fd, SHUT_RDWR);
         }
     }
-    runq_push(c, vt);
+    carrier__runq_push(c, vt);
 }
 
 /* ---- the loop's steps ---------------------------------------------------------- */
@@ -283,7 +209,7 @@ static void carrier_expire(struct carrier *c)
 static void carrier_run_queue(struct carrier *c, struct runner *r)
 {
     for (uint64_t n = c->runq_len; n > 0; n--) {
-        struct vthread *vt = runq_pop(c);
+        struct vthread *vt = carrier__runq_pop(c);
         if (!vt)
             break;
         carrier__run_one(c, r, vt);

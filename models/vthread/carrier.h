@@ -149,8 +149,13 @@ void carrier__acquire_locked(struct carrier *c, struct runner *r); /* c->lock he
 void carrier__release(struct carrier *c);
 /* Wake the carrier's runner out of epoll_wait. Any thread. */
 void carrier__wake(struct carrier *c);
-/* Make a parked vthread runnable, for why; its deadline is dropped. The
- * token holder's thread only (as the three below). */
+/* ---- run_queue.c ---- */
+
+/* Put vt at the tail of the run queue (runnable), or take the head (NULL:
+ * empty). The token holder's thread only (as the rest of this part). */
+void carrier__runq_push(struct carrier *c, struct vthread *vt);
+struct vthread *carrier__runq_pop(struct carrier *c);
+/* Make a parked vthread runnable, for why; its deadline is dropped. */
 void carrier__resume(struct carrier *c, struct vthread *vt, enum vt_wake why);
 /* Empty the carrier's wake eventfd. */
 void carrier__drain_wake(struct carrier *c);

@@ -93,7 +93,7 @@ static int send_out(struct vthread *self, struct serving *sv)
  * is written first. */
 static int queue_out(struct vthread *self, struct serving *sv, const struct echo_reply *r)
 {
-    bool is_who = r->data == sv->session.who;
+    bool is_who = r->who;
     if (sv->nout == REPLIES_MAX || (is_who && sv->out_holds_who)) {
         int rc = send_out(self, sv);
         if (rc < 0)

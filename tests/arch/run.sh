@@ -5,7 +5,9 @@
 # are where it says (model_guides.sh), every header function states its
 # thread (thread_contracts.sh), no function runs over 80 lines without a
 # marked reason (function_lengths.sh), includes run only down (layers.sh),
-# the simulator's files call each other in no circle (sim_calls.sh).
+# the simulator's files call each other in no circle (sim_calls.sh), and
+# calls between the files of a folder run one way (circles.sh, from the
+# objects of this build).
 # Then each model's threads and fds, read from
 # /proc/PID/task and /proc/PID/fd while it serves load, must be the model's
 # shape: BIO a thread per connection, the pool between min and max, the
@@ -130,6 +132,16 @@ static_check "functions over 80 lines without a marked reason (every .c file)" \
   sh "$here/function_lengths.sh"
 static_check "includes that run back up (models/ < sim/, viz/ < load/ < cli/)" \
   sh "$here/layers.sh"
+static_check "files of one folder that call each other in a circle (models/*/, viz/)" \
+  env BUILD="$(dirname "$BIN")" sh "$here/circles.sh"
+# The circle check bites: two made-up files that call each other.
+mkdir -p "$tmp/circle"
+printf 'void b(void);\nvoid a(void) { b(); }\n' >"$tmp/circle/a.c"
+printf 'void a(void);\nvoid b(void) { a(); }\n' >"$tmp/circle/b.c"
+for f in a b; do ${CC:-cc} -c -o "$tmp/circle/$f.o" "$tmp/circle/$f.c"; done
+circle=$(sh "$here/circles.sh" "$tmp/circle"); rc=$?
+expect_eq "the circle check on two files that call each other" "$rc: $(echo "$circle" | tail -1)" \
+  "1: $tmp/circle: a circle of files: a.c b.c"
 # The layer check bites: a simulator file that reaches up into the screens.
 mkdir -p "$tmp/sim" && printf '#include "sim/sim.h"\n#include "viz/view.h"\n' >"$tmp/sim/up.c"
 upward=$(cd "$tmp" && sh "$OLDPWD/$here/layers.sh" sim/up.c)
