@@ -989,7 +989,7 @@ static struct passes_out passes(int client_cpu, int server_cpu, double *write_cp
  *   stretch the others).
  * Where Linux puts two such threads itself is not measured: on this VM it
  * was two cores on a quiet machine and one beside other work, and that
- * choice is the simulator's to make (machine.c), not a cost.
+ * choice is the simulated scheduler's to make (sched.h), not a cost.
  * cross_core_ns is not measured either: the interrupt a wakeup across
  * cores costs is wakeup_cpu_ns's, and what is left (colder caches) is too
  * small to see here. net_one_way_ns: on loopback the kernel delivers
