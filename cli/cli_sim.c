@@ -53,6 +53,10 @@ static void sim_usage(FILE *out)
             "\n"
             "the machine:\n"
             "  --cores N          cores (default 2)\n"
+            "  --sched NAME       the scheduler: linux (default: EEVDF, SIS_UTIL,\n"
+            "                     PELT and the load balancer, as calibrated) or\n"
+            "                     simple (FIFO run queue per core, time slices,\n"
+            "                     wake on an idle core, else the shortest queue)\n"
             "  --profile FILE     costs measured by threadlab calibrate (default: the\n"
             "                     built-in profile of this project's machine); 'zero'\n"
             "                     for no costs at all (pure queueing)\n"
@@ -464,6 +468,18 @@ struct sim_args {
     const char *profile_path, *record_path;
 };
 
+/* --sched linux|simple (CLI_OPT_CALL). */
+static bool parse_sched(const char *cmd, const char *arg, void *sched)
+{
+    const struct sched_ops *found = sim_sched_by_name(arg);
+    if (!found) {
+        cli_usage_error(cmd, "--sched: '%s' is not linux or simple", arg);
+        return false;
+    }
+    *(const struct sched_ops **)sched = found;
+    return true;
+}
+
 /* --mix, with task= (CLI_OPT_CALL). */
 static bool parse_mix(const char *cmd, const char *arg, void *sim_opts)
 {
@@ -489,6 +505,7 @@ static int parse_args(int argc, char **argv, struct sim_opts *o, struct sim_swee
     *a = (struct sim_args){ .speed = 0.001 };     /* a simulated millisecond a second */
     const struct cli_opt options[] = {
         { CLI_INT("cores", &o->cores, 1, 4096) },
+        { CLI_CALL("sched", parse_sched, &o->sched) },
         { CLI_TEXT("profile", &a->profile_path) },
         { CLI_INT("max-threads", &o->max_threads, 0, 100000000) },
         { CLI_REAL("stack-kb", &a->stack_kb, 4, 1 << 20), .given = &a->stack_kb_given },

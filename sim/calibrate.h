@@ -36,6 +36,12 @@ const char *calibrate_group_name(int g);
  * calibrate_measure. */
 int calibrate_measure_groups(struct profile *p, unsigned groups, FILE *progress);
 
+/* The Linux scheduler's own figures (calibrate_linux.c), which only
+ * --sched linux uses: wakeup_granularity_ns and migration_cost_ns, read
+ * where the kernel shows them, else Linux's defaults for ncpu cores; each
+ * noted in p's comments and on `progress`. */
+void calibrate_read_linux_sched(struct profile *p, long ncpu, FILE *progress);
+
 /* ---- the rule a figure is trusted by (pure: measures nothing) -------------- */
 
 #define CALIBRATE_ROUNDS 5          /* rounds per figure */

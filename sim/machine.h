@@ -1,22 +1,17 @@
-/* machine.h -- the simulated computer: cores, threads and a scheduler.
+/* machine.h -- the simulated computer: cores, threads and their run
+ * queues, the queueing machine that a scheduler (sched.h) steers.
  *
  * A thread asks for CPU in bursts: "run me for 4 us, then tell me". Each
- * core has its own run queue, as Linux's do. A woken thread goes to the
- * core it ran on last if that core is idle; else to another idle core,
- * but only while the cores are not too busy (Linux's SIS_UTIL,
- * idle_search_pct: on 2 cores, none past 60% busy); else it waits on its
- * last core, busy as it is. There it may take the core from the running
- * thread (EEVDF's wakeup preemption: it is owed CPU on that core and the
- * running thread is not, or has used its slice, or its virtual deadline
- * comes first), else it waits at the tail of that core's run queue. A thread that has used its time slice while others wait on its
- * core goes to the tail too. A core left with nothing to run takes a
- * waiting thread from another core only if it has been idle long on
- * average (Linux's newidle balance); every balance_interval_ns the
- * balancer moves a waiting thread from the core with the highest load
- * average to the lowest. What a switch onto a core costs depends on how
- * the thread came (machine.c, switch_cost): context_switch_ns (plus
- * context_switch_log2_ns per doubling of the core's run queue) for one
- * thread after another; an idle core woken from another core costs
+ * core runs one thread at a time and has its own run queue, first come
+ * first served. Where a woken thread goes, whether it preempts, and what
+ * a core with an empty run queue takes from the others, the scheduler
+ * decides (sched_simple.c, sched_linux.c). The machine does the rest:
+ * a core whose thread blocks or ends takes the head of its run queue; a
+ * thread that has used its time slice (time_slice_ns) while others wait
+ * on its core goes to the tail. What a switch onto a core costs depends
+ * on how the thread came (switch_cost.c): context_switch_ns
+ * (plus context_switch_log2_ns per doubling of the core's run queue) for
+ * one thread after another; an idle core woken from another core costs
  * wakeup_cpu_ns of CPU instead, wakeup_ipi_ns of it paid by the waker
  * (the interrupt it sends) and the rest by the woken thread, which starts
  * wakeup_ns later; a wakeup preemption from another core pays the same
@@ -35,6 +30,8 @@
 #include "probe/histogram.h"
 #include "profile.h"
 #include "rng.h"
+#include "runq.h"
+#include "sched.h"
 
 #define VT_NONE UINT32_MAX
 
@@ -55,23 +52,7 @@ struct vthread {
                                     wait for CPU ended) */
     vtime_t runnable_at;         /* when it last became runnable (woken, or
                                     put back by a preemption: sim --waits) */
-    vtime_t vruntime_ns;         /* EEVDF's virtual runtime on its core:
-                                    the CPU it has had there (all threads
-                                    weigh the same), placed by its lag
-                                    when it joins a core */
-    vtime_t deadline_ns;         /* its virtual deadline: a slice
-                                    (wakeup_granularity_ns) past its
-                                    vruntime when it joined or used its
-                                    last slice */
-    int64_t lag_ns;              /* what its core owed it (> 0) or it owed
-                                    (< 0) when it last left the core's
-                                    threads: V less its vruntime */
-};
-
-/* A core's run queue: a ring of thread ids, first come first served. */
-struct runq {
-    uint32_t *ids;
-    uint32_t head, len, cap;
+    struct sched_thread sched;   /* the scheduler's (sched.h) */
 };
 
 struct vcore {
@@ -81,16 +62,8 @@ struct vcore {
                                     running when its burst ends (Linux's
                                     need_resched, honoured on the way back
                                     from the system call) */
-    uint32_t queued;             /* its threads: the one on it, and those
-                                    in its run queue */
-    vtime_t vruntime_sum;        /* their vruntimes, summed: the average
-                                    is EEVDF's V, the fair share */
-    vtime_t empty_v;             /* V when its last thread left it */
-    double load_avg;             /* its threads, averaged over time (PELT) */
-    vtime_t load_at;             /* when load_avg was last brought up */
     vtime_t idle_since;          /* when it last went idle */
-    double avg_idle_ns;          /* Linux's avg_idle: how long it stays
-                                    idle, on average (1/8 per sample) */
+    struct sched_core sched;     /* the scheduler's (sched.h) */
     uint32_t gen;                /* its pending event is stale if this moved */
     vtime_t segment_start;       /* when the current stretch of running began */
     vtime_t slice_end;
@@ -118,6 +91,8 @@ struct machine {
     uint32_t core_event_kind;    /* the engine event kind the machine uses */
     burst_done_fn done;
     void *ctx;
+    const struct sched_ops *sched;  /* the scheduler that steers it */
+    struct sched_machine sched_state;  /* ... and its bookkeeping */
 
     int ncores;
     struct vcore *cores;
@@ -136,12 +111,8 @@ struct machine {
     uint64_t context_switches, preemptions;
     uint64_t wakeup_preemptions; /* of the preemptions: a woken thread took
                                     a busy core (wakeup_granularity_ns) */
-    double util_avg;             /* the cores' average utilization (0 to
-                                    1), averaged over time as PELT does */
-    vtime_t util_at;             /* when util_avg was last brought up */
     uint64_t migrations;         /* a thread came onto another core than
                                     the one it ran on last */
-    bool balance_armed;          /* the balancer's next turn is scheduled */
     int waker_core;              /* the core whose burst ended last, ... */
     uint32_t waker;              /* ... the thread whose it was, ... */
     vtime_t waker_at;            /* ... at this time: who wakes whom */
@@ -157,7 +128,8 @@ struct machine {
 };
 
 int machine_init(struct machine *m, struct des_engine *eng, const struct profile *prof,
-                 int ncores, uint32_t core_event_kind, burst_done_fn done, void *ctx);
+                 int ncores, const struct sched_ops *sched, uint32_t core_event_kind,
+                 burst_done_fn done, void *ctx);
 void machine_free(struct machine *m);
 
 /* A new thread, blocked. VT_NONE when out of memory. */
@@ -181,5 +153,37 @@ void machine_core_event(struct machine *m, uint32_t c, uint32_t gen);
 
 /* Every core's busy time, summed. */
 vtime_t machine_busy_ns(const struct machine *m);
+
+/* ---- for the schedulers (sched.h) ---- */
+
+/* How a thread comes onto a core, which decides what the switch costs. */
+enum arrival {
+    ARRIVE_QUEUED,               /* from the run queue, onto a core whose
+                                    thread just left: a switch */
+    ARRIVE_IDLE,                 /* woken onto an idle core: an interrupt
+                                    wakes the core (from the waker's core,
+                                    or its own timer's) */
+    ARRIVE_PREEMPT,              /* woken, it takes a busy core from the
+                                    thread running there (wakeup preemption) */
+};
+
+/* Put runnable t on core c, idle (or just taken from its thread). remote:
+ * from another core; waker_pays: the waker pays its part of the
+ * interrupt (wakeup_ipi_ns), t the rest. */
+void machine_dispatch(struct machine *m, int c, uint32_t t, enum arrival how, bool remote,
+                      bool waker_pays);
+
+/* t waits at the tail of core c's run queue (machine_queue_on tells the
+ * scheduler, machine_rq_push does not); runq_pop takes the head. */
+void machine_queue_on(struct machine *m, int c, uint32_t t);
+void machine_rq_push(struct machine *m, int c, uint32_t t);
+
+/* Woken t takes busy core c from its thread, which waits at the tail of
+ * c's run queue; if that thread is the one whose burst just ended (the
+ * waker), at its next burst. waker: as sched_ops.wake has it. */
+void machine_preempt(struct machine *m, int c, uint32_t t, int waker);
+
+/* The balancer's turn (sched_ops.balance) after delay_ns. */
+void machine_arm_balance(struct machine *m, vtime_t delay_ns);
 
 #endif

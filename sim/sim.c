@@ -121,7 +121,7 @@ static int setup(struct sim *s)
         return -1;
     s->window_core_busy = calloc((size_t)o->cores, sizeof(*s->window_core_busy));
     if (!s->window_core_busy || des_init(&s->eng, 4096) < 0 ||
-        machine_init(&s->m, &s->eng, &o->prof, o->cores, EV_CORE, burst_done, s) < 0)
+        machine_init(&s->m, &s->eng, &o->prof, o->cores, o->sched, EV_CORE, burst_done, s) < 0)
         return -1;
     if (s->viz)
         s->m.on_core = on_core;

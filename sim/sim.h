@@ -41,6 +41,8 @@ enum sim_model { SIM_BIO, SIM_POOL, SIM_REACTOR, SIM_MULTIREACTOR, SIM_VTHREAD,
 struct sim_opts {
     enum sim_model model;
     int cores;
+    const struct sched_ops *sched;  /* --sched: who places the threads
+                                       (sched.h; default sched_linux) */
     struct profile prof;
     uint64_t seed;
 
@@ -137,6 +139,9 @@ struct sim_report {
 
 /* Defaults mirror serve and load: 1 conn, closed loop, 10 s, 2 cores. */
 void sim_opts_init(struct sim_opts *o, enum sim_model model);
+
+/* --sched: the scheduler by name ("linux", "simple"), or NULL. */
+const struct sched_ops *sim_sched_by_name(const char *name);
 
 /* The model by name ("bio", ...), or -1. */
 int sim_model_by_name(const char *name);

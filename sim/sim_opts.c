@@ -27,11 +27,22 @@ int sim_model_by_name(const char *name)
     return -1;
 }
 
+/* --sched NAME: the scheduler of that name, or NULL. */
+const struct sched_ops *sim_sched_by_name(const char *name)
+{
+    static const struct sched_ops *const scheds[] = { &sched_linux, &sched_simple };
+    for (size_t i = 0; i < sizeof(scheds) / sizeof(scheds[0]); i++)
+        if (strcmp(scheds[i]->name, name) == 0)
+            return scheds[i];
+    return NULL;
+}
+
 void sim_opts_init(struct sim_opts *o, enum sim_model model)
 {
     memset(o, 0, sizeof(*o));
     o->model = model;
     o->cores = 2;
+    o->sched = &sched_linux;
     profile_default(&o->prof);
     o->seed = 1;
     o->conns = 1;

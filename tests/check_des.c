@@ -337,8 +337,8 @@ static void bare_init(struct bare *b, int cores)
     memset(b, 0, sizeof(*b));
     profile_zero(&b->prof);
     ck_assert_int_eq(des_init(&b->eng, 64), 0);
-    ck_assert_int_eq(machine_init(&b->m, &b->eng, &b->prof, cores, EV_TEST_CORE, bare_done,
-                                  b), 0);
+    ck_assert_int_eq(machine_init(&b->m, &b->eng, &b->prof, cores, &sched_linux, EV_TEST_CORE,
+                                  bare_done, b), 0);
     for (int i = 0; i < TEST_THREADS; i++) {
         b->t[i] = machine_spawn(&b->m, (uint32_t)i);
         b->wakes[i] = -1;
@@ -1496,6 +1496,107 @@ START_TEST(random_configurations_keep_the_laws)
 }
 END_TEST
 
+/* ---- the simple scheduler (sim/sched_simple.c), by hand ------------------------- */
+
+/* A bare machine (as above) steered by the simple scheduler, with no
+ * costs but those given. */
+static void bare_init_simple(struct bare *b, int cores, double switch_ns, double slice_ns)
+{
+    bare_init(b, cores);
+    b->m.sched = &sched_simple;
+    b->prof.context_switch_ns = switch_ns;
+    b->prof.time_slice_ns = slice_ns;
+}
+
+/* Run to the end, keeping the machine for its counters. */
+static void bare_run_keep(struct bare *b)
+{
+    bare_run_until(b, UINT64_MAX);
+    b->busy_ns = machine_busy_ns(&b->m);
+}
+
+static void bare_free(struct bare *b)
+{
+    machine_free(&b->m);
+    des_free(&b->eng);
+}
+
+/* One core, a 3 us slice, a 1 us switch; A (5 us) and B (2 us) woken at
+ * 0. By hand: A takes the idle core at 0 (an idle core's wakeup costs
+ * wakeup_cpu_ns, 0 here), B waits. At 3 A's slice ends: A to the tail, B
+ * on (2 + 1 us switch): done at 6. A back on (2 left + 1 switch): done
+ * at 9. Three switches, one preemption, 9 us busy. */
+START_TEST(simple_one_core_runs_two_threads_round_robin)
+{
+    struct bare b;
+    bare_init_simple(&b, 1, 1000, 3000);
+    bare_wake_at(&b, 0, 0, 5000);
+    bare_wake_at(&b, 1, 0, 2000);
+    bare_run_keep(&b);
+    ck_assert_uint_eq(b.done_at[1], 6000);
+    ck_assert_uint_eq(b.done_at[0], 9000);
+    ck_assert_uint_eq(b.busy_ns, 9000);
+    ck_assert_uint_eq(b.m.context_switches, 3);
+    ck_assert_uint_eq(b.m.preemptions, 1);
+    ck_assert_uint_eq(b.m.wakeup_preemptions, 0);
+    bare_free(&b);
+}
+END_TEST
+
+/* Two cores, no slices; an idle core's wakeup costs 0.2 us of CPU and
+ * 0.5 us of latency, a switch 1 us. A (4 us), B (1 us), C (1 us) woken at
+ * 0, in that order. By hand: A takes core 0 (the lowest idle), from 0.5
+ * to 4.7; B core 1, from 0.5 to 1.7; C finds no idle core and waits on
+ * the shortest queue, core 0's (a tie: the lower). At 1.7 core 1 has
+ * nothing: it takes C from core 0's queue (a switch, 1 + 1 us): done at
+ * 3.7, not at 6.7 behind A. */
+START_TEST(simple_wakes_on_an_idle_core_and_an_idle_core_takes_a_waiter)
+{
+    struct bare b;
+    bare_init_simple(&b, 2, 1000, 0);
+    b.prof.wakeup_cpu_ns = 200;
+    b.prof.wakeup_ns = 500;
+    bare_wake_at(&b, 0, 0, 4000);
+    bare_wake_at(&b, 1, 0, 1000);
+    bare_wake_at(&b, 2, 0, 1000);
+    bare_run_keep(&b);
+    ck_assert_uint_eq(b.done_at[0], 4700);
+    ck_assert_uint_eq(b.done_at[1], 1700);
+    ck_assert_uint_eq(b.done_at[2], 3700);
+    ck_assert_uint_eq(b.busy_ns, 4200 + 1200 + 2000);
+    ck_assert_uint_eq(b.m.migrations, 0);        /* C had never run: no move */
+    bare_free(&b);
+}
+END_TEST
+
+/* Both schedulers, every model, closed and open loop, a pool that grows,
+ * offload, pinned vthreads: L = lambda x W to 1% (run_checked). */
+START_TEST(both_schedulers_keep_littles_law)
+{
+    static const struct sched_ops *const scheds[] = { &sched_linux, &sched_simple };
+    struct sim_report *r = malloc(sizeof(*r));
+    for (size_t k = 0; k < 2; k++)
+        for (int m = 0; m < SIM_MODEL_COUNT; m++) {
+            struct sim_opts o;
+            sim_opts_init(&o, (enum sim_model)m);
+            o.sched = scheds[k];
+            o.conns = 200;
+            o.duration_s = 0.1;
+            o.cores = 1 + m % 4;
+            o.rate = m % 2 ? 50000 : 0;
+            o.pool_min = 2;
+            o.sleep_pct = 5;
+            o.sleep_ms = 1;
+            o.offload = m == SIM_MULTIREACTOR ? 4 : 0;
+            o.pin = m == SIM_VTHREAD && k == 1;
+            run_checked(&o, r);
+            printf("%s --sched %s: L %.3f, lambda x W %.3f\n", sim_model_name(o.model),
+                   o.sched->name, r->mean_in_system, r->arrival_per_s * r->sojourn_ns / 1e9);
+        }
+    free(r);
+}
+END_TEST
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);    /* the figures survive a failing fork */
@@ -1550,6 +1651,12 @@ int main(void)
     tcase_set_timeout(props, 60);
     tcase_add_loop_test(props, random_configurations_keep_the_laws, 0, props_count());
     suite_add_tcase(s, props);
+    TCase *simple = tcase_create("simple scheduler");
+    tcase_set_timeout(simple, 600);      /* a hang guard */
+    tcase_add_test(simple, simple_one_core_runs_two_threads_round_robin);
+    tcase_add_test(simple, simple_wakes_on_an_idle_core_and_an_idle_core_takes_a_waiter);
+    tcase_add_test(simple, both_schedulers_keep_littles_law);
+    suite_add_tcase(s, simple);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
