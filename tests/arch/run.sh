@@ -130,6 +130,11 @@ static_check "functions over 80 lines without a marked reason (every .c file)" \
   sh "$here/function_lengths.sh"
 static_check "includes that run back up (models/ < sim/, viz/ < load/ < cli/)" \
   sh "$here/layers.sh"
+# The tests' fixed sleeps, counted as tests/README.md says (a new one
+# that waits a guess shows as a changed count; an await does not).
+sleeps=$(sh "$here/../../scripts/fixed-sleeps.sh" | tail -1 | cut -d' ' -f1)
+grep -q "lists them, $sleeps " "$here/../README.md" && ok ||
+  bad "tests/README.md does not give the fixed sleeps' count, $sleeps (scripts/fixed-sleeps.sh)"
 # The layer check bites: a simulator file that reaches up into the screens.
 mkdir -p "$tmp/sim" && printf '#include "sim/sim.h"\n#include "viz/view.h"\n' >"$tmp/sim/up.c"
 upward=$(cd "$tmp" && sh "$OLDPWD/$here/layers.sh" sim/up.c)

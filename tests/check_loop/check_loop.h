@@ -48,6 +48,11 @@ void stop_loop(struct loop *l);
  * the tests wait for what the loop does, not for a fixed time. */
 int wait_count(atomic_int *n, int want);
 
+/* Queue a task on l and await it (asserts it ran): every task l had queued
+ * before, and whatever they queued ahead of it, has run by then. This is
+ * how a test knows "nothing more comes" without sleeping a guess. */
+void loop_drain(struct loop *l);
+
 /* The hang guard of one ioRatio measure (io_ratio.c); the running case's
  * timeout is 3x (quiet: well under a second of CPU a ratio; a mutant that
  * spins waits out the timeout, so it is no longer than it must be). */

@@ -28,6 +28,19 @@ int wait_count(atomic_int *n, int want)
     return atomic_load(n);
 }
 
+static void mark_ran(void *arg)
+{
+    atomic_store((atomic_bool *)arg, true);
+}
+
+void loop_drain(struct loop *l)
+{
+    atomic_bool ran = false;
+    ck_assert_int_eq(loop_execute(l, mark_ran, &ran), 0);
+    WAIT_UNTIL(atomic_load(&ran));
+    ck_assert_msg(atomic_load(&ran), "a task queued on the loop never ran");
+}
+
 int main(void)
 {
     Suite *s = suite_create("loop");

@@ -36,7 +36,7 @@ START_TEST(promise_listeners_run_on_the_loop_once)
     pthread_join(th, NULL);
     ck_assert_int_eq(promise_add_listener(p, listener_cb, NULL), 0); /* after */
     ck_assert_int_eq(wait_count(&listener_runs, 3), 3);
-    usleep(20000);                                /* and no fourth run */
+    loop_drain(promise_loop);                     /* and no fourth run */
     ck_assert_int_eq(atomic_load(&listener_runs), 3);
     ck_assert_int_eq(atomic_load(&listener_on_loop), 3);
     ck_assert_int_eq(promise_state(p), PROMISE_SUCCESS);
