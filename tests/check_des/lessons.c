@@ -192,7 +192,7 @@ START_TEST(spread_costs_give_latency_a_tail)
 END_TEST
 
 /* cross_core_ns is paid by a thread that comes onto another core than
- * last time (the scheduler tests above check the charge itself). One BIO
+ * last time (scheduler.c checks the charge itself). One BIO
  * connection and its client on two cores: each keeps a core (a woken
  * thread goes back to its last core when it is idle), nothing moves once
  * the connection is set up, and a dear move changes nothing; sixteen
