@@ -92,13 +92,19 @@ LIB_SRCS  := $(sort $(wildcard models/*.c models/*/*.c) \
              $(wildcard sim/*.c viz/*.c load/*.c) \
              $(filter models/% sim/% viz/% load/%,$(PREBUILT_SRCS)))
 CLI_SRCS  := $(wildcard cli/*.c)
-TEST_SRCS := $(wildcard tests/check_*.c)
-SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c) $(filter tests/support/%,$(PREBUILT_SRCS)))
+# A test binary build/tests/check_X is tests/check_X.c alone, or the files
+# of the folder tests/check_X/ (a suite too long for one file, by subject).
+TEST_NAMES := $(sort $(patsubst tests/%.c,%,$(wildcard tests/check_*.c)) \
+                     $(patsubst tests/%/,%,$(wildcard tests/check_*/)))
+test_srcs = $(wildcard tests/$(1).c tests/$(1)/*.c)
+TEST_SRCS := $(foreach t,$(TEST_NAMES),$(call test_srcs,$(t)))
+SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c tests/support/*/*.c) \
+                $(filter tests/support/%,$(PREBUILT_SRCS)))
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 SUPPORT_OBJS := $(SUPPORT_SRCS:%.c=$(BUILD)/obj/%.o)
-TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+TEST_BINS := $(TEST_NAMES:%=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libthreadlab.a
 BIN       := $(BUILD)/threadlab
 
@@ -154,9 +160,12 @@ $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SUPPORT_OBJS) $(LIB)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(CHECK_LIBS) $(ZLIB_LIBS) -lm
+define test_bin_rule
+$(BUILD)/tests/$(1): $(patsubst %.c,$(BUILD)/obj/%.o,$(call test_srcs,$(1))) $(SUPPORT_OBJS) $(LIB)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -o $$@ $$(filter-out $$(SUPPORT_OBJS) $$(LIB),$$^) $$(SUPPORT_OBJS) $$(LIB) $$(CHECK_LIBS) $$(ZLIB_LIBS) -lm
+endef
+$(foreach t,$(TEST_NAMES),$(eval $(call test_bin_rule,$(t))))
 
 # Every test runs even when one fails; the target fails if any did, and
 # the last lines name the failures (tests/run-all.sh). THREADLAB_BIN lets
@@ -382,4 +391,4 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(SUPPORT_OBJS:.o=.d) \
-         $(TEST_SRCS:tests/%.c=$(BUILD)/obj/tests/%.d)
+         $(TEST_SRCS:%.c=$(BUILD)/obj/%.d)

@@ -296,7 +296,7 @@ START_TEST(a_failed_hand_off_is_counted_and_does_not_hold_the_stop)
     tn_send_str(sleeper, "hi\n");
     ck_assert_int_eq(tn_read_line(sleeper, line, sizeof(line)), 3);
     tn_send_str(sleeper, "!sleep 1000\n");
-    usleep(100000);                            /* the worker sleeps */
+    ts_await_threads_in(STATE_BLOCKED_SLEEP, 1, "!sleep 1000 on the one worker");
     int queued = tn_connect(port);
     uint64_t deadline = now_ms() + 5000;    /* its hand-off takes the one place */
     usleep(100000);

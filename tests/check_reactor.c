@@ -79,7 +79,7 @@ START_TEST(offloaded_who_names_the_thread_that_ran_it)
     int c = tn_connect(reactor_port(s));
     char first[32], second[32], line[32];
     tn_send_str(a, "!sleep 1000\n");           /* holds one business thread */
-    usleep(100000);
+    ts_await_threads_in(STATE_BLOCKED_SLEEP, 1, "a's !sleep 1000 on a business thread");
     tn_who_thread(b, first, sizeof(first));  /* on the other one */
     bool a_held = !tn_readable(a, 0);
     tn_send_str(b, "!sleep 1500\n");           /* holds that other one */

@@ -167,7 +167,7 @@ static struct sleeper_pair sleep_on_one_carrier(struct test_server *t, const cha
     tn_send_str(p.other, "warm\n");              /* both are served */
     ck_assert_int_eq(tn_read_line(p.other, line, sizeof(line)), 5);
     tn_send_str(p.sleeper, sleep);
-    usleep(50000);                               /* the sleep has begun */
+    ts_await_threads_in(STATE_BLOCKED_SLEEP, 1, "the sleeper's !sleep");
     tn_send_str(p.other, "ping\n");
     ck_assert_int_eq(tn_read_line(p.other, line, sizeof(line)), 5);
     return p;

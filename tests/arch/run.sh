@@ -142,6 +142,15 @@ for f in a b; do ${CC:-cc} -c -o "$tmp/circle/$f.o" "$tmp/circle/$f.c"; done
 circle=$(sh "$here/circles.sh" "$tmp/circle"); rc=$?
 expect_eq "the circle check on two files that call each other" "$rc: $(echo "$circle" | tail -1)" \
   "1: $tmp/circle: a circle of files: a.c b.c"
+# The tests' fixed sleeps, counted as tests/README.md says (a new one
+# that waits a guess shows as a changed count; an await does not).
+sleeps=$(sh "$here/../../scripts/fixed-sleeps.sh" | tail -1 | cut -d' ' -f1)
+grep -q "lists them, $sleeps " "$here/../README.md" && ok ||
+  bad "tests/README.md does not give the fixed sleeps' count, $sleeps (scripts/fixed-sleeps.sh)"
+# Every test source is under 1,000 lines: a longer suite is a folder.
+long=$(wc -l $(cd "$here/../.." && git ls-files 'tests/*.c' 'tests/*/*.c' 'tests/*/*/*.c' 2>/dev/null |
+        sed "s#^#$here/../../#") 2>/dev/null | awk '$2 != "total" && $1 > 1000 { print $2 " (" $1 " lines)" }')
+[ -z "$long" ] && ok || bad "test files over 1,000 lines (split them by subject into a folder): $long"
 # The layer check bites: a simulator file that reaches up into the screens.
 mkdir -p "$tmp/sim" && printf '#include "sim/sim.h"\n#include "viz/view.h"\n' >"$tmp/sim/up.c"
 upward=$(cd "$tmp" && sh "$OLDPWD/$here/layers.sh" sim/up.c)

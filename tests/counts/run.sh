@@ -81,14 +81,20 @@ stopped() {
   [ "$st" = 0 ] && ok || { bad "$1 exited $st after SIGTERM:"; tail -5 "$2"; }
 }
 
-# wait_active PID N: until the board shows N open connections (10 s at most).
-wait_active() {
+board_sleeping() { printf '%s' "$1" | sed -n 's/.*"blocked-sleep":\([0-9]*\).*/\1/p'; }
+board_closing() { printf '%s' "$1" | sed -n 's/.*"closing":\([a-z]*\).*/\1/p'; }
+
+# await_board PID FIELD WANT: until FIELD (board_active, board_sleeping,
+# board_closing) of the board says WANT (10 s at most).
+await_board() {
   for _ in $(seq 100); do
-    [ "$(board_active "$(board_json "$1")")" = "$2" ] && return 0
+    [ "$("$2" "$(board_json "$1")")" = "$3" ] && return 0
     sleep 0.1
   done
   return 1
 }
+# wait_active PID N: until the board shows N open connections.
+wait_active() { await_board "$1" board_active "$2"; }
 
 # 1. serve: idle, then three connections open (bio: a thread each; the
 #    pool: a task thread each).
@@ -125,13 +131,15 @@ for m in bio reactor; do
   "$BIN" load "127.0.0.1:$port" --conns 1 --lines 1 --mix sleep=5000:100 --no-progress \
     >/dev/null 2>&1 &
   load_pid=$!
-  if wait_active "$server_pid" 1; then
-    sleep 0.2                      # the line is in its !sleep
+  if wait_active "$server_pid" 1 && await_board "$server_pid" board_sleeping 1; then
     kill -TERM "$server_pid"
-    sleep 0.3
-    agree "serve $m, stopping" "$server_pid" 1   # one sample: the stop ends
+    if await_board "$server_pid" board_closing true; then
+      agree "serve $m, stopping" "$server_pid" 1   # one sample: the stop ends
+    else
+      bad "serve $m: the board never showed the stop begun"
+    fi
   else
-    bad "serve $m: the board never showed the sleeping connection"
+    bad "serve $m: the board never showed the connection in its !sleep"
   fi
   timeout 15 sh -c "while kill -0 $server_pid 2>/dev/null; do sleep 0.1; done" \
     || { bad "serve $m did not stop in 15 s"; kill -9 "$server_pid"; }

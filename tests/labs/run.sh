@@ -81,7 +81,9 @@ check_lab() {
     grep -v '^#' "$dir/checks" | while IFS='|' read -r bin tcase _; do
       bin=$(echo "$bin" | tr -d ' '); tcase=$(echo "$tcase" | sed 's/^ *//; s/ *$//')
       [ -n "$bin" ] || continue
-      grep -q "tcase_create(\"$tcase\")" "tests/$bin.c" tests/support/*.c \
+      # A binary's tests are tests/BIN.c or the files of tests/BIN/.
+      grep -qs "tcase_create(\"$tcase\")" "tests/$bin.c" "tests/$bin"/*.c \
+          tests/support/*.c tests/support/*/*.c \
         || echo "lab $lab: checks names case '$tcase' of $bin, which no test defines"
     done >"$tmp/names-$lab"
     [ -s "$tmp/names-$lab" ] && { bad "$(cat "$tmp/names-$lab")"; } || ok
