@@ -448,7 +448,9 @@ END_TEST
  * bytes, the stop's signal or its SO_RCVTIMEO (the idle deadline, here a
  * minute away) come: over 0.5 s it wakes a handful of times and runs for
  * no measurable time. One that polls the stop flag with a short
- * SO_RCVTIMEO (10 ms) wakes fifty times. Counted, not timed. */
+ * SO_RCVTIMEO (10 ms) wakes fifty times on a quiet machine; on a busy one
+ * fewer, so the timeout it armed on its socket is read too. Counted and
+ * read, not timed. */
 START_TEST(an_idle_reader_sleeps_in_read)
 {
     struct conn_on_pair p;
@@ -462,7 +464,19 @@ START_TEST(an_idle_reader_sleeps_in_read)
     ck_assert_int_eq(recv(p.client, got, sizeof(got), 0), 2);
     usleep(50000);                      /* back in read() */
     struct tn_thread_use idle = tn_thread_use_over("conn-idle-test", 500);
+    /* What the read may block for, as the thread armed it on its socket:
+     * the deadline a minute away, or no limit. A short one is a poll,
+     * whatever the scheduler lets the thread do with it (a busy machine
+     * can hold a 10 ms poller to a few wakeups in 0.5 s). */
+    struct timeval armed;
+    socklen_t armed_len = sizeof(armed);
+    ck_assert_int_eq(getsockopt(p.conn.fd, SOL_SOCKET, SO_RCVTIMEO, &armed, &armed_len), 0);
     conn_pair_finish(&p);
+    ck_assert_msg((armed.tv_sec == 0 && armed.tv_usec == 0) || armed.tv_sec >= 1,
+                  "a thread blocked in read() on a silent connection armed its read to give up "
+                  "after %ld ms, with the idle deadline a minute away: it polls; it should block "
+                  "until bytes, the stop's signal or the idle deadline come",
+                  (long)armed.tv_sec * 1000 + (long)armed.tv_usec / 1000);
     ck_assert_int_eq(idle.threads, 1);
     long woke = idle.switches, ran = idle.cpu_ticks;
     ck_assert_msg(woke <= 10 && ran <= 5,
