@@ -9,6 +9,8 @@
 # says the steps and points the grader prints, so the labs cannot rot. The
 # untouched handout earns no point, and no shortcut (an exit(0) first in a
 # stub, a forged pass: scripts/lab-shortcuts.sh) is graded at all. TEST_LAB=NN tests lab NN alone.
+# The rolling pool below needs bash's `wait -n`: run by sh, start again in bash.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 # This script reads the grader's English words: whatever the user's LANG.
 export LAB_LANG=en
