@@ -30,13 +30,6 @@ static uint64_t input_deadline(const struct server_opts *o, uint64_t last_read_n
     return 0;
 }
 
-static enum echo_end end_of_failed_write(int wrc)
-{
-    return wrc == -EAGAIN ? ECHO_END_STALLED
-         : wrc == -ECONNRESET || wrc == -EPIPE ? ECHO_END_RESET
-         : ECHO_END_IO_ERROR;
-}
-
 /* What a serving thread keeps between reads. */
 struct serving {
     const char *thread_name;      /* the serving thread, as !who names it */
@@ -97,7 +90,7 @@ static bool answer_lines(const struct conn_server *srv, struct serving *sv,
     if (wrc == 0)
         wrc = reply_batch_flush(rb, read_ns);
     if (wrc < 0) {
-        *end = end_of_failed_write(wrc);
+        *end = reply_batch_end_of(wrc);
         return true;
     }
     return ends;
@@ -255,7 +248,8 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
                          struct board_thread_ref *me, uint64_t *lines)
 {
     struct serving sv = { .thread_name = thread_name, .me = me,
-                          .replies = { .board = srv->board, .fd = c->fd } };
+                          .replies = { .board = srv->board, .to = &c->fd,
+                                       .write_all = reply_batch_write_fd } };
     enum echo_end end = ECHO_END_EOF;
 
     *lines = 0;

@@ -1,6 +1,8 @@
 /* reply_batch.c -- one read's replies, written together. See reply_batch.h. */
 #include "reply_batch.h"
 
+#include <errno.h>
+
 #include "net/clock.h"
 #include "net/net.h"
 
@@ -9,8 +11,9 @@
  * each partial write, iov advanced past what went. A blocking socket with
  * SO_SNDTIMEO fails with -EAGAIN when the client stops reading. Returns 0
  * or -errno. */
-static int write_iov_all(int fd, struct iovec *iov, int count)
+int reply_batch_write_fd(void *to, struct iovec *iov, int count)
 {
+    int fd = *(const int *)to;
     while (count > 0) {
         ssize_t n = net_writev(fd, iov, count);
         if (n < 0)
@@ -27,7 +30,7 @@ int reply_batch_flush(struct reply_batch *rb, uint64_t read_ns)
 {
     if (rb->count == 0)
         return 0;
-    int rc = write_iov_all(rb->fd, rb->iov, rb->count);
+    int rc = rb->write_all(rb->to, rb->iov, rb->count);
     if (rc == 0)
         board_record_latency_n(rb->board, now_ns() - read_ns, rb->lines);
     rb->count = 0;
@@ -55,3 +58,9 @@ int reply_batch_add(struct reply_batch *rb, const struct echo_reply *r, uint64_t
     return 0;
 }
 
+enum echo_end reply_batch_end_of(int rc)
+{
+    return rc == -EAGAIN ? ECHO_END_STALLED
+         : rc == -ECONNRESET || rc == -EPIPE ? ECHO_END_RESET
+         : ECHO_END_IO_ERROR;
+}

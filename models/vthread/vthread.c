@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "blocking/acceptor.h"
+#include "blocking/reply_batch.h"
 #include "echo/session.h"
 #include "net/clock.h"
 #include "runtime.h"
@@ -55,17 +56,13 @@ struct vthread_server {
 
 /* ---- one connection, in blocking style (on its vthread) ------------------------ */
 
-#define REPLIES_MAX 64              /* replies written in one sendmsg */
 
 /* What the handler keeps between reads: on its own stack. */
 struct serving {
     const struct server_opts *opts; /* the server's */
+    struct vthread *self;           /* the virtual thread serving */
     struct echo_session session;    /* the decoder and the reply buffers */
-    struct iovec out[REPLIES_MAX];  /* replies collected, not yet written */
-    int nout;                       /* how many */
-    uint64_t out_lines;             /* the request lines they answer */
-    uint64_t out_bytes;             /* bytes this read's replies wrote */
-    bool out_holds_who;             /* one is the session's !who buffer */
+    struct reply_batch replies;     /* one read's replies, written together */
     uint64_t read_ns;               /* when the bytes being answered came */
     uint64_t last_read_ns;          /* the idle clock */
     uint64_t partial_since_ns;      /* the line clock; 0: no partial line */
@@ -75,35 +72,13 @@ struct serving {
     enum echo_end end;              /* why it ended, once it has */
 };
 
-/* Write the collected replies; they took from the read to now. */
-static int send_out(struct vthread *self, struct serving *sv)
+/* How the reply batch writes, here: parked while the socket is full, as
+ * a blocking thread would block (the batch itself is BIO's,
+ * models/blocking/reply_batch.c). */
+static int write_replies(void *to, struct iovec *iov, int count)
 {
-    if (sv->nout == 0)
-        return 0;
-    int rc = vt_write_all(self, sv->out, sv->nout, sv->opts->stall_timeout_ms);
-    if (rc == 0)
-        board_record_latency_n(vt_board(self), now_ns() - sv->read_ns, sv->out_lines);
-    sv->nout = 0;
-    sv->out_lines = 0;
-    sv->out_holds_who = false;
-    return rc;
-}
-
-/* Queue a reply; a full queue, or a second !who (its buffer is reused),
- * is written first. */
-static int queue_out(struct vthread *self, struct serving *sv, const struct echo_reply *r)
-{
-    bool is_who = r->who;
-    if (sv->nout == REPLIES_MAX || (is_who && sv->out_holds_who)) {
-        int rc = send_out(self, sv);
-        if (rc < 0)
-            return rc;
-    }
-    sv->out[sv->nout++] = (struct iovec){ (void *)r->data, r->len };
-    sv->out_lines += r->lines;
-    sv->out_bytes += r->len;
-    sv->out_holds_who |= is_who;
-    return 0;
+    struct serving *sv = to;
+    return vt_write_all(sv->self, iov, count, sv->opts->stall_timeout_ms);
 }
 
 /* The work of a line, the vthread's way. !sleep is a real blocking call:
@@ -124,13 +99,6 @@ static void do_work(struct vthread *self, const struct echo_reply *r)
     echo_do_work(r);
 }
 
-static enum echo_end end_of_failed_write(int rc)
-{
-    return rc == -EAGAIN ? ECHO_END_STALLED
-         : rc == -ECONNRESET || rc == -EPIPE ? ECHO_END_RESET
-         : ECHO_END_IO_ERROR;
-}
-
 /* Answer every complete line held, in order; replies before a line's
  * work are written first, so none waits behind a !sleep. Returns the
  * lines answered; sets sv->end when the connection ends (a failed write,
@@ -141,10 +109,10 @@ static uint64_t answer_lines(struct vthread *self, struct serving *sv, bool *end
     struct echo_reply r;
     uint64_t lines = 0;
     int rc = 0;
-    sv->out_bytes = 0;
+    sv->replies.bytes = 0;
     while (!*ends && echo_session_next(&sv->session, vt_where(self), SIZE_MAX, &r)) {
         if (r.work != ECHO_WORK_NONE) {
-            if ((rc = send_out(self, sv)) < 0)
+            if ((rc = reply_batch_flush(&sv->replies, sv->read_ns)) < 0)
                 break;
             do_work(self, &r);
         }
@@ -153,7 +121,7 @@ static uint64_t answer_lines(struct vthread *self, struct serving *sv, bool *end
         if (r.error == ECHO_ERROR_LINE_TOO_LONG)
             board_add(b, CTR_ERR_LINE_TOO_LONG, 1);
         lines += r.lines;
-        if ((rc = queue_out(self, sv, &r)) < 0)
+        if ((rc = reply_batch_add(&sv->replies, &r, sv->read_ns)) < 0)
             break;
         if (r.close_after) {
             sv->end = r.error == ECHO_ERROR_LINE_TOO_LONG ? ECHO_END_TOO_LONG : ECHO_END_QUIT;
@@ -161,9 +129,9 @@ static uint64_t answer_lines(struct vthread *self, struct serving *sv, bool *end
         }
     }
     if (rc == 0)
-        rc = send_out(self, sv);
+        rc = reply_batch_flush(&sv->replies, sv->read_ns);
     if (rc < 0) {
-        sv->end = end_of_failed_write(rc);
+        sv->end = reply_batch_end_of(rc);
         *ends = true;
     }
     return lines;
@@ -247,10 +215,10 @@ static bool answer_read(struct vthread *self, struct serving *sv, size_t n)
     else if (sv->partial_since_ns == 0 || batch > 0)
         sv->partial_since_ns = sv->read_ns;
     board_add(b, CTR_BYTES_IN, n);
-    board_add(b, CTR_BYTES_OUT, sv->out_bytes);
+    board_add(b, CTR_BYTES_OUT, sv->replies.bytes);
     board_add(b, CTR_LINES, batch);
     board_thread_lines(b, vt_on_board(self), batch);
-    board_thread_bytes(b, vt_on_board(self), n, sv->out_bytes);
+    board_thread_bytes(b, vt_on_board(self), n, sv->replies.bytes);
     return ends;
 }
 
@@ -258,7 +226,9 @@ static bool answer_read(struct vthread *self, struct serving *sv, size_t n)
 static void conn_main(struct vthread *self, void *arg)
 {
     struct vthread_server *s = arg;
-    struct serving sv = { .opts = &s->opts, .end = ECHO_END_NO_MEMORY };
+    struct serving sv = { .opts = &s->opts, .self = self, .end = ECHO_END_NO_MEMORY };
+    sv.replies = (struct reply_batch){ .board = vt_board(self), .write_all = write_replies,
+                                       .to = &sv };
 
     if (echo_session_init(&sv.session, "vthread", vt_id(self), s->opts.max_line) == 0) {
         sv.last_read_ns = now_ns();
