@@ -133,23 +133,6 @@ static char *table_in(enum msg_lang lang, const struct plan *plan,
     return table;
 }
 
-/* The recording, its ending written: close it and say how it went. */
-static void finish_recording(struct top_opts *view)
-{
-    if (!view->recorder)
-        return;
-    uint32_t frames = recorder_frames(view->recorder);
-    uint64_t bytes = recorder_bytes(view->recorder);
-    int rc = recorder_close(view->recorder);
-    view->recorder = NULL;
-    if (rc < 0)
-        fprintf(stderr, "threadlab demo: --record: writing %s failed (%s): it plays "
-                "its first %u frames\n", view->record_path, strerror(-rc), frames);
-    else
-        fprintf(stderr, "threadlab demo: recorded %s (%u frames and the table, %.1f KiB)\n",
-                view->record_path, frames, bytes / 1024.0);
-}
-
 /* Close and remove a recording that never got its first frame. */
 static void discard_recording(struct top_opts *view)
 {
@@ -234,8 +217,8 @@ static bool report(struct demo *d, const struct plan *plan, struct top_opts *vie
         for (int lang = 0; lang < LANG_COUNT; lang++)
             free(tables[lang]);
     }
-    finish_recording(view);
-    bool ok = true;
+    bool ok = recorder_finish(view->recorder, view->record_path, "threadlab demo", "frame");
+    view->recorder = NULL;
     for (int i = 0; i < d->fleet.n; i++)
         if (fleet_report_failure(&d->fleet.servers[i], "demo"))
             ok = false;

@@ -361,21 +361,15 @@ static int open_event_recording(struct viz_run *vr, const char *path)
     return 0;
 }
 
-static void close_event_recording(struct viz_run *vr, const char *path)
+/* Returns false if the recording is not whole (sim exits 1). */
+static bool close_event_recording(struct viz_run *vr, const char *path)
 {
     if (!vr->rec)
-        return;
-    uint32_t frames = recorder_frames(vr->rec);
-    uint64_t bytes = recorder_bytes(vr->rec);
-    int rc = recorder_close(vr->rec);
+        return true;
     pane_detach(&vr->pane);
-    if (vr->rec_failed || rc < 0)
-        fprintf(stderr, "threadlab sim: --record: writing %s failed (%s): it holds the "
-                "first %u frames\n", path, strerror(vr->rec_failed ? -vr->rec_failed : -rc),
-                frames);
-    else
-        fprintf(stderr, "threadlab sim: recorded %s (%u events, %.1f KiB)\n", path,
-                frames, bytes / 1024.0);
+    bool whole = recorder_finish(vr->rec, path, "threadlab sim", "event");
+    vr->rec = NULL;
+    return whole;
 }
 
 /* sim_run failed: it ran out of memory, as far into the run as r says. */
@@ -388,6 +382,8 @@ static void say_out_of_memory(const struct sim_report *r)
             (unsigned long long)r->events, r->virtual_s, what);
 }
 
+/* 0, 1 when the run ended well but its recording is not whole, or -1
+ * when memory ran out. */
 static int run_with_viz(struct sim_opts *o, struct sim_report *r, const struct viz_opts *vo)
 {
     struct viz_run vr = { .o = o, .r = r };
@@ -423,12 +419,12 @@ static int run_with_viz(struct sim_opts *o, struct sim_report *r, const struct v
     top_run(&view);
     atomic_store(&vr.ctl.quit, true);          /* q before the end: stop the run */
     pthread_join(t, NULL);
-    close_event_recording(&vr, vo->record_path);
+    bool recorded = close_event_recording(&vr, vo->record_path);
     simviz_close(o->viz);
     o->viz = NULL;
     if (vr.rc < 0)
         say_out_of_memory(r);
-    return vr.rc;
+    return vr.rc < 0 ? vr.rc : recorded ? 0 : 1;
 }
 
 /* --sweep and what goes only with it. */
@@ -570,11 +566,12 @@ static int run_once(struct sim_opts *o, const struct sim_args *a)
     int rc = a->viz ? run_with_viz(o, r, &vo) : sim_run(o, r);
     if (rc < 0 && !a->viz)
         say_out_of_memory(r);
-    if (rc == 0 && a->json)
+    /* rc 1: the run ended well, its recording did not (said already) */
+    if (rc >= 0 && a->json)
         sim_report_json(o, r, stdout);
-    else if (rc == 0)
+    else if (rc >= 0)
         sim_report_print(o, r, stdout);
-    if (rc == 0 && a->engine_stats) {
+    if (rc >= 0 && a->engine_stats) {
         fflush(stdout);              /* the report first, then the engine */
         sim_report_engine(r, stderr);
     }

@@ -346,14 +346,17 @@ END_TEST
 /* Record SHORT_FRAMES frames of a made-up snapshot whose events are
  * pseudo-random text (so that deflate cannot shrink them away), with the
  * file size limited to limit bytes (0: none). The same bytes every time
- * but the header's start time, so a first run tells where frames end. */
+ * but the header's start time, so a first run tells where frames end.
+ * Ends with recorder_close, or with finish, with recorder_finish as the
+ * commands end a recording. */
 static struct recorder_result {
     int rcs[SHORT_FRAMES];
     uint64_t ends[SHORT_FRAMES];
     uint32_t whole;
     uint64_t bytes;
     int close_rc;
-} record_limited(uint64_t limit)
+    bool whole_file;                     /* what recorder_finish said */
+} record_limited(uint64_t limit, bool finish)
 {
     struct recorder_result res = { 0 };
     struct board_snapshot *s = calloc(1, sizeof(*s));
@@ -384,7 +387,10 @@ static struct recorder_result {
     }
     res.whole = recorder_frames(r);
     res.bytes = recorder_bytes(r);
-    res.close_rc = recorder_close(r);
+    if (finish)
+        res.whole_file = recorder_finish(r, path, "check_record", "frame");
+    else
+        res.close_rc = recorder_close(r);
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
     free(s);
     return res;
@@ -402,11 +408,11 @@ START_TEST(a_full_disk_leaves_a_recording_that_plays)
 
     /* A file size limit in the middle of frame 5 stands in for a disk that
      * fills up mid-run. */
-    struct recorder_result free_run = record_limited(0);
+    struct recorder_result free_run = record_limited(0, false);
     ck_assert_int_eq(free_run.whole, SHORT_FRAMES);
     uint64_t limit = free_run.ends[3] + (free_run.ends[4] - free_run.ends[3]) / 2;
     ck_assert_uint_gt(free_run.ends[4] - free_run.ends[3], 2 * END_MARK_BYTES);
-    struct recorder_result res = record_limited(limit);
+    struct recorder_result res = record_limited(limit, false);
     ck_assert_int_eq(res.whole, 4);
     for (int f = 0; f < SHORT_FRAMES; f++)          /* then it stays failed */
         ck_assert_int_eq(res.rcs[f], f < 4 ? 0 : -EFBIG);
@@ -422,6 +428,44 @@ START_TEST(a_full_disk_leaves_a_recording_that_plays)
     ck_assert_int_eq(recording_frames(rec), 4);
     ck_assert_ptr_null(recording_cut(rec));
     recording_free(rec);
+    remove_dir();
+}
+END_TEST
+
+/* A command that was asked to record says whether it got a whole
+ * recording: demo --record on a disk that filled before frame 1 said
+ * "it plays its first 0 frames" and exited 0, leaving a file that replay
+ * refuses. */
+START_TEST(a_recording_that_failed_is_not_called_recorded)
+{
+    make_dir();
+    struct recorder_result whole = record_limited(0, true);
+    ck_assert(whole.whole_file);
+    ck_assert_int_eq(access(path, F_OK), 0);
+
+    /* Full after frame 2: the file keeps its two whole frames and plays,
+     * but the command must not say all went well. */
+    uint64_t mid_frame_3 = whole.ends[1] + (whole.ends[2] - whole.ends[1]) / 2;
+    struct recorder_result cut = record_limited(mid_frame_3, true);
+    ck_assert_uint_eq(cut.whole, 2);
+    ck_assert(!cut.whole_file);
+    struct recording *rec = load_ok(path, "a recording whose disk filled after frame 2");
+    ck_assert_int_eq(recording_frames(rec), 2);
+    recording_free(rec);
+
+    /* Full inside frame 1: nothing to play, so no file is left behind. */
+    struct recorder_result none = record_limited(whole.ends[0] / 2, true);
+    ck_assert_uint_eq(none.whole, 0);
+    ck_assert(!none.whole_file);
+    ck_assert_int_eq(access(path, F_OK), -1);
+
+    /* No frame at all (the show ended first): the same. */
+    char err[256];
+    struct recorder *r = recorder_open(path, err, sizeof(err));
+    ck_assert_msg(r != NULL, "%s", err);
+    ck_assert(!recorder_finish(r, path, "check_record", "frame"));
+    ck_assert_int_eq(access(path, F_OK), -1);
+    ck_assert(recorder_finish(NULL, path, "check_record", "frame"));
     remove_dir();
 }
 END_TEST
@@ -634,6 +678,7 @@ int main(void)
     tcase_add_test(tc, a_recording_cut_at_any_byte_plays_its_whole_frames);
     tcase_add_test(tc, a_changed_byte_anywhere_is_refused);
     tcase_add_test(tc, a_full_disk_leaves_a_recording_that_plays);
+    tcase_add_test(tc, a_recording_that_failed_is_not_called_recorded);
     tcase_add_test(tc, broken_recordings_are_refused);
     tcase_add_test(tc, a_long_recording_replays_in_bounded_memory);
     suite_add_tcase(s, tc);

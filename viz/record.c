@@ -254,3 +254,29 @@ int recorder_close(struct recorder *r)
     free(r);
     return rc;
 }
+
+bool recorder_finish(struct recorder *r, const char *path, const char *who,
+                     const char *what)
+{
+    if (!r)
+        return true;
+    uint32_t frames = recorder_frames(r);
+    uint64_t bytes = recorder_bytes(r);
+    bool has_table = r->ending_len > 0;   /* only the demo ends on a table */
+    const char *plural = frames == 1 ? "" : "s";
+    int rc = recorder_close(r);
+    if (frames == 0) {
+        unlink(path);
+        fprintf(stderr, "%s: --record: nothing was recorded (%s), so %s is removed\n",
+                who, rc < 0 ? strerror(-rc) : "it ended before its first frame", path);
+        return false;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "%s: --record: writing %s failed (%s): it plays its first %u %s%s\n",
+                who, path, strerror(-rc), frames, what, plural);
+        return false;
+    }
+    fprintf(stderr, "%s: recorded %s (%u %s%s%s, %.1f KiB)\n", who, path, frames, what,
+            plural, has_table ? " and the table" : "", bytes / 1024.0);
+    return true;
+}

@@ -80,6 +80,15 @@ uint32_t recorder_frames(const struct recorder *r);
  * ended the recording early, if one did). NULL is ignored. */
 int recorder_close(struct recorder *r);
 
+/* recorder_close, then say on stderr how it went, as who ("threadlab
+ * demo"), counting the frames as what ("frame", "event": one of each). A recording
+ * without a frame plays nothing, so its file is removed. Returns true
+ * only for a whole recording of at least one frame: a command asked to
+ * record exits nonzero otherwise, so a script never keeps a file that
+ * is not what it asked for. NULL is ignored (true). */
+bool recorder_finish(struct recorder *r, const char *path, const char *who,
+                     const char *what);
+
 struct recording;
 
 /* Read and check a whole recording: every frame's length, checksum and

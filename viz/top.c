@@ -171,25 +171,6 @@ static void refresh_all(struct view *v, bool auto_attach)
     }
 }
 
-/* Finish the recording (its end mark) and say how it went. */
-static void finish_recording(const char *path)
-{
-    uint64_t bytes = recorder_bytes(recording.r);
-    uint32_t frames = recorder_frames(recording.r);
-    int rc = recorder_close(recording.r);
-    recording.r = NULL;
-    if (recording.failed)
-        fprintf(stderr, "threadlab: --record: writing %s failed (%s): it holds the "
-                "first %u frames (%.1f KiB)\n", path, strerror(-recording.failed), frames,
-                bytes / 1024.0);
-    else if (rc < 0)
-        fprintf(stderr, "threadlab: --record: finishing %s failed (%s): it plays as "
-                "cut short after %u frames\n", path, strerror(-rc), frames);
-    else
-        fprintf(stderr, "threadlab: recorded %s (%u frame%s, %.1f KiB)\n", path, frames,
-                frames == 1 ? "" : "s", bytes / 1024.0);
-}
-
 static int run_plain(struct view *v, const struct top_opts *o, bool auto_attach)
 {
     struct screen scr;
@@ -336,8 +317,10 @@ int top_run(const struct top_opts *o)
 out:
     if (recording.r && o->caller_closes_recorder)
         recording.r = NULL;          /* the caller adds its ending, then closes */
-    if (recording.r)                 /* every way out finishes the file */
-        finish_recording(o->record_path);
+    if (recording.r &&                /* every way out finishes the file */
+        !recorder_finish(recording.r, o->record_path, "threadlab", "frame") && rc == 0)
+        rc = 1;
+    recording.r = NULL;
     for (int i = 0; v && i < v->npanes; i++)
         pane_detach(&v->panes[i]);
     free(v);
