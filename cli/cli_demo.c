@@ -80,6 +80,7 @@ static void demo_usage(FILE *out)
 struct demo {
     struct fleet fleet;
     uint64_t give_up_ms;       /* the loads should have ended by then */
+    bool viewer_failed;        /* the panes could not be shown (said why) */
 };
 
 /* At every refresh: sample the servers; end when the loads are done, on a
@@ -183,7 +184,7 @@ static double show(struct demo *d, const struct plan *plan, struct top_opts *vie
     if (view->plain)
         printf("%s\n", footer);
     uint64_t started_ms = now_ms();
-    top_run(view);                   /* (it finishes the recording) */
+    d->viewer_failed = top_run(view) != 0;
     view->targets = NULL;            /* they were this function's */
     view->footer = view->footer_en = view->footer_zh = NULL;
     /* Said under the table, so nobody reads a 3 s run as a 30 s one. */
@@ -290,7 +291,7 @@ int cli_demo(int argc, char **argv)
         cut_short_s = show(d, &plan, &view, fds_fit ? NULL : fd_warning);
     else
         discard_recording(&view);    /* no server to show: no show to keep */
-    if (!report(d, &plan, &view, wide, cut_short_s))
+    if (!report(d, &plan, &view, wide, cut_short_s) || d->viewer_failed)
         rc = CLI_EXIT_FAILED;
     fleet_cleanup(&d->fleet);
     free(d);

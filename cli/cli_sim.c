@@ -382,8 +382,8 @@ static void say_out_of_memory(const struct sim_report *r)
             (unsigned long long)r->events, r->virtual_s, what);
 }
 
-/* 0, 1 when the run ended well but its recording is not whole, or -1
- * when memory ran out. */
+/* 0; 1 when the run ended well but could not be shown or its recording
+ * is not whole (said so); or -1 when memory ran out. */
 static int run_with_viz(struct sim_opts *o, struct sim_report *r, const struct viz_opts *vo)
 {
     struct viz_run vr = { .o = o, .r = r };
@@ -416,7 +416,7 @@ static int run_with_viz(struct sim_opts *o, struct sim_report *r, const struct v
     struct top_opts view = { .targets = targets, .ntargets = 1, .refresh_ms = 200,
                              .tick = viz_tick, .tick_arg = &vr, .status = viz_status,
                              .key = viz_key, .big = vo->big };
-    top_run(&view);
+    bool shown = top_run(&view) == 0;          /* else it said why */
     atomic_store(&vr.ctl.quit, true);          /* q before the end: stop the run */
     pthread_join(t, NULL);
     bool recorded = close_event_recording(&vr, vo->record_path);
@@ -424,7 +424,7 @@ static int run_with_viz(struct sim_opts *o, struct sim_report *r, const struct v
     o->viz = NULL;
     if (vr.rc < 0)
         say_out_of_memory(r);
-    return vr.rc < 0 ? vr.rc : recorded ? 0 : 1;
+    return vr.rc < 0 ? vr.rc : recorded && shown ? 0 : 1;
 }
 
 /* --sweep and what goes only with it. */

@@ -363,6 +363,16 @@ leftovers "after the fd-limit demos"
 "$BIN" demo --duration 2 --record /dev/full >"$tmp/bad" 2>&1; st=$?
 [ "$st" = 1 ] && grep -q "No space left on device" "$tmp/bad" && ok || bad "demo --record /dev/full: exit $st"
 leftovers "after a bad --record"
+# Panes that cannot be shown (a board folder the viewer refuses: not
+# private) fail the demo, and a recording that got no frame is not left
+# behind: the demo said "recorded (0 frames)" and exited 0.
+mkdir -m 777 "$tmp/open-boards"
+THREADLAB_BOARD_DIR="$tmp/open-boards" "$BIN" demo --models reactor --duration 1 --plain \
+    --interval 300 --record "$tmp/none.tlr" >"$tmp/bad" 2>&1; st=$?
+[ "$st" = 1 ] && grep -q "is not usable" "$tmp/bad" && grep -q "nothing was recorded" "$tmp/bad" \
+  && [ ! -e "$tmp/none.tlr" ] && ok \
+  || { bad "demo with panes it cannot show: exit $st, file $(ls "$tmp/none.tlr" 2>&1)"; cat "$tmp/bad"; }
+leftovers "after a demo it could not show"
 
 # Bad input: clear errors, status 2.
 "$BIN" demo --models bio,nosuch >"$tmp/bad" 2>&1; st=$?
