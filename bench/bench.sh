@@ -28,6 +28,11 @@
 #   BENCH_CELLS="C:D .."  cells to run (default "1:1 1:16 64:1 64:16 1000:1 1000:16")
 #   BENCH_CLIENT_THREADS=N  load generator threads (default 1)
 #   BENCH_QUICK=1      a smoke run: cell 64:16, 1 repeat, 1 s, no slow-handler table
+#   BENCH_BASE=BIN     also run each model from BIN, a threadlab built from
+#                      another commit (git worktree add /tmp/base REV &&
+#                      make -C /tmp/base), in the same cells and the same
+#                      interleaved order: the table "this tree vs the base"
+#                      is a before/after of a change, measured side by side
 set -eu
 BIN=${1:-build/threadlab}
 PEERS=${2:-build/peers}
@@ -87,9 +92,10 @@ free_port() {
 listening() { ss -ltnH 2>/dev/null | grep -q "127.0.0.1:$1 "; }
 
 # start_model LABEL ARGS...: threadlab serve on a free port; sets port, spid.
+# SERVE_BIN, when set, is the threadlab that serves (the base's).
 start_model() {
   label=$1; shift
-  "$BIN" serve "$@" --port 0 --port-file "$tmp/$label.port" >/dev/null 2>&1 &
+  "${SERVE_BIN:-$BIN}" serve "$@" --port 0 --port-file "$tmp/$label.port" >/dev/null 2>&1 &
   spid=$!
   pids="$pids $spid"
   for _ in $(seq 100); do [ -s "$tmp/$label.port" ] && break; sleep 0.1; done
@@ -162,6 +168,18 @@ else
 fi
 model vthread    virtual model    vthread --carriers "$CORES" --nodelay
 model vthread-nb virtual noboard  vthread --carriers "$CORES" --nodelay --no-board
+# The same models from the base, with their boards: kind "base", so that
+# they stay out of the peer tables; LABEL.base is LABEL's twin.
+if [ -n "${BENCH_BASE:-}" ]; then
+  [ -x "$BENCH_BASE" ] || bad "BENCH_BASE is not an executable threadlab: '$BENCH_BASE'"
+  SERVE_BIN=$BENCH_BASE
+  model bio.base     base base bio --nodelay
+  model pool.base    base base pool --min 4 --max 1024 --nodelay
+  model reactor.base base base reactor --nodelay
+  model multi.base   base base multireactor --workers "$CORES" --nodelay
+  model vthread.base base base vthread --carriers "$CORES" --nodelay
+  SERVE_BIN=
+fi
 
 # ---- one run -------------------------------------------------------------------
 
@@ -212,7 +230,7 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 # Per cell and server: the sums over repeats (lines, ticks, seconds) give
 # lines/s and CPU us per line; min-max shows the spread of the repeats.
 awk -v hz="$HZ" -v dur="$DURATION" '
-  NR == FNR { kind[$1] = $2; role[$1] = $3; order[++n] = $1; next }
+  NR == FNR { kind[$1] = $2; role[$1] = $3; order[++n] = $1; if ($3 == "base") has_base = 1; next }
   { key = $1 ":" $2 SUBSEP $4
     if (!(($1 ":" $2) in seen)) { seen[$1 ":" $2] = 1; cells[++nc] = $1 ":" $2 }
     runs[key]++; lps[key] += $5; ok[key] += $6; tk[key] += $7; err[key] += $8
@@ -258,6 +276,19 @@ awk -v hz="$HZ" -v dur="$DURATION" '
       }
     }
     printf "worst cpu_ratio: %.3f (%s); the target is at most 1.030\n", worst, wn
+    if (has_base) {
+      printf "\nthis tree vs the base (BENCH_BASE): each model against the same model built\n"
+      printf "from the base, same cells, same run, interleaved (target: lines/s and CPU per line within 5%%)\n"
+      printf "%-10s %-8s %12s %12s %9s %12s %12s %9s\n", "cell", "model", "lines/s", "base", "ratio", "cpu_us/l", "base", "cpu_ratio"
+      for (c = 1; c <= nc; c++) {
+        C = cells[c]
+        for (i = 1; i <= n; i++) {
+          s = order[i]; k = C SUBSEP s; kb = C SUBSEP s ".base"
+          if (role[s] != "model" || !(k in runs) || !(kb in runs)) continue
+          printf "%-10s %-8s %12.0f %12.0f %9.3f %12.3f %12.3f %9.3f\n", C, s, rate(k), rate(kb), (rate(kb) > 0 ? rate(k) / rate(kb) : 0), cpu(k), cpu(kb), (cpu(kb) > 0 ? cpu(k) / cpu(kb) : 0)
+        }
+      }
+    }
     printf "\nvthread vs the multireactor (one carrier and one worker loop per core), same cells, same run\n"
     printf "(target at 1000:16: lines/s at least 0.90 x, CPU per line at most 1.15 x)\n"
     printf "%-10s %12s %12s %9s %12s %12s %9s\n", "cell", "vthread", "multi", "ratio", "cpu_us/l", "multi", "cpu_ratio"
