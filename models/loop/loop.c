@@ -350,7 +350,7 @@ void loop_join_free(struct loop *l)
 
 /* ---- for the models and the checker ---------------------------------------- */
 
-struct board_thread_ref *loop_board_ref(struct loop *l)
+struct board_thread_ref *loop_thread_on_board(struct loop *l)
 {
     return &l->probe.on_board;
 }
@@ -413,7 +413,7 @@ struct loop_group *loop_parent(const struct loop *l)
     return l->parent;
 }
 
-struct board_loop *loop_board_slot(struct loop *l)
+struct board_loop *loop_slot_on_board(struct loop *l)
 {
     return l->probe.slot;
 }

@@ -197,7 +197,7 @@ uint64_t loop_timers_alive(void);
 
 /* The loop thread's slot on the board (loop thread only: handlers that
  * block, like an inline !sleep, show it). */
-struct board_thread_ref *loop_board_ref(struct loop *l);
+struct board_thread_ref *loop_thread_on_board(struct loop *l);
 
 /* The loop's probe: what its channels report through (probe_loop.h:
  * probe_channel_opened, probe_channel_read). Loop thread only. */
@@ -220,7 +220,7 @@ uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct);
  * the channels their backlog. Any thread (the slot is fixed from
  * loop_create to loop_join_free); its fields are written by the loop's
  * thread, and by the checker for the blocked mark only. */
-struct board_loop *loop_board_slot(struct loop *l);
+struct board_loop *loop_slot_on_board(struct loop *l);
 
 /* ---- hooks for the blocked checker (checker.c) only ----
  * The double underscore says it, as libuv's uv__ does: the loop library's

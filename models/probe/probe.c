@@ -43,6 +43,19 @@ void probe_rejected(struct board *b, uint64_t id, const char *why)
         board_event(b, EV_REJECT, "conn %llu: %s", (unsigned long long)id, why);
 }
 
+void probe_over_limit(struct board *b, uint64_t id, int max)
+{
+    board_event(b, EV_REJECT, "conn %llu: limit of %d connections "
+                "open (--max-conns)", (unsigned long long)id, max);
+}
+
+void probe_handoff_failed(struct board *b, uint64_t id, const char *worker, int err)
+{
+    board_add(b, CTR_ERR_ACCEPT, 1);
+    board_event(b, EV_ERROR, "conn %llu: hand-off to %s failed: %s",
+                (unsigned long long)id, worker, strerror(err));
+}
+
 void probe_refusal_cut_short(struct board *b, uint64_t id, int lingering)
 {
     board_event(b, EV_REJECT, "conn %llu: %d refusals lingering, the "

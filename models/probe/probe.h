@@ -137,14 +137,22 @@ void probe_accepted(struct board *b, uint64_t id);
 void probe_assigned(struct board *b, uint64_t id, const char *worker, int index,
                     int workers);
 
-/* accept() failed with err. spare_took_it: EMFILE or ENFILE, when the
- * spare fd took the connection and closed it with "!err busy" (the event
- * says so). */
+/* accept() failed with err. spare_took_it: say that the spare fd took
+ * the connection and closed it with "!err busy" (the blocking acceptor,
+ * for EMFILE and ENFILE; the loop server's boss logs the failure plain). */
 void probe_accept_failed(struct board *b, int err, bool spare_took_it);
 
 /* Connection id was refused ("!err busy"): counted, and with a reason
  * (why, or NULL when the event was said already) an event. */
 void probe_rejected(struct board *b, uint64_t id, const char *why);
+
+/* Connection id goes over --max-conns (max): it will be refused, and the
+ * event says why (the channel that refuses it counts it:
+ * probe_channel_refused). */
+void probe_over_limit(struct board *b, uint64_t id, int max);
+
+/* Connection id's hand-off to worker failed (err): it is closed unserved. */
+void probe_handoff_failed(struct board *b, uint64_t id, const char *worker, int err);
 
 /* Refusing connection id, the acceptor had lingering refusals lingering
  * already, its most: the oldest was closed early. */
@@ -156,12 +164,33 @@ static inline void probe_conn_opened(struct board *b)
     board_add(b, CTR_ACTIVE, 1);
 }
 
+/* An opened connection found nobody to serve it after all (it is
+ * refused): no longer active. */
+static inline void probe_conn_unserved(struct board *b)
+{
+    board_sub(b, CTR_ACTIVE, 1);
+}
+
 /* Connection id ended (why: end; during a stop: stopping) after lines
  * lines: counted, and an event saying why. */
 static inline void probe_conn_ended(struct board *b, uint64_t id, enum echo_end end,
                                     bool stopping, uint64_t lines)
 {
     board_conn_ended(b, id, end, stopping, lines);
+}
+
+/* ---- the server ---- */
+
+/* The server began a graceful stop: the board's closing flag. */
+static inline void probe_stopping(struct board *b)
+{
+    board_mark_closing(b);
+}
+
+/* The server is gone: its board is closed (every writer has ended). */
+static inline void probe_closed(struct board *b)
+{
+    board_close(b);
 }
 
 #endif
