@@ -4,6 +4,7 @@
 #include "probe.h"
 #include "probe_loop.h"
 #include "probe_pool.h"
+#include "probe_vthread.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -216,4 +217,34 @@ void probe_task_ran(struct pool_probe *pp, uint64_t tag, const char *name,
     if (pp->log_tasks)
         board_event(pp->board, EV_TASK_RUN, "conn %llu -> %s after %.3f s queued",
                     (unsigned long long)tag, name, (double)(now_ns() - queued_ns) / 1e9);
+}
+
+/* ---- virtual threads ---------------------------------------------------------- */
+
+void probe_vthread_unwatched(struct board *b, const char *carrier, const char *vthread)
+{
+    board_event(b, EV_ERROR, "%s: epoll_ctl failed; closing %s", carrier, vthread);
+}
+
+void probe_handed_off(struct board *b, const char *carrier, struct board_loop *slot,
+                      uint64_t stuck_ms, const char *spare)
+{
+    board_add(b, CTR_THREADS_SPAWNED, 1);
+    board_event(b, EV_SPAWN, "%s blocked in a call for %llu ms: handoff to "
+                "%s, which takes its run queue", carrier, (unsigned long long)stuck_ms,
+                spare);
+    if (slot)                           /* served again, by the spare */
+        atomic_store_explicit(&slot->blocked_since_ns, 0, memory_order_relaxed);
+}
+
+void probe_spare_failed(struct board *b, const char *spare, const char *carrier)
+{
+    board_event(b, EV_ERROR, "%s: no thread for a spare; %s waits "
+                "for its blocking call", spare, carrier);
+}
+
+void probe_spare_retired(struct board *b, const char *spare, const char *carrier)
+{
+    board_event(b, EV_EXIT, "%s: the blocking call on %s returned; "
+                "the spare retired", spare, carrier);
 }

@@ -1,9 +1,9 @@
 #!/bin/sh
 # hearts.sh [FILE.c...] -- the hearts call no board_ function: the files
 # a student reads for a mechanism (the blocking connection and acceptor,
-# the pool, the loop, the channel, the loop server) report to the board
-# through the probe layer (models/probe/probe.h, probe_loop.h,
-# probe_pool.h), one call per event, so that they read as the mechanism
+# the pool, the loop, the channel, the loop server, the virtual threads)
+# report to the board through the probe layer (models/probe/probe.h,
+# probe_loop.h, probe_pool.h, probe_vthread.h), one call per event, so that they read as the mechanism
 # and not as its instruments. Prints each direct call as FILE:LINE: TEXT
 # and exits 1 if there is one. Only a name that begins with board_ is the
 # board's own (a keyboard_ or clipboard_ function would not be). Without
@@ -12,7 +12,9 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 if [ $# -eq 0 ]; then
   set -- models/blocking/conn.c models/blocking/acceptor.c models/threadpool/pool.c \
-         models/loop/loop.c models/reactive/channel.c models/multireactor/loopserver.c
+         models/loop/loop.c models/reactive/channel.c models/multireactor/loopserver.c \
+         models/vthread/vthread.c models/vthread/runtime.c models/vthread/carrier.c \
+         models/vthread/park.c models/vthread/run_queue.c models/vthread/monitor.c
 fi
 bad=0
 for f in "$@"; do
