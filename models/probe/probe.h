@@ -106,14 +106,6 @@ static inline void probe_line_failed(struct board *b, enum echo_error error)
         board_add(b, CTR_ERR_LINE_TOO_LONG, 1);
 }
 
-/* n bytes were read by thread t (a reactor: counted as read; a blocking
- * thread counts a read with its replies, probe_wrote). */
-static inline void probe_read(struct board *b, struct board_thread_ref *t, uint64_t n)
-{
-    board_add(b, CTR_BYTES_IN, n);
-    board_thread_bytes(b, t, n, 0);
-}
-
 /* One read answered: bytes_in read, lines answered, their replies
  * (bytes_out) written. Once per read, not per line: with pipelined lines
  * that keeps shared cache lines out of the hot path. */
