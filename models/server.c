@@ -60,7 +60,7 @@ void server_opts_describe(const char *model, const struct server_opts *o,
                  o->blocked_warn_ms, o->blocked_trace_ms);
 }
 
-struct board *server_board_create(const char *model, const struct server_opts *opts)
+struct board *server_open_board(const char *model, const struct server_opts *opts)
 {
     char described[BOARD_OPTIONS_BYTES];
     if (opts->no_board)

@@ -62,6 +62,6 @@ void server_opts_describe(const char *model, const struct server_opts *o,
  * of the model's threads, role main, state waiting; its ref is never used again (the board
  * goes with the server's stop). Returns the board or NULL. The thread that
  * calls *_start. */
-struct board *server_board_create(const char *model, const struct server_opts *opts);
+struct board *server_open_board(const char *model, const struct server_opts *opts);
 
 #endif

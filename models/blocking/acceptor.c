@@ -11,6 +11,7 @@
 
 #include "echo/session.h"
 #include "net/clock.h"
+#include "probe/probe.h"
 
 int acceptor_open(struct acceptor *a, const struct net_listen_opts *o)
 {
@@ -28,14 +29,12 @@ int acceptor_open(struct acceptor *a, const struct net_listen_opts *o)
     return 0;
 }
 
+/* EMFILE and ENFILE are not lost connections: net_accept's spare fd took
+ * the connection and said "!err busy" (the event says so). */
 static void accept_failed(struct acceptor *a, int neg_errno)
 {
-    board_add(a->board, CTR_ERR_ACCEPT, 1);
-    if (neg_errno == -EMFILE || neg_errno == -ENFILE)
-        board_event(a->board, EV_ERROR, "%s: the spare fd took the connection "
-                    "and closed it with !err busy", strerror(-neg_errno));
-    else
-        board_event(a->board, EV_ERROR, "accept failed: %s", strerror(-neg_errno));
+    probe_accept_failed(a->board, -neg_errno,
+                        neg_errno == -EMFILE || neg_errno == -ENFILE);
 }
 
 /* ---- refusals: lingering closes on the acceptor's own poll ------------- */
@@ -100,16 +99,14 @@ static int poll_timeout_ms(const struct acceptor *a)
 
 void acceptor_refuse(struct acceptor *a, int fd, uint64_t id, const char *why)
 {
-    board_add(a->board, CTR_REJECTED, 1);
-    board_event(a->board, EV_REJECT, "conn %llu: %s", (unsigned long long)id, why);
+    probe_rejected(a->board, id, why);
     /* Said on a fresh socket: the send buffer is empty, so this never
      * blocks. Then our FIN; the set drops what the client sends until its
      * own FIN, because closing with input unread would send a reset. */
     (void)!send(fd, ECHO_ERR_BUSY, sizeof(ECHO_ERR_BUSY) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
     shutdown(fd, SHUT_WR);
     if (a->nrefusals == ACCEPTOR_REFUSALS_MAX) {
-        board_event(a->board, EV_REJECT, "conn %llu: %d refusals lingering, the "
-                    "oldest closed early", (unsigned long long)id, a->nrefusals);
+        probe_refusal_cut_short(a->board, id, a->nrefusals);
         refusal_close(a, 0);
     }
     uint64_t linger_ns = (uint64_t)ACCEPTOR_REFUSAL_LINGER_MS * 1000000u;
@@ -136,8 +133,7 @@ static bool accept_one(struct acceptor *a)
         return true;
     }
     uint64_t id = ++a->next_conn_id;      /* refused ones get a number too */
-    board_add(a->board, CTR_ACCEPTED, 1);
-    board_event(a->board, EV_ACCEPT, "conn %llu", (unsigned long long)id);
+    probe_accepted(a->board, id);
     a->on_accept(a->owner, fd, id);
     return true;
 }
@@ -153,13 +149,13 @@ static void *acceptor_main(void *arg)
     /* We poll before accept so that acceptor_stop can wake us and so that
      * refused sockets linger on the same wait; a pure blocking server
      * would sit in accept() itself. */
-    board_thread_begin(a->board, &a->on_board, ROLE_ACCEPTOR, "acceptor", 0);
+    probe_thread_began(a->board, &a->on_board, ROLE_ACCEPTOR, "acceptor");
     bool broken = false;
     while (!broken && !atomic_load(&a->stopping)) {
         int n = 2 + refusals_watch(a, fds + 2);
-        board_thread_state(a->board, &a->on_board, STATE_WAITING);
+        probe_waiting(a->board, &a->on_board);
         int rc = poll(fds, (nfds_t)n, poll_timeout_ms(a));
-        board_thread_state(a->board, &a->on_board, STATE_RUNNING);
+        probe_woke(a->board, &a->on_board);
         if (a->on_tick)
             a->on_tick(a->owner);
         if (rc > 0 || a->nrefusals > 0)
@@ -182,7 +178,7 @@ static void *acceptor_main(void *arg)
         poll(fds, (nfds_t)n, poll_timeout_ms(a));
         refusals_service(a, fds);
     }
-    board_thread_end(a->board, &a->on_board);
+    probe_thread_ended(a->board, &a->on_board);
     return NULL;
 }
 

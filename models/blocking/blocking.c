@@ -20,7 +20,7 @@ void *blocking_new(size_t size, const char *model, const struct server_opts *opt
     rc = acceptor_open(&b->acceptor, &b->opts.listen);
     if (rc < 0)
         goto out_destroy_registry;
-    b->board = server_board_create(model, &b->opts);
+    b->board = server_open_board(model, &b->opts);
     b->serving = (struct conn_server){ model, &b->opts, b->board, &b->conns };
     return b;
 

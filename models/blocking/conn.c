@@ -10,6 +10,7 @@
 
 #include "echo/session.h"
 #include "net/clock.h"
+#include "probe/probe.h"
 #include "reply_batch.h"
 
 /* ---- serving (the heart of both blocking models) -------------------------- */
@@ -61,21 +62,18 @@ static bool answer_lines(const struct conn_server *srv, struct serving *sv,
     struct echo_reply reply;
     bool ends = false;
     int wrc = 0;
-    rb->bytes = 0;                     /* this call's replies: publish_read's bytes out */
+    rb->bytes = 0;                     /* this call's replies: probe_wrote's bytes out */
     while (!ends && echo_session_next(session, sv->thread_name, SIZE_MAX, &reply)) {
         if (reply.work != ECHO_WORK_NONE) {
             if ((wrc = reply_batch_flush(rb, read_ns)) < 0)
                 break;
             if (reply.work == ECHO_WORK_SLEEP)
-                board_thread_state(board, sv->me, STATE_BLOCKED_SLEEP);
+                probe_sleeping(board, sv->me);
             echo_do_work(&reply);     /* blocking is fine: a thread of our own */
             if (reply.work == ECHO_WORK_SLEEP)
-                board_thread_state(board, sv->me, STATE_RUNNING);
+                probe_unblocked(board, sv->me);
         }
-        if (reply.error == ECHO_ERROR_BAD_ARGUMENT)
-            board_add(board, CTR_ERR_BAD_ARGUMENT, 1);
-        if (reply.error == ECHO_ERROR_LINE_TOO_LONG)
-            board_add(board, CTR_ERR_LINE_TOO_LONG, 1);
+        probe_line_failed(board, reply.error);
         sv->read_lines += reply.lines;
         if ((wrc = reply_batch_add(rb, &reply, read_ns)) < 0)
             break;
@@ -105,18 +103,6 @@ static void set_stall_timeout(int fd, int stall_timeout_ms)
     struct timeval tv = { .tv_sec = stall_timeout_ms / 1000,
                           .tv_usec = (stall_timeout_ms % 1000) * 1000 };
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-/* One read's figures on the board, added once per read, not per line:
- * with pipelined lines that keeps shared cache lines out of the hot path. */
-static void publish_read(struct board *board, struct board_thread_ref *me,
-                         uint64_t bytes_in, uint64_t bytes_out, uint64_t lines)
-{
-    board_add(board, CTR_BYTES_IN, bytes_in);
-    board_add(board, CTR_BYTES_OUT, bytes_out);
-    board_add(board, CTR_LINES, lines);
-    board_thread_lines(board, me, lines);
-    board_thread_bytes(board, me, bytes_in, bytes_out);
 }
 
 
@@ -197,7 +183,7 @@ static size_t read_input(const struct conn_server *srv, struct conn *c,
         *end = ECHO_END_NO_MEMORY;
         return 0;
     }
-    board_thread_state(srv->board, sv->me, STATE_BLOCKED_IO);
+    probe_blocked(srv->board, sv->me);
     for (;;) {
         if (!await_input(srv, c, sv, end))
             return 0;
@@ -225,7 +211,7 @@ static bool answer_read(const struct conn_server *srv, struct serving *sv, size_
                         enum echo_end *end)
 {
     uint64_t read_ns = now_ns();
-    board_thread_state_at(srv->board, sv->me, STATE_RUNNING, read_ns);
+    probe_unblocked_at(srv->board, sv->me, read_ns);
     echo_session_commit(&sv->session, n);
     sv->last_read_ns = read_ns;
 
@@ -238,7 +224,7 @@ static bool answer_read(const struct conn_server *srv, struct serving *sv, size_
         sv->partial_since_ns = 0;
     else if (sv->partial_since_ns == 0 || sv->read_lines > 0)
         sv->partial_since_ns = read_ns;
-    publish_read(srv->board, sv->me, n, sv->replies.bytes, sv->read_lines);
+    probe_wrote(srv->board, sv->me, n, sv->replies.bytes, sv->read_lines);
     return closing;
 }
 
@@ -283,12 +269,12 @@ void conn_finish(const struct conn_server *srv, struct conn *c,
      * !quit or an error reply ends there), its last stretch counted as
      * CPU time. */
     if (echo_end_lingers(end) || stopping) {
-        board_thread_state(srv->board, on_board, STATE_BLOCKED_IO);
+        probe_blocked(srv->board, on_board);
         net_lingering_close(c->fd, srv->opts->linger_ms);
     } else
         close(c->fd);
     c->fd = -1;
-    board_conn_ended(srv->board, c->id, end, stopping, lines);
+    probe_conn_ended(srv->board, c->id, end, stopping, lines);
 }
 
 bool conn_refuse_over_limit(const struct server_opts *o, struct conn_registry *r,

@@ -129,7 +129,7 @@ static unsigned long long ms_of(uint64_t ns) { return (unsigned long long)(ns / 
  * known. */
 static void report_unblocked(struct loop_checker *c, struct watched *w)
 {
-    struct board_loop *slot = loop_board_slot(w->loop);
+    struct board_loop *slot = loop_slot_on_board(w->loop);
     uint64_t began, took;
     bool exact = loop__last_long_handler(w->loop, &began, &took) &&
                  began == w->flagged_since_ns;
@@ -205,7 +205,7 @@ static uint64_t check_one(struct loop_checker *c, struct watched *w, uint64_t no
     uint64_t due = since + (w->warned + 1) * c->warn_ns;
     uint64_t late_ns = now - asked_ns;   /* the scheduler's delay, not ours */
     if (w->warned == 0) {               /* the first warning: a new episode */
-        struct board_loop *slot = loop_board_slot(w->loop);
+        struct board_loop *slot = loop_slot_on_board(w->loop);
         atomic_fetch_add(&c->episodes, 1);
         atomic_store(&c->last_first_warning_ns, ran);
         /* Not ours either: the time the handler ran before the loop made

@@ -122,7 +122,7 @@ static void run_resumes(struct loop *l, struct loop_watch *due)
         busy_begin(l, began);
         w->cb(w->arg, LOOP_EV_RESUME);
         began = busy_end(l, began);
-        bump(&l->resumes_run, 1);
+        probe_loop_resumed(&l->probe);
     }
 }
 
@@ -142,13 +142,6 @@ static void wake_cb(void *arg, uint32_t events)
 }
 
 /* ---- one iteration (the heart) ---------------------------------------------- */
-
-static void set_phase(struct loop *l, enum loop_phase p)
-{
-    atomic_store_explicit(&l->phase, p, memory_order_relaxed);
-    if (l->slot)
-        atomic_store_explicit(&l->slot->phase, p, memory_order_relaxed);
-}
 
 /* The test seam (loop__set_before_sleep): the loop has looked at its
  * queue for the last time and may block next. */
@@ -177,21 +170,15 @@ static int wait_timeout_ms(struct loop *l)
 }
 
 /* epoll_wait failed. EINTR is a signal: go round. Anything else means the
- * epoll fd itself is broken (EBADF, EINVAL): count it, say so on the first
- * failure and each that doubles the count, and back off, so a broken loop
- * still runs its tasks (a stop among them) without burning a core. */
+ * epoll fd itself is broken (EBADF, EINVAL): count it (the probe says so
+ * on the first failure and each that doubles the count), and back off, so
+ * a broken loop still runs its tasks (a stop among them) without burning
+ * a core. */
 static void wait_failed(struct loop *l, int err)
 {
     if (err == EINTR)
         return;
-    uint64_t n = atomic_load_explicit(&l->wait_errors, memory_order_relaxed) + 1;
-    bump(&l->wait_errors, 1);
-    if ((n & (n - 1)) == 0) {
-        board_event(l->board, EV_ERROR, "%s: epoll_wait failed: %s (%llu times)",
-                    l->name, strerror(err), (unsigned long long)n);
-        fprintf(stderr, "threadlab: %s: epoll_wait failed: %s (%llu times)\n",
-                l->name, strerror(err), (unsigned long long)n);
-    }
+    probe_loop_wait_failed(&l->probe, err);
     struct timespec nap = { 0, LOOP_WAIT_ERROR_BACKOFF_MS * 1000000L };
     nanosleep(&nap, NULL);
 }
@@ -201,8 +188,7 @@ static void wait_failed(struct loop *l, int err)
  * how many fds are ready (0 after a timeout or a failed wait). */
 static int poll_io(struct loop *l, struct epoll_event *ready)
 {
-    set_phase(l, LOOP_PHASE_WAITING);
-    board_thread_state(l->board, &l->on_board, STATE_WAITING);
+    probe_loop_waiting(&l->probe);
     atomic_store(&l->sleeping, true);
     int n = epoll_wait(l->epfd, ready, LOOP_MAX_EVENTS, wait_timeout_ms(l));
     atomic_store(&l->sleeping, false);
@@ -224,8 +210,7 @@ static uint64_t run_io(struct loop *l, const struct epoll_event *ready, int n,
     take_resumes(l, &due);
     *io_idle = n == 0 && due.resume_next == &due;     /* nothing wanted I/O */
     uint64_t io_start = now_ns();
-    board_thread_state_at(l->board, &l->on_board, STATE_RUNNING, io_start);
-    set_phase(l, LOOP_PHASE_IO);
+    probe_loop_io_began(&l->probe, io_start);
     uint64_t began = io_start;
     for (int i = 0; i < n; i++) {
         struct loop_watch *w = ready[i].data.ptr;
@@ -240,29 +225,8 @@ static uint64_t run_io(struct loop *l, const struct epoll_event *ready, int n,
     }
     run_resumes(l, &due);                 /* after the ready fds: their turn came */
     uint64_t io_ns = now_ns() - io_start;
-    bump(&l->io_ns, io_ns);
+    probe_loop_io_ended(&l->probe, io_ns);
     return io_ns;
-}
-
-/* Step 4: one iteration's figures, counted and copied to the loop's board
- * slot once per iteration, not per event (plain relaxed stores: the board
- * is output only). */
-static void publish_iteration(struct loop *l)
-{
-    bump(&l->iterations, 1);
-    atomic_store_explicit(&l->timers_now, l->timers.len, memory_order_relaxed);
-    struct board_loop *s = l->slot;
-    if (!s)
-        return;
-    atomic_store_explicit(&s->channels, atomic_load(&l->channels), memory_order_relaxed);
-    atomic_store_explicit(&s->task_queue_depth, atomic_load(&l->queued), memory_order_relaxed);
-    atomic_store_explicit(&s->timers, l->timers.len, memory_order_relaxed);
-    atomic_store_explicit(&s->io_ns, atomic_load(&l->io_ns), memory_order_relaxed);
-    atomic_store_explicit(&s->task_ns, atomic_load(&l->task_ns), memory_order_relaxed);
-    atomic_store_explicit(&s->task_idle_ns, atomic_load(&l->task_idle_ns), memory_order_relaxed);
-    atomic_store_explicit(&s->iterations, atomic_load(&l->iterations), memory_order_relaxed);
-    atomic_store_explicit(&s->longest_task_ns, atomic_load(&l->longest_task_ns),
-                          memory_order_relaxed);
 }
 
 /* One iteration, as a list of steps (libuv's uv_run reads the same way). */
@@ -274,20 +238,21 @@ static void loop_iteration(struct loop *l)
     bool io_idle;
     uint64_t io_ns = run_io(l, ready, n, &io_idle);   /*    handle it, timed */
 
-    set_phase(l, LOOP_PHASE_TASKS);                   /* 2-3 share ioRatio's budget */
+    probe_loop_tasks_began(&l->probe);                /* 2-3 share ioRatio's budget */
     uint64_t tasks_began = now_ns();
     run_due_timers(l, tasks_began);                   /* 2. fire due timers */
     run_tasks(l, tasks_began,                         /* 3. run queued tasks */
               carried_task_budget_ns(l, io_ns, io_idle), io_idle);
 
-    publish_iteration(l);                             /* 4. show it on the board */
+    probe_loop_iterated(&l->probe,                    /* 4. show it on the board */
+                        atomic_load(&l->queued), l->timers.len);
 }
 
 static void *loop_main(void *arg)
 {
     struct loop *l = arg;
     current_loop = l;
-    board_thread_begin(l->board, &l->on_board, l->role, l->name, 0);
+    probe_loop_began(&l->probe);
 
     while (!atomic_load(&l->stopping))
         loop_iteration(l);
@@ -302,8 +267,7 @@ static void *loop_main(void *arg)
         run_tasks(l, now, UINT64_MAX, false);
     }
     drop_timers(l);
-    set_phase(l, LOOP_PHASE_STOPPED);
-    board_thread_end(l->board, &l->on_board);
+    probe_loop_ended(&l->probe);
     current_loop = NULL;
     return NULL;
 }
@@ -323,8 +287,6 @@ struct loop *loop_create(const struct loop_opts *o)
     l->io_ratio_pct = o->io_ratio_pct;
     l->max_tasks = o->max_tasks ? o->max_tasks : LOOP_TASK_QUEUE_MAX;
     l->resumes.resume_next = l->resumes.resume_prev = &l->resumes;
-    l->board = o->board;
-    l->role = o->role;
     l->parent = o->parent;
     atomic_init(&l->long_handler_ns, LOOP_LONG_HANDLER_MS * 1000000ull);
     heap_init(&l->timers);
@@ -349,7 +311,7 @@ struct loop *loop_create(const struct loop_opts *o)
         errno = err;
         return NULL;
     }
-    l->slot = board_loop_claim(o->board, l->name);
+    probe_loop_opened(&l->probe, o->board, l->name, o->role);
     return l;
 }
 
@@ -376,7 +338,7 @@ void loop_join_free(struct loop *l)
 {
     if (atomic_load(&l->started))
         pthread_join(l->thread, NULL);
-    board_loop_release(l->board, l->slot);  /* the board slot is free again */
+    probe_loop_closed(&l->probe);
     close(l->wake.fd);
     close(l->epfd);
     heap_free(&l->timers);
@@ -388,19 +350,24 @@ void loop_join_free(struct loop *l)
 
 /* ---- for the models and the checker ---------------------------------------- */
 
-struct board_thread_ref *loop_board_ref(struct loop *l)
+struct board_thread_ref *loop_thread_on_board(struct loop *l)
 {
-    return &l->on_board;
+    return &l->probe.on_board;
+}
+
+struct loop_probe *loop_probe_of(struct loop *l)
+{
+    return &l->probe;
 }
 
 void loop_channels_add(struct loop *l, int64_t delta)
 {
-    bump(&l->channels, (uint64_t)delta);
+    probe_loop_count(&l->probe.n.channels, (uint64_t)delta);
 }
 
 uint64_t loop_channels(const struct loop *l)
 {
-    return atomic_load_explicit(&l->channels, memory_order_relaxed);
+    return atomic_load_explicit(&l->probe.n.channels, memory_order_relaxed);
 }
 
 uint64_t loop__busy_since_ns(const struct loop *l)
@@ -446,27 +413,28 @@ struct loop_group *loop_parent(const struct loop *l)
     return l->parent;
 }
 
-struct board_loop *loop_board_slot(struct loop *l)
+struct board_loop *loop_slot_on_board(struct loop *l)
 {
-    return l->slot;
+    return l->probe.slot;
 }
 
 void loop_stats(struct loop *l, struct loop_stats *out)
 {
-    out->iterations = atomic_load(&l->iterations);
-    out->io_ns = atomic_load(&l->io_ns);
-    out->task_ns = atomic_load(&l->task_ns);
-    out->tasks_run = atomic_load(&l->tasks_run);
-    out->timers_fired = atomic_load(&l->timers_fired);
-    out->timers_late = atomic_load(&l->timers_late);
-    out->wakeups_written = atomic_load(&l->wakeups_written);
-    out->longest_task_ns = atomic_load(&l->longest_task_ns);
+    const struct loop_counters *c = &l->probe.n;
+    out->iterations = atomic_load(&c->iterations);
+    out->io_ns = atomic_load(&c->io_ns);
+    out->task_ns = atomic_load(&c->task_ns);
+    out->tasks_run = atomic_load(&c->tasks_run);
+    out->timers_fired = atomic_load(&c->timers_fired);
+    out->timers_late = atomic_load(&c->timers_late);
+    out->wakeups_written = atomic_load(&c->wakeups_written);
+    out->longest_task_ns = atomic_load(&c->longest_task_ns);
     out->queued = atomic_load(&l->queued);
-    out->timers = atomic_load(&l->timers_now);
-    out->tasks_rejected = atomic_load(&l->tasks_rejected);
-    out->wait_errors = atomic_load(&l->wait_errors);
-    out->resumes = atomic_load(&l->resumes_run);
-    out->tasks_starving_io = atomic_load(&l->tasks_starving_io);
+    out->timers = atomic_load(&c->timers_now);
+    out->tasks_rejected = atomic_load(&c->tasks_rejected);
+    out->wait_errors = atomic_load(&c->wait_errors);
+    out->resumes = atomic_load(&c->resumes_run);
+    out->tasks_starving_io = atomic_load(&c->tasks_starving_io);
     out->task_owed_ns = atomic_load(&l->task_overrun_ns);
-    out->task_idle_ns = atomic_load(&l->task_idle_ns);
+    out->task_idle_ns = atomic_load(&c->task_idle_ns);
 }

@@ -11,9 +11,9 @@
  *                                                    (io_ratio 100: run them all)
  *   4. publish the iteration's figures on the board
  *
- * loop.c's loop_iteration reads as exactly these steps, one static
- * function each (poll_io, run_io, run_due_timers, run_tasks,
- * publish_iteration), as libuv's uv_run does.
+ * loop.c's loop_iteration reads as exactly these steps, one call each
+ * (poll_io, run_io, run_due_timers, run_tasks, and the probe's
+ * probe_loop_iterated), as libuv's uv_run does.
  *
  * Everything registered on a loop is touched only by the loop's thread, so
  * handlers need no locks. Other threads talk to it with loop_execute. Every
@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "probe/board.h"
+#include "probe/probe_loop.h"   /* enum loop_phase, struct loop_probe */
 
 #define LOOP_IO_RATIO_DEFAULT 50     /* Netty 4.1's default: half I/O, half tasks */
 #define LOOP_MAX_EVENTS 256          /* ready fds handled per iteration at most */
@@ -61,12 +62,6 @@ typedef void (*loop_task_cb)(void *arg);
 /* An fd is ready: events is EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP... Loop
  * thread. */
 typedef void (*loop_io_cb)(void *arg, uint32_t events);
-
-/* What the loop's phase is, for the board and the blocked checker. */
-enum loop_phase {
-    LOOP_PHASE_STARTING, LOOP_PHASE_WAITING, LOOP_PHASE_IO, LOOP_PHASE_TASKS,
-    LOOP_PHASE_STOPPED,
-};
 
 /* A watched fd. The caller owns it (embed it in the connection) and keeps
  * it alive while watched. */
@@ -202,7 +197,11 @@ uint64_t loop_timers_alive(void);
 
 /* The loop thread's slot on the board (loop thread only: handlers that
  * block, like an inline !sleep, show it). */
-struct board_thread_ref *loop_board_ref(struct loop *l);
+struct board_thread_ref *loop_thread_on_board(struct loop *l);
+
+/* The loop's probe: what its channels report through (probe_loop.h:
+ * probe_channel_opened, probe_channel_read). Loop thread only. */
+struct loop_probe *loop_probe_of(struct loop *l);
 
 /* Connections registered on the loop, for the board and the checker's
  * blast radius. loop_channels_add: loop thread only; loop_channels: any. */
@@ -221,7 +220,7 @@ uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct);
  * the channels their backlog. Any thread (the slot is fixed from
  * loop_create to loop_join_free); its fields are written by the loop's
  * thread, and by the checker for the blocked mark only. */
-struct board_loop *loop_board_slot(struct loop *l);
+struct board_loop *loop_slot_on_board(struct loop *l);
 
 /* ---- hooks for the blocked checker (checker.c) only ----
  * The double underscore says it, as libuv's uv__ does: the loop library's

@@ -26,6 +26,7 @@
 #include "loop.h"
 #include "timer_heap.h"
 #include "net/clock.h"
+#include "probe/probe_loop.h"
 
 struct task {
     loop_task_cb fn;
@@ -48,7 +49,6 @@ struct loop {
     size_t head, count, cap;
     size_t max_tasks;             /* count never goes past this */
     _Atomic uint64_t queued;      /* == count, readable without the lock */
-    _Atomic uint64_t tasks_rejected;  /* refused for a full ring */
 
     /* Watches to call again next iteration (loop_watch_resume): a circular
      * list through this sentinel, loop thread only. */
@@ -56,30 +56,17 @@ struct loop {
 
     struct timer_heap timers;     /* loop thread only */
 
-    struct board *board;
-    enum board_role role;
-    struct board_thread_ref on_board; /* loop thread only */
-    struct board_loop *slot;
+    /* The board, and what the loop counts: the instruments, apart from
+     * the mechanism (probe/probe_loop.h). */
+    struct loop_probe probe;
     _Atomic uint64_t busy_since_ns;   /* start of the running handler, or 0 */
     pthread_mutex_t long_lock;    /* guards the last long handler's record */
     uint64_t long_began_ns, long_took_ns; /* the last handler of long_handler_ns+ */
     _Atomic uint64_t long_handler_ns; /* what counts as long (loop__remember_handlers_over) */
     struct loop_group *parent;    /* the group it belongs to, or NULL */
-    _Atomic uint64_t channels;
-    _Atomic uint32_t phase;
-
-    /* counters: written by the loop thread, read by anyone */
-    _Atomic uint64_t iterations, io_ns, task_ns, tasks_run, timers_fired,
-                     wakeups_written, longest_task_ns, wait_errors, resumes_run,
-                     timers_late;
-    _Atomic uint64_t timers_now;  /* the heap's size, as of the last iteration */
     _Atomic uint64_t task_overrun_ns; /* written by the loop thread only: how far
                                    * tasks ran past their budgets, repaid by the
                                    * next ones */
-    _Atomic uint64_t task_idle_ns; /* part of task_ns run after I/O phases
-                                   * that found nothing to do */
-    _Atomic uint64_t tasks_starving_io; /* ioRatio 100: task phases past
-                                   * LOOP_STARVING_IO_MS (I/O waited that long) */
     _Atomic(loop_task_cb) before_sleep;   /* tests only: loop__set_before_sleep */
     _Atomic(void *) before_sleep_arg;
     _Atomic(loop_task_cb) after_queue;    /* tests only: loop__set_after_queue */
@@ -130,8 +117,7 @@ static inline uint64_t run_timed(struct loop *l, loop_task_cb fn, void *arg)
     busy_begin(l, start);
     fn(arg);
     uint64_t end = busy_end(l, start);
-    if (end - start > atomic_load_explicit(&l->longest_task_ns, memory_order_relaxed))
-        atomic_store_explicit(&l->longest_task_ns, end - start, memory_order_relaxed);
+    probe_loop_task_timed(&l->probe, end - start);
     return end;
 }
 

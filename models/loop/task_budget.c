@@ -47,26 +47,6 @@ uint64_t carried_task_budget_ns(struct loop *l, uint64_t io_ns, bool io_idle)
     return share;
 }
 
-/* A task phase without limit (ioRatio 100) that ran LOOP_STARVING_IO_MS
- * or longer kept every fd of the loop waiting that long: a steady flood of
- * tasks starves I/O. Counted on the board; said on stderr and in the event
- * log the first time and each time the count doubles. */
-static void report_starving_io(struct loop *l, uint64_t took_ns)
-{
-    uint64_t n = atomic_load_explicit(&l->tasks_starving_io, memory_order_relaxed) + 1;
-    bump(&l->tasks_starving_io, 1);
-    if (l->slot)
-        atomic_store_explicit(&l->slot->tasks_starving_io, n, memory_order_relaxed);
-    if ((n & (n - 1)) != 0)
-        return;
-    board_event(l->board, EV_BLOCKED, "%s: tasks ran %.0f ms while I/O waited "
-                "(ioRatio 100: no limit), %llu times", l->name, (double)took_ns / 1e6,
-                (unsigned long long)n);
-    fprintf(stderr, "threadlab: %s: tasks ran %.0f ms while I/O waited (ioRatio 100 "
-            "gives tasks no limit: a steady flood starves I/O), %llu times\n",
-            l->name, (double)took_ns / 1e6, (unsigned long long)n);
-}
-
 /* Step 3's heart: run queued tasks while the budget lasts, and say how
  * many ran. The budget counts from began_ns, when the timers' turn began,
  * so timers and tasks share it. The deadline is looked at before every
@@ -96,14 +76,13 @@ size_t run_tasks_in_budget(struct loop *l, uint64_t began_ns, uint64_t budget_ns
  * share) and not owed. */
 void run_tasks(struct loop *l, uint64_t began_ns, uint64_t budget_ns, bool io_idle)
 {
-    bump(&l->tasks_run, run_tasks_in_budget(l, began_ns, budget_ns, io_idle));
+    size_t ran = run_tasks_in_budget(l, began_ns, budget_ns, io_idle);
     uint64_t took = now_ns() - began_ns;
-    bump(&l->task_ns, took);
-    if (io_idle)
-        bump(&l->task_idle_ns, took);
-    else if (budget_ns != UINT64_MAX && took > budget_ns)
+    probe_loop_tasks_ran(&l->probe, ran, took, io_idle);
+    if (!io_idle && budget_ns != UINT64_MAX && took > budget_ns)
         bump(&l->task_overrun_ns, took - budget_ns);   /* owed */
+    /* ioRatio 100 gives tasks no limit: a steady flood starves I/O. */
     if (budget_ns == UINT64_MAX && took >= LOOP_STARVING_IO_MS * 1000000ull &&
         !atomic_load_explicit(&l->stopping, memory_order_relaxed))
-        report_starving_io(l, took);
+        probe_loop_starved_io(&l->probe, took);
 }

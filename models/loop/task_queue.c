@@ -64,20 +64,14 @@ size_t ring_take(struct loop *l, struct task *out, size_t max)
     return n;
 }
 
-/* A refused task is counted; the first refusal, and then each one that
- * doubles the count, also says so on the board and on stderr (every one
- * would flood both exactly when the loop is already behind). */
+/* A refused task is counted (the probe says so on the board and on
+ * stderr, the first time and each time the count doubles: every one would
+ * flood both exactly when the loop is already behind). */
 static void report_rejected(struct loop *l, int rc)
 {
     if (rc != -EAGAIN)
         return;
-    uint64_t n = atomic_fetch_add(&l->tasks_rejected, 1) + 1;
-    if ((n & (n - 1)) != 0)
-        return;
-    board_event(l->board, EV_REJECT, "%s: task queue full (%zu tasks), %llu refused",
-                l->name, l->max_tasks, (unsigned long long)n);
-    fprintf(stderr, "threadlab: %s: task queue full (%zu tasks), %llu tasks refused\n",
-            l->name, l->max_tasks, (unsigned long long)n);
+    probe_loop_task_refused(&l->probe, l->max_tasks);
 }
 
 int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
@@ -98,7 +92,7 @@ int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
     if (!loop_in_loop(l) && atomic_exchange(&l->sleeping, false)) {
         uint64_t one = 1;
         (void)!write(l->wake.fd, &one, sizeof(one));
-        atomic_fetch_add_explicit(&l->wakeups_written, 1, memory_order_relaxed);
+        probe_loop_woken(&l->probe);
     }
     return 0;
 }

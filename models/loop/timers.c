@@ -165,13 +165,13 @@ void run_due_timers(struct loop *l, uint64_t now)
         }
         atomic_fetch_add(&t->refs, 1);          /* keep it while it runs */
         run_timed(l, t->fn, t->arg);
-        bump(&l->timers_fired, 1);
+        probe_timer_fired(&l->probe);
         if (t->period_ns && atomic_load(&t->state) == TIMER_PENDING) {
             /* Fixed rate: from its deadline, not from now, so a late run
              * does not push the next ones back. */
             t->node.deadline_ns += t->period_ns;
             if (t->node.deadline_ns <= now)
-                bump(&l->timers_late, 1);       /* behind: one run an iteration */
+                probe_timer_behind(&l->probe);  /* one run an iteration */
             t->again = again;
             again = t;
         } else {

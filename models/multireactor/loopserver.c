@@ -29,6 +29,7 @@
 #include "loop/promise.h"
 #include "threadpool/pool.h"
 #include "net/clock.h"
+#include "probe/probe.h"
 
 #define ACCEPTS_PER_WAKEUP 64           /* then the loop's other fds get a turn */
 #define QUIET_PERIOD_MS 100             /* shutdownGracefully's quiet period */
@@ -90,9 +91,7 @@ static void count_lost_handoff(struct loop_server *s, uint64_t id, const char *w
                                int err)
 {
     atomic_fetch_add(&s->handoffs_failed, 1);
-    board_add(s->board, CTR_ERR_ACCEPT, 1);
-    board_event(s->board, EV_ERROR, "conn %llu: hand-off to %s failed: %s",
-                (unsigned long long)id, worker, strerror(err));
+    probe_handoff_failed(s->board, id, worker, err);
 }
 
 static void on_channel_closed(struct channel *ch, void *arg)
@@ -181,20 +180,16 @@ static void on_acceptable(void *arg, uint32_t events)
         if (fd < 0) {
             /* EMFILE: the spare fd already took that connection and told
              * it "!err busy"; the rest wait in the backlog until fds free. */
-            board_add(s->board, CTR_ERR_ACCEPT, 1);
-            board_event(s->board, EV_ERROR, "accept failed: %s", strerror(-fd));
+            probe_accept_failed(s->board, -fd, false);
             return;
         }
         uint64_t id = atomic_fetch_add(&s->next_conn_id, 1) + 1;
         int index = loop_group_next_index(s->workers_group);
         struct worker *w = &s->workers[index];
-        board_add(s->board, CTR_ACCEPTED, 1);
         if (s->bosses_group)
-            board_event(s->board, EV_ASSIGN, "conn %llu -> %s: round robin (%d of %d)",
-                        (unsigned long long)id, loop_name(w->loop), index + 1,
-                        s->nworkers);
+            probe_assigned(s->board, id, loop_name(w->loop), index + 1, s->nworkers);
         else
-            board_event(s->board, EV_ACCEPT, "conn %llu", (unsigned long long)id);
+            probe_accepted(s->board, id);
         /* lab 06 region: the hand-off, from here to the end of the loop body */
         struct handoff *h = malloc(sizeof(*h));
         if (!h) {
@@ -208,8 +203,7 @@ static void on_acceptable(void *arg, uint32_t events)
         pthread_mutex_unlock(&s->stop_lock);
         *h = (struct handoff){ w, fd, id, refuse };
         if (refuse)
-            board_event(s->board, EV_REJECT, "conn %llu: limit of %d connections "
-                        "open (--max-conns)", (unsigned long long)id, s->opts.max_conns);
+            probe_over_limit(s->board, id, s->opts.max_conns);
         /* Through the worker's task queue: from here on, only the worker's
          * thread touches this connection. (Same loop: it runs at once.) */
         int rc = loop_run_in_loop(w->loop, register_task, h);
@@ -281,7 +275,7 @@ static void free_server(struct loop_server *s)
         loop_group_stop_free(s->workers_group);
     for (int i = 0; s->bosses && i < s->nbosses; i++)
         net_acceptor_close(&s->bosses[i].acceptor);
-    board_close(s->board);
+    probe_closed(s->board);
     free(s->bosses);
     free(s->workers);
     pthread_cond_destroy(&s->all_closed);
@@ -355,7 +349,7 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
      * a wall clock set back would stretch it. */
     clock_cond_init(&s->all_closed);
     net_ignore_sigpipe();
-    s->board = server_board_create(o->model, &s->opts);
+    s->board = server_open_board(o->model, &s->opts);
 
     struct loop_opts lo = { .io_ratio_pct = s->opts.io_ratio_pct, .board = s->board,
                             .role = ROLE_WORKER_LOOP, .max_tasks = o->worker_max_tasks };
@@ -489,7 +483,7 @@ void loop_server_stop(struct loop_server *s)
     uint64_t deadline_ns = now_ns() + (uint64_t)s->opts.stop_timeout_ms * 1000000u;
     atomic_store(&s->stop_deadline_ns, deadline_ns);  /* channels close past it */
     atomic_store(&s->stopping, true);
-    board_mark_closing(s->board);
+    probe_stopping(s->board);
 
     /* 1. Stop accepting, and wait until every boss has: connections it
      *    handed over are then already queued ahead of step 2's task. (A

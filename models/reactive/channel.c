@@ -108,8 +108,7 @@ static enum read_result read_some(struct channel *ch, size_t *allowance)
         return READ_NOTHING;
     }
     echo_session_commit(&ch->session, (size_t)n);
-    board_add(ch->host->board, CTR_BYTES_IN, (uint64_t)n);
-    board_thread_bytes(ch->host->board, loop_board_ref(ch->loop), (uint64_t)n, 0);
+    probe_channel_read(loop_probe_of(ch->loop), (uint64_t)n);
     *allowance -= (size_t)n;
     if (ch->read_left != SIZE_MAX && (ch->read_left -= (size_t)n) == 0)
         ch->state = CHANNEL_INPUT_ENDED;  /* all that came before the stop */
@@ -204,8 +203,7 @@ struct channel *channel_open(struct loop *l, int fd, uint64_t id,
         goto out_free_session;
     if (loop_watch_add(l, &ch->watch) < 0)
         goto out_cancel_timer;
-    loop_channels_add(l, 1);
-    board_add(host->board, CTR_ACTIVE, 1);
+    probe_channel_opened(loop_probe_of(l));
     return ch;
 
 out_cancel_timer:
@@ -223,7 +221,7 @@ void channel_refuse(struct channel *ch)
 {
     ch->state = CHANNEL_CLOSING;       /* read no requests; linger after the reply */
     ch->linger_end = ECHO_END_REFUSED;
-    board_add(ch->host->board, CTR_REJECTED, 1);
+    probe_channel_refused(loop_probe_of(ch->loop));
     if (!append_out(ch, ECHO_ERR_BUSY, sizeof(ECHO_ERR_BUSY) - 1)) {
         channel_end(ch, ECHO_END_NO_MEMORY);
         return;

@@ -36,7 +36,7 @@ void count_backlog(struct channel *ch, size_t pending, bool paused)
         bl->paused += paused ? 1 : (uint64_t)-1;
         ch->paused_counted = paused;
     }
-    struct board_loop *slot = loop_board_slot(ch->loop);
+    struct board_loop *slot = loop_slot_on_board(ch->loop);
     if (slot) {
         atomic_store_explicit(&slot->out_pending_bytes, bl->pending_bytes,
                               memory_order_relaxed);

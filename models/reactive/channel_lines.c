@@ -78,7 +78,7 @@ static void queued_task_run(void *arg)
     if (board) {
         board_record_latency_n(board, now_ns() - read_ns, 1);
         board_add(board, CTR_LINES, 1);
-        board_thread_lines(board, loop_board_ref(ch->loop), 1);
+        board_thread_lines(board, loop_thread_on_board(ch->loop), 1);
     }
     loop_watch_resume(ch->loop, &ch->watch);
 }
@@ -147,10 +147,10 @@ static bool answer_here(struct channel *ch, const struct echo_reply *r)
 {
     struct board *board = ch->host->board;
     if (r->work == ECHO_WORK_SLEEP)
-        board_thread_state(board, loop_board_ref(ch->loop), STATE_BLOCKED_SLEEP);
+        board_thread_state(board, loop_thread_on_board(ch->loop), STATE_BLOCKED_SLEEP);
     echo_do_work(r);
     if (r->work == ECHO_WORK_SLEEP)
-        board_thread_state(board, loop_board_ref(ch->loop), STATE_RUNNING);
+        board_thread_state(board, loop_thread_on_board(ch->loop), STATE_RUNNING);
     if (!append_out(ch, r->data, r->len)) {
         channel_end(ch, ECHO_END_NO_MEMORY);
         return false;
@@ -209,7 +209,7 @@ bool finish_wakeup(struct channel *ch, struct batch *b)
         uint64_t took = now_ns() - b->read_ns;
         board_record_latency_n(board, took, b->lines);
         board_add(board, CTR_LINES, b->lines);
-        board_thread_lines(board, loop_board_ref(ch->loop), b->lines);
+        board_thread_lines(board, loop_thread_on_board(ch->loop), b->lines);
     }
     if (b->spent) {
         /* Lines may be left in our buffer, where epoll cannot see them:

@@ -37,7 +37,7 @@ bool write_out(struct channel *ch)
     if (n > 0) {
         ch->last_drain_ns = now_ns();
         board_add(ch->host->board, CTR_BYTES_OUT, (uint64_t)n);
-        board_thread_bytes(ch->host->board, loop_board_ref(ch->loop), 0, (uint64_t)n);
+        board_thread_bytes(ch->host->board, loop_thread_on_board(ch->loop), 0, (uint64_t)n);
     }
     return true;
 }

@@ -19,6 +19,8 @@
  */
 #include "pool.h"
 #include "net/clock.h"
+#include "probe/probe.h"
+#include "probe/probe_pool.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -68,28 +70,14 @@ struct pool {
     bool shutting_down, drain;
     pthread_t watchdog;
     bool watchdog_started;
-    struct board_thread_ref watchdog_on_board; /* the watchdog only */
-    struct board_queue *board_queue;
     int samples[POOL_ADAPTIVE_SAMPLES]; /* queue lengths, for adaptive min */
     int nsamples, sample_pos;
     uint64_t next_sample_ns;
-    struct pool_stats stats;        /* counters (sizes are filled on read) */
+    struct pool_probe probe;        /* the board, and what the pool counts
+                                       (pool lock; probe/probe_pool.h) */
     _Atomic(pool_seam_cb) seam;     /* tests only: pool__set_seam */
     _Atomic(void *) seam_arg;
 };
-
-static void publish_queue(struct pool *p)
-{
-    if (!p->board_queue)
-        return;
-    atomic_store_explicit(&p->board_queue->depth, (uint64_t)p->count,
-                          memory_order_relaxed);
-    atomic_store_explicit(&p->board_queue->high_water, p->stats.high_water,
-                          memory_order_relaxed);
-    atomic_store_explicit(&p->board_queue->rejected,
-                          p->stats.rejected + p->stats.discarded,
-                          memory_order_relaxed);
-}
 
 /* ---- the queue (pool lock held) -------------------------------------------- */
 
@@ -97,9 +85,7 @@ static void queue_push(struct pool *p, struct pool_task t)
 {
     p->queue[(p->head + p->count) % p->o.queue_capacity] = t;
     p->count++;
-    if ((uint64_t)p->count > p->stats.high_water)
-        p->stats.high_water = (uint64_t)p->count;
-    publish_queue(p);
+    probe_queue_changed(&p->probe, p->count);
 }
 
 static struct pool_task queue_pop(struct pool *p)
@@ -108,7 +94,7 @@ static struct pool_task queue_pop(struct pool *p)
     p->head = (p->head + 1) % p->o.queue_capacity;
     p->count--;
     pthread_cond_signal(&p->queue_not_full);
-    publish_queue(p);
+    probe_queue_changed(&p->probe, p->count);
     return t;
 }
 
@@ -120,12 +106,12 @@ static void *task_thread_main(void *arg)
     struct pool *p = t->pool;
     struct board *board = p->o.board;
 
-    board_thread_begin(board, &t->on_board, p->o.role, t->name, 0);
+    probe_thread_began(board, &t->on_board, p->o.role, t->name);
     pthread_mutex_lock(&p->lock);
     for (;;) {
         /* Idle: blocked on our own task signal, using no CPU. */
         while (!t->has_task) {
-            board_thread_state(board, &t->on_board, STATE_IDLE);
+            probe_idle(board, &t->on_board);
             pthread_cond_wait(&t->task_signal, &p->lock);
         }
         struct pool_task task = t->task;
@@ -134,20 +120,18 @@ static void *task_thread_main(void *arg)
             break;                         /* the NULL task: we are done */
         pthread_mutex_unlock(&p->lock);
 
-        board_thread_conn(board, &t->on_board, task.tag);
-        board_thread_state(board, &t->on_board, STATE_RUNNING);
+        probe_task_began(board, &t->on_board, task.tag);
         task.fn(task.arg, t);
-        board_thread_conn(board, &t->on_board, 0);
 
         pthread_mutex_lock(&p->lock);
         t->state = TASK_IDLE;
         t->idle_since_ns = now_ns();
         p->idle++;
-        p->stats.completed++;
+        probe_task_done(&p->probe, &t->on_board);
         pthread_cond_signal(&p->watchdog_signal);   /* a thread is free */
     }
     pthread_mutex_unlock(&p->lock);
-    board_thread_end(board, &t->on_board);
+    probe_thread_ended(board, &t->on_board);
     return NULL;
 }
 
@@ -157,10 +141,8 @@ static void *task_thread_main(void *arg)
  * one could leave the task queued for good. Returns false. */
 static bool spawn_failed(struct pool *p, int err)
 {
-    p->stats.spawn_failed++;
     p->spawn_retry_ns = now_ns() + (uint64_t)POOL_SPAWN_RETRY_MS * 1000000u;
-    board_event(p->o.board, EV_ERROR, "no task thread: %s; %d queued, trying "
-                "again in %d ms", strerror(err), p->count, POOL_SPAWN_RETRY_MS);
+    probe_spawn_failed(&p->probe, err, p->count, POOL_SPAWN_RETRY_MS);
     return false;
 }
 
@@ -188,9 +170,7 @@ static bool spawn_task_thread(struct pool *p, const char *why)
     p->threads = t;
     p->size++;
     p->idle++;
-    p->stats.spawned++;
-    board_event(p->o.board, EV_GROW, "%s: %s, size %d of max %d", t->name, why,
-                p->size, p->o.max_threads);
+    probe_grew(&p->probe, t->name, why, p->size, p->o.max_threads);
     return true;
 }
 
@@ -210,10 +190,7 @@ static void retire_task_thread(struct pool *p, struct pool_thread *t,
     pthread_cond_signal(&t->task_signal);
     p->size--;
     p->idle--;
-    p->stats.retired++;
-    if (why)
-        board_event(p->o.board, EV_SHRINK, "%s: %s, size %d, min %d", t->name,
-                    why, p->size, p->min_now);
+    probe_shrank(&p->probe, t->name, why, p->size, p->min_now);
 }
 
 /* ---- the watchdog (值守线程) ------------------------------------------------ */
@@ -267,10 +244,7 @@ static void dispatch(struct pool *p, struct pool_thread *t)
     t->state = TASK_RUNNING;
     p->idle--;
     pthread_cond_signal(&t->task_signal);
-    if (p->o.log_tasks)
-        board_event(p->o.board, EV_TASK_RUN, "conn %llu -> %s after %.3f s queued",
-                    (unsigned long long)t->task.tag, t->name,
-                    (double)(now_ns() - t->task.queued_ns) / 1e9);
+    probe_task_ran(&p->probe, t->task.tag, t->name, t->task.queued_ns);
 }
 
 /* Adaptive min: the floor plus the average queue length over the window. */
@@ -290,9 +264,8 @@ static void sample_queue(struct pool *p, uint64_t now)
     if (target > p->o.max_threads)
         target = p->o.max_threads;
     if (target != p->min_now) {
-        board_event(p->o.board, target > p->min_now ? EV_GROW : EV_SHRINK,
-                    "min %d -> %d: average queue %.1f over the last %.1f s",
-                    p->min_now, target, average, p->o.adaptive_window_ms / 1e3);
+        probe_min_moved(&p->probe, p->min_now, target, average,
+                        p->o.adaptive_window_ms);
         p->min_now = target;
     }
 }
@@ -323,7 +296,7 @@ static uint64_t retire_idle(struct pool *p, uint64_t now)
 
 static void watchdog_wait(struct pool *p, uint64_t until_ns)
 {
-    board_thread_state(p->o.board, &p->watchdog_on_board, STATE_WAITING);
+    probe_watchdog_waiting(&p->probe);
     seam(p, POOL_SEAM_SLEEP, p->count);
     if (until_ns == 0) {
         pthread_cond_wait(&p->watchdog_signal, &p->lock);
@@ -331,15 +304,14 @@ static void watchdog_wait(struct pool *p, uint64_t until_ns)
         struct timespec ts = timespec_at_ns(until_ns);
         pthread_cond_timedwait(&p->watchdog_signal, &p->lock, &ts);
     }
-    board_thread_state(p->o.board, &p->watchdog_on_board, STATE_RUNNING);
+    probe_watchdog_woke(&p->probe);
 }
 
 static void *watchdog_main(void *arg)
 {
     struct pool *p = arg;
 
-    board_thread_begin(p->o.board, &p->watchdog_on_board, ROLE_WATCHDOG,
-                       "watchdog", 0);
+    probe_watchdog_began(&p->probe);
     pthread_mutex_lock(&p->lock);
     for (;;) {
         if (p->ended)
@@ -387,7 +359,7 @@ static void *watchdog_main(void *arg)
     }
     join_ended(p);
     pthread_mutex_unlock(&p->lock);
-    board_thread_end(p->o.board, &p->watchdog_on_board);
+    probe_watchdog_ended(&p->probe);
     return NULL;
 }
 
@@ -430,8 +402,8 @@ struct pool *pool_create(const struct pool_opts *o)
     pthread_cond_init(&p->queue_not_full, NULL);
     pthread_cond_init(&p->submitters_gone, NULL);
     p->min_now = o->min_threads;
-    p->board_queue = board_queue_claim(o->board, o->queue_name,
-                                       (uint64_t)o->queue_capacity);
+    probe_pool_opened(&p->probe, o->board, o->queue_name, o->queue_capacity,
+                      o->log_tasks);
 
     pthread_mutex_lock(&p->lock);
     for (int i = 0; i < o->min_threads; i++)
@@ -461,36 +433,26 @@ int pool_submit(struct pool *p, pool_task_cb fn, void *arg, uint64_t tag)
             continue;
         }
         if (p->o.reject == POOL_REJECT_ABORT) {
-            p->stats.rejected++;
-            publish_queue(p);
+            probe_task_rejected(&p->probe, p->count);
             pthread_mutex_unlock(&p->lock);
             return -EAGAIN;
         }
         if (p->o.reject == POOL_REJECT_CALLER_RUNS) {
-            p->stats.caller_ran++;
-            p->stats.submitted++;
-            board_event(p->o.board, EV_REJECT, "conn %llu: queue full (%d), the "
-                        "caller runs it (caller-runs)", (unsigned long long)tag,
-                        p->o.queue_capacity);
+            probe_caller_ran(&p->probe, tag);
             pthread_mutex_unlock(&p->lock);
             fn(arg, NULL);
             return 0;
         }
         dropped = queue_pop(p);       /* discard-oldest */
-        p->stats.discarded++;
-        board_event(p->o.board, EV_REJECT, "conn %llu dropped: queue full (%d), "
-                    "oldest discarded for conn %llu", (unsigned long long)dropped.tag,
-                    p->o.queue_capacity, (unsigned long long)tag);
+        probe_oldest_discarded(&p->probe, dropped.tag, tag);
     }
     if (p->shutting_down) {
         pthread_mutex_unlock(&p->lock);
         return -ESHUTDOWN;
     }
     queue_push(p, (struct pool_task){ fn, arg, tag, now_ns() });
-    p->stats.submitted++;
-    if (p->o.log_tasks && p->idle == 0 && p->size >= p->o.max_threads)
-        board_event(p->o.board, EV_TASK_QUEUED, "conn %llu waits: all %d threads "
-                    "busy, %d queued", (unsigned long long)tag, p->size, p->count);
+    probe_task_queued(&p->probe, tag, p->count, p->size,
+                      p->idle == 0 && p->size >= p->o.max_threads);
     pthread_cond_signal(&p->watchdog_signal);
     pthread_mutex_unlock(&p->lock);
     if (dropped.fn && p->o.on_drop)
@@ -517,7 +479,7 @@ void pool_shutdown(struct pool *p, bool drain)
      * get -ESHUTDOWN, and the watchdog takes no more tasks. */
     while (!drain && p->count > 0) {
         struct pool_task t = queue_pop(p);
-        p->stats.discarded++;
+        probe_dropped_at_shutdown(&p->probe);
         pthread_mutex_unlock(&p->lock);
         if (p->o.on_drop)
             p->o.on_drop(t.arg);
@@ -547,7 +509,14 @@ void pool_shutdown(struct pool *p, bool drain)
 void pool_stats(struct pool *p, struct pool_stats *out)
 {
     pthread_mutex_lock(&p->lock);
-    *out = p->stats;
+    const struct pool_counters *n = &p->probe.n;
+    *out = (struct pool_stats){
+        .high_water = n->high_water, .submitted = n->submitted,
+        .completed = n->completed, .rejected = n->rejected,
+        .caller_ran = n->caller_ran, .discarded = n->discarded,
+        .spawned = n->spawned, .retired = n->retired,
+        .spawn_failed = n->spawn_failed,
+    };
     out->size = p->size;
     out->idle = p->idle;
     out->running = p->size - p->idle;

@@ -29,7 +29,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "loop/loop.h"
 #include "net/clock.h"
 
 #define POLL_EVENTS_MAX 64
@@ -106,8 +105,7 @@ static void carrier_adopt(struct carrier *c, struct vthread *vt)
     if (vt->fd >= 0) {
         struct epoll_event ev = { .events = EPOLLONESHOT, .data.ptr = vt };
         if (epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, vt->fd, &ev) < 0) {
-            board_event(c->rt->opts.board, EV_ERROR, "%s: epoll_ctl failed; closing "
-                        "%s", c->name, vt->name);
+            probe_vthread_unwatched(c->rt->opts.board, c->name, vt->name);
             shutdown(vt->fd, SHUT_RDWR);
         }
     }
@@ -167,15 +165,9 @@ static int carrier_poll_timeout_ms(struct carrier *c)
 /* Show where the carrier's runner is: in epoll_wait, or running. */
 static void carrier_publish(struct carrier *c, struct runner *r, bool waiting)
 {
-    struct board *b = c->rt->opts.board;
-    board_thread_state(b, &r->on_board, waiting ? STATE_WAITING : STATE_RUNNING);
-    if (c->slot) {
-        atomic_store_explicit(&c->slot->phase, waiting ? LOOP_PHASE_WAITING : LOOP_PHASE_IO,
-                              memory_order_relaxed);
-        atomic_store_explicit(&c->slot->task_queue_depth, c->runq_len, memory_order_relaxed);
-        atomic_store_explicit(&c->slot->channels, c->vthreads, memory_order_relaxed);
-        atomic_store_explicit(&c->slot->timers, c->deadlines.len, memory_order_relaxed);
-    }
+    struct probe_carrier_load load = { .ready = c->runq_len, .vthreads = c->vthreads,
+                                       .deadlines = c->deadlines.len };
+    probe_carrier_turned(c->rt->opts.board, &r->on_board, c->slot, waiting, &load);
 }
 
 static void carrier_poll(struct carrier *c, struct runner *r)
@@ -242,13 +234,13 @@ int runner__begin(struct runner *r, enum board_role role)
 {
     pthread_setname_np(pthread_self(), r->name);
     vt_context_of_thread(&r->sched);
-    board_thread_begin(r->carrier->rt->opts.board, &r->on_board, role, r->name, 0);
+    probe_thread_began(r->carrier->rt->opts.board, &r->on_board, role, r->name);
     return vt_stack_thread_begin();
 }
 
 void runner__end(struct runner *r)
 {
-    board_thread_end(r->carrier->rt->opts.board, &r->on_board);
+    probe_thread_ended(r->carrier->rt->opts.board, &r->on_board);
     vt_context_free(&r->sched);
     vt_stack_thread_end();
 }

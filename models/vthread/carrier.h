@@ -27,6 +27,8 @@
 #include <sys/epoll.h>
 
 #include "loop/timer_heap.h"
+#include "probe/probe.h"
+#include "probe/probe_vthread.h"
 #include "runtime.h"
 #include "stack.h"
 #include "switch.h"

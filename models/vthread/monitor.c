@@ -52,8 +52,7 @@ static void join_retired(struct vt_runtime *rt)
     while (r) {
         struct runner *next = r->next_retired;
         pthread_join(r->thread, NULL);
-        board_event(rt->opts.board, EV_EXIT, "%s: the blocking call on %s returned; "
-                    "the spare retired", r->name, r->carrier->name);
+        probe_spare_retired(rt->opts.board, r->name, r->carrier->name);
         free(r);
         pthread_mutex_lock(&rt->monitor_lock);
         rt->spares_running--;
@@ -86,18 +85,12 @@ static void hand_off(struct vt_runtime *rt, struct carrier *c, uint64_t stuck_ms
     r->spare = true;
     snprintf(r->name, sizeof(r->name), "spare-%llu",
              (unsigned long long)count_spare(rt, 1));
-    board_add(rt->opts.board, CTR_THREADS_SPAWNED, 1);
-    board_event(rt->opts.board, EV_SPAWN, "%s blocked in a call for %llu ms: handoff to "
-                "%s, which takes its run queue", c->name, (unsigned long long)stuck_ms,
-                r->name);
-    if (c->slot)                        /* served again, by the spare */
-        atomic_store_explicit(&c->slot->blocked_since_ns, 0, memory_order_relaxed);
+    probe_handed_off(rt->opts.board, c->name, c->slot, stuck_ms, r->name);
     c->owner = r;
     if (pthread_create(&r->thread, NULL, spare_main, r) != 0) {
         c->owner = NULL;
         count_spare(rt, -1);
-        board_event(rt->opts.board, EV_ERROR, "%s: no thread for a spare; %s waits "
-                    "for its blocking call", r->name, c->name);
+        probe_spare_failed(rt->opts.board, r->name, c->name);
         free(r);
     }
 }
@@ -116,14 +109,14 @@ static void look_at(struct vt_runtime *rt, struct carrier *c, uint64_t now)
 static void *monitor_main(void *arg)
 {
     struct vt_runtime *rt = arg;
-    board_thread_begin(rt->opts.board, &rt->monitor_on_board, ROLE_MONITOR, "monitor", 0);
+    probe_thread_began(rt->opts.board, &rt->monitor_on_board, ROLE_MONITOR, "monitor");
     uint64_t tick_ms = rt->opts.handoff_ms / 4 > 0 ? (uint64_t)rt->opts.handoff_ms / 4 : 1;
     pthread_mutex_lock(&rt->monitor_lock);
     while (!rt->monitor_exit || rt->spares_running > 0) {
         struct timespec at = timespec_at_ns(deadline_in_ms(tick_ms));
-        board_thread_state(rt->opts.board, &rt->monitor_on_board, STATE_WAITING);
+        probe_waiting(rt->opts.board, &rt->monitor_on_board);
         pthread_cond_timedwait(&rt->monitor_wake, &rt->monitor_lock, &at);
-        board_thread_state(rt->opts.board, &rt->monitor_on_board, STATE_RUNNING);
+        probe_woke(rt->opts.board, &rt->monitor_on_board);
         pthread_mutex_unlock(&rt->monitor_lock);
         if (!rt->opts.pin)
             for (int i = 0; i < rt->ncarriers; i++)
@@ -132,7 +125,7 @@ static void *monitor_main(void *arg)
         pthread_mutex_lock(&rt->monitor_lock);
     }
     pthread_mutex_unlock(&rt->monitor_lock);
-    board_thread_end(rt->opts.board, &rt->monitor_on_board);
+    probe_thread_ended(rt->opts.board, &rt->monitor_on_board);
     return NULL;
 }
 

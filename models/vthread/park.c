@@ -63,7 +63,7 @@ enum vt_wake vt__park(struct vthread *self, uint32_t events, uint64_t deadline_n
     }
     self->state = VT_PARKED;
     self->stop_cuts = stop_cuts;
-    board_thread_state(c->rt->opts.board, &self->on_board, STATE_BLOCKED_IO);
+    probe_blocked(c->rt->opts.board, &self->on_board);
     vt_switch(&self->ctx, &self->runner->sched);
     return self->woke;
 }
@@ -86,7 +86,7 @@ void carrier__run_one(struct carrier *c, struct runner *r, struct vthread *vt)
 {
     vt->state = VT_RUNNING;
     vt->runner = r;
-    board_thread_state(c->rt->opts.board, &vt->on_board, STATE_RUNNING);
+    probe_woke(c->rt->opts.board, &vt->on_board);
     vt_stack_running(&vt->stack, vt->name);
     vt_switch(&r->sched, &vt->ctx);
     vt_stack_running(NULL, NULL);

@@ -43,7 +43,7 @@ void carrier__resume(struct carrier *c, struct vthread *vt, enum vt_wake why)
         heap_remove(&c->deadlines, &vt->deadline);
     vt->woke = why;
     carrier__runq_push(c, vt);
-    board_thread_state(c->rt->opts.board, &vt->on_board, STATE_RUNNABLE);
+    probe_runnable(c->rt->opts.board, &vt->on_board);
 }
 
 void carrier__drain_wake(struct carrier *c)
@@ -58,7 +58,7 @@ void vt_yield(struct vthread *self)
     struct carrier *c = self->carrier;
     self->woke = VT_WAKE_READY;
     carrier__runq_push(c, self);
-    board_thread_state(c->rt->opts.board, &self->on_board, STATE_RUNNABLE);
+    probe_runnable(c->rt->opts.board, &self->on_board);
     vt_switch(&self->ctx, &self->runner->sched);
 }
 
@@ -73,7 +73,7 @@ void carrier__forget(struct carrier *c, struct vthread *vt)
     if (vt->next_all)
         vt->next_all->prev_all = vt->prev_all;
     c->vthreads--;
-    board_thread_end(c->rt->opts.board, &vt->on_board);
+    probe_thread_ended(c->rt->opts.board, &vt->on_board);
     vt_context_free(&vt->ctx);
     free(vt);
 

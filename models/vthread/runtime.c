@@ -56,14 +56,13 @@ static int carrier_init(struct vt_runtime *rt, struct carrier *c, int index)
     if (c->epoll_fd < 0 || c->wake_fd < 0 ||
         epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, c->wake_fd, &ev) < 0)
         return -errno;
-    c->slot = board_loop_claim(rt->opts.board, c->name);
+    c->slot = probe_carrier_opened(rt->opts.board, c->name);
     return 0;
 }
 
 static void carrier_destroy(struct vt_runtime *rt, struct carrier *c)
 {
-    if (c->slot)
-        board_loop_release(rt->opts.board, c->slot);
+    probe_carrier_closed(rt->opts.board, c->slot);
     if (c->wake_fd >= 0)
         close(c->wake_fd);
     if (c->epoll_fd >= 0)
@@ -162,9 +161,7 @@ int vt_spawn(struct vt_runtime *rt, int fd, uint64_t id, vt_main_fn main, void *
     vt_context_make(&vt->ctx, vt->stack.lo, vt->stack.bytes, vthread_entry, vt);
     if (fd >= 0)
         net_set_nonblocking(fd, true);
-    board_thread_begin(rt->opts.board, &vt->on_board, ROLE_VTHREAD, vt->name, id);
-    board_thread_tid(rt->opts.board, &vt->on_board, 0);     /* no kernel thread */
-    board_thread_state(rt->opts.board, &vt->on_board, STATE_RUNNABLE);
+    probe_vthread_born(rt->opts.board, &vt->on_board, vt->name, id);
 
     pthread_mutex_lock(&rt->live_lock);
     rt->live++;
@@ -271,22 +268,13 @@ int vt_write_all(struct vthread *self, struct iovec *iov, int count, int stall_m
     return 0;
 }
 
-/* Show a carrier stuck in a call (0: no longer) on its row. */
-static void publish_blocked(struct carrier *c, uint64_t since_ns)
-{
-    if (c->slot)
-        atomic_store_explicit(&c->slot->blocked_since_ns, since_ns, memory_order_relaxed);
-}
-
 void vt_blocking_begin(struct vthread *self)
 {
     struct carrier *c = self->carrier;
-    struct board *b = vt_board(self);
     uint64_t now = now_ns();
     self->state = VT_BLOCKED;
-    board_thread_state_at(b, &self->on_board, STATE_BLOCKED_SLEEP, now);
-    board_thread_state_at(b, &self->runner->on_board, STATE_BLOCKED_SLEEP, now);
-    publish_blocked(c, now);
+    probe_vthread_blocked(vt_board(self), &self->on_board, &self->runner->on_board,
+                          c->slot, now);
     if (c->rt->opts.pin)
         return;                         /* pinned: the carrier waits with us */
     pthread_mutex_lock(&c->lock);
@@ -306,11 +294,10 @@ void vt_blocking_end(struct vthread *self)
         carrier__acquire_locked(c, self->runner);   /* a spare gives it back */
         pthread_mutex_unlock(&c->lock);
     }
-    publish_blocked(c, 0);
     uint64_t now = now_ns();
     self->state = VT_RUNNING;
-    board_thread_state_at(vt_board(self), &self->on_board, STATE_RUNNING, now);
-    board_thread_state_at(vt_board(self), &self->runner->on_board, STATE_RUNNING, now);
+    probe_vthread_unblocked(vt_board(self), &self->on_board, &self->runner->on_board,
+                            c->slot, now);
 }
 
 void vt_lingering_close(struct vthread *self, int linger_ms)

@@ -44,6 +44,7 @@
 #include "blocking/reply_batch.h"
 #include "echo/session.h"
 #include "net/clock.h"
+#include "probe/probe.h"
 #include "runtime.h"
 
 struct vthread_server {
@@ -116,10 +117,7 @@ static uint64_t answer_lines(struct vthread *self, struct serving *sv, bool *end
                 break;
             do_work(self, &r);
         }
-        if (r.error == ECHO_ERROR_BAD_ARGUMENT)
-            board_add(b, CTR_ERR_BAD_ARGUMENT, 1);
-        if (r.error == ECHO_ERROR_LINE_TOO_LONG)
-            board_add(b, CTR_ERR_LINE_TOO_LONG, 1);
+        probe_line_failed(b, r.error);
         lines += r.lines;
         if ((rc = reply_batch_add(&sv->replies, &r, sv->read_ns)) < 0)
             break;
@@ -214,11 +212,7 @@ static bool answer_read(struct vthread *self, struct serving *sv, size_t n)
         sv->partial_since_ns = 0;
     else if (sv->partial_since_ns == 0 || batch > 0)
         sv->partial_since_ns = sv->read_ns;
-    board_add(b, CTR_BYTES_IN, n);
-    board_add(b, CTR_BYTES_OUT, sv->replies.bytes);
-    board_add(b, CTR_LINES, batch);
-    board_thread_lines(b, vt_on_board(self), batch);
-    board_thread_bytes(b, vt_on_board(self), n, sv->replies.bytes);
+    probe_wrote(b, vt_on_board(self), n, sv->replies.bytes, batch);
     return ends;
 }
 
@@ -245,7 +239,7 @@ static void conn_main(struct vthread *self, void *arg)
     else
         vt_close(self);
     atomic_fetch_sub(&s->open, 1);
-    board_conn_ended(s->board, vt_id(self), sv.end, stopping, sv.lines);
+    probe_conn_ended(s->board, vt_id(self), sv.end, stopping, sv.lines);
 }
 
 /* ---- the acceptor thread ------------------------------------------------------------ */
@@ -261,11 +255,11 @@ static void on_accept(void *owner, int fd, uint64_t id)
         return;
     }
     atomic_fetch_add(&s->open, 1);
-    board_add(s->board, CTR_ACTIVE, 1);
+    probe_conn_opened(s->board);
     int rc = vt_spawn(s->rt, fd, id, conn_main, s);
     if (rc < 0) {
         atomic_fetch_sub(&s->open, 1);
-        board_sub(s->board, CTR_ACTIVE, 1);
+        probe_conn_unserved(s->board);
         acceptor_refuse(&s->acceptor, fd, id, "no memory for a virtual thread's stack");
     }
 }
@@ -282,7 +276,7 @@ struct vthread_server *vthread_start(const struct server_opts *opts)
     int rc = acceptor_open(&s->acceptor, &s->opts.listen);
     if (rc < 0)
         goto out_free;
-    s->board = server_board_create("vthread", &s->opts);
+    s->board = server_open_board("vthread", &s->opts);
     struct vt_runtime_opts ro = { .carriers = opts->carriers, .stack_bytes = opts->stack_bytes,
                                   .handoff_ms = opts->handoff_ms, .pin = opts->pin,
                                   .board = s->board };
@@ -300,7 +294,7 @@ out_free_runtime:
     vt_runtime_free(s->rt);
 out_close_board:
     acceptor_stop(&s->acceptor);
-    board_close(s->board);
+    probe_closed(s->board);
 out_free:
     free(s);
     errno = -rc;
@@ -321,13 +315,13 @@ void vthread_stop(struct vthread_server *s)
 {
     /* 1. No new connections; every vthread waiting for input is resumed,
      *    answers what the kernel held for it at that moment, and ends. */
-    board_mark_closing(s->board);
+    probe_stopping(s->board);
     acceptor_stop(&s->acceptor);
     vt_runtime_stop_input(s->rt);
     /* 2. Wait for the last of them (a !sleep finishes first). */
     vt_runtime_wait_empty(s->rt);
     /* 3. End the carriers and the monitor, then free. */
     vt_runtime_free(s->rt);
-    board_close(s->board);
+    probe_closed(s->board);
     free(s);
 }

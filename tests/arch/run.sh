@@ -5,6 +5,7 @@
 # are where it says (model_guides.sh), every header function states its
 # thread (thread_contracts.sh), no function runs over 80 lines without a
 # marked reason (function_lengths.sh), includes run only down (layers.sh),
+# the hearts report to the board only through the probe (hearts.sh),
 # the simulator's files call each other in no circle (sim_calls.sh), and
 # calls between the files of a folder run one way (circles.sh, from the
 # objects of this build).
@@ -132,6 +133,13 @@ static_check "functions over 80 lines without a marked reason (every .c file)" \
   sh "$here/function_lengths.sh"
 static_check "includes that run back up (models/ < sim/, viz/ < load/ < cli/)" \
   sh "$here/layers.sh"
+static_check "hearts that call the board directly, not through the probe (models/probe/probe*.h)" \
+  sh "$here/hearts.sh"
+# The hearts check bites: a made-up heart that adds to a counter itself.
+printf 'void f(void)\n{\n    board_add(b, CTR_LINES, 1);\n}\n' >"$tmp/heart.c"
+direct=$(sh "$here/hearts.sh" "$tmp/heart.c"; echo "exit $?")
+expect_eq "the hearts check on a heart that calls board_add" "$direct" \
+  "$(printf '%s\nexit 1' "$tmp/heart.c:3:    board_add(b, CTR_LINES, 1);")"
 static_check "files of one folder that call each other in a circle (models/*/, viz/)" \
   env BUILD="$(dirname "$BIN")" sh "$here/circles.sh"
 # The circle check bites: two made-up files that call each other.

@@ -12,14 +12,14 @@ static bool answer_read(const struct conn_server *srv, struct serving *sv, size_
      * a line not yet complete: it stops when no partial line is left, and
      * a partial line begun after a complete one starts it afresh.
      *
-     * Board: running from this read on; the read's bytes in and out and
-     * its lines counted once (publish_read).
+     * Board (through its probe, models/probe/probe.h, one call per event,
+     * never board_*): running from this read on; the read's bytes in and
+     * out and its lines counted once, after its replies were written.
      */
     (void)srv;
     (void)sv;
     (void)n;
     (void)answer_lines;
-    (void)publish_read;
     *end = ECHO_END_EOF;
     return true;
 }

@@ -22,13 +22,14 @@ enum echo_end conn_serve(const struct conn_server *srv, struct conn *c,
      * read's bytes lead to); struct serving is what they share (the thread's
      * name and board row, the lines answered, the session, the clocks, and
      * the reply batch, which writes to c's fd and times on srv's board).
-     * Given: answer_lines, set_stall_timeout, publish_read, and
+     * Given: answer_lines, set_stall_timeout, and
      * conn_registry_enter / conn_registry_leave: c must be on the registry's serving list while this
      * thread serves it (a stop signals the threads on it), and off it
      * before conn_serve returns.
      *
-     * Board: the thread is blocked in I/O while it waits for input,
-     * running while it answers; bytes and lines are counted once per read.
+     * Board (through the probe, models/probe/probe.h): the thread is
+     * blocked in I/O while it waits for input, running while it answers;
+     * bytes and lines are counted once per read.
      */
     (void)srv;
     (void)c;

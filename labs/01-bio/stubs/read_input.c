@@ -16,7 +16,8 @@ static size_t read_input(const struct conn_server *srv, struct conn *c,
      * read past the bytes that were held when it began. After a read that
      * brought bytes, the thread is answering again (c->phase).
      *
-     * Board: the thread (sv->me) is blocked in I/O from here until bytes come.
+     * Board: the probe hears that the thread (sv->me) is blocked in I/O
+     * from here until bytes come.
      */
     (void)srv;
     (void)c;

@@ -24,9 +24,11 @@ static void *watchdog_main(void *arg)
      *     run, without it they are left; then every task thread gets a
      *     NULL task once idle, and all are joined before this returns.
      *
-     * Board: the watchdog is a thread on the board (ROLE_WATCHDOG,
-     * "watchdog"), waiting while it sleeps, ended when it returns; every
-     * grow and shrink is an event with its reason (the helpers write it).
+     * Board: through the pool's probe (p->probe, models/probe/probe_pool.h,
+     * one call per event, never board_*), the watchdog is a thread on the
+     * board (ROLE_WATCHDOG, "watchdog"), waiting while it sleeps, ended
+     * when it returns; every grow and shrink is an event with its reason
+     * (the helpers tell the probe).
      */
     struct pool *p = arg;
     (void)p;

@@ -11,9 +11,9 @@ int loop_execute(struct loop *l, loop_task_cb fn, void *arg)
      * task, but the eventfd write is a syscall: write it only when it is
      * needed, by exactly one producer of a burst, and never from the
      * loop's own thread (it is awake). Pair it with loop_iteration's
-     * `sleeping` flag. Count each write in l->wakeups_written (the board
-     * and loop_stats show it). The check does not take that count's word:
-     * it reads the eventfd's own counter while the loop is awake (it must
+     * `sleeping` flag. Tell the loop's probe of each write (l->probe,
+     * models/probe/probe_loop.h; loop_stats shows the count). The check
+     * does not take that count's word: it reads the eventfd's own counter while the loop is awake (it must
      * be 0), and counts the loop thread's wakeups while it is idle (a loop
      * that polls epoll_wait with a short timeout wakes hundreds of times).
      */

@@ -5,9 +5,9 @@ static void loop_iteration(struct loop *l)
      * Write it as a list of steps, one static function each, so that a
      * reader can say them aloud (libuv's uv_run reads this way): wait for
      * I/O and handle what is ready (poll_io, run_io: yours too), fire the
-     * due timers (run_due_timers), run queued tasks (run_tasks), publish
-     * (publish_iteration). Given: run_due_timers, run_tasks,
-     * publish_iteration, carried_task_budget_ns, set_phase.
+     * due timers (run_due_timers), run queued tasks (run_tasks), show the
+     * iteration on the board. Given: run_due_timers, run_tasks,
+     * carried_task_budget_ns.
      *
      * What must hold:
      *   - The loop never sleeps while it has work: not while a task is
@@ -25,19 +25,19 @@ static void loop_iteration(struct loop *l)
      *   - Every handler and task is timed for the blocked-thread checker
      *     (busy_since_ns marks it while it runs).
      *
-     * Board: the loop's phase (waiting, io, tasks) and its thread state
-     * (waiting while it may block, running otherwise) as it goes; io_ns,
-     * task_ns and iterations counted; the loop slot published once per
+     * Board: the loop tells its probe (l->probe, models/probe/probe_loop.h)
+     * what it does as it goes, one call per event, never the board itself:
+     * the board then shows its phase (waiting, io, tasks) and its thread
+     * state (waiting while it may block, running otherwise), counts io_ns,
+     * task_ns and iterations, and publishes the loop slot once per
      * iteration.
      */
     (void)poll_io;
     (void)run_io;
     (void)run_due_timers;
     (void)run_tasks;
-    (void)publish_iteration;
     (void)l;
     (void)carried_task_budget_ns;
-    (void)set_phase;
     struct timespec nap = { 0, 1000000 };
     nanosleep(&nap, NULL);
 }

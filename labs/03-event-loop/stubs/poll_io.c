@@ -9,7 +9,7 @@ static int poll_io(struct loop *l, struct epoll_event *ready)
      * rule: `sleeping` is true exactly while the loop may block, and no
      * task queued meanwhile is left waiting a whole timeout.
      *
-     * Board: the loop's phase and thread state say it waits.
+     * Board: the probe hears that the loop waits (l->probe, one call).
      */
     (void)l;
     (void)ready;

@@ -8,11 +8,12 @@ static uint64_t run_io(struct loop *l, const struct epoll_event *ready, int n,
      * run_resumes), in that order; a watch both ready and resumed is
      * called once, with LOOP_EV_RESUME added to its events. Each
      * callback is timed for the blocked-thread checker (busy_begin,
-     * busy_end). Return how long all of it took, also added to io_ns: it
+     * busy_end). Return how long all of it took, also counted as io_ns: it
      * is what ioRatio weighs the tasks' budget against. *io_idle says
      * whether there was nothing at all to do (no watch ready or resumed).
      *
-     * Board: the loop's phase is io, its thread running.
+     * Board: the probe hears that the I/O phase began, and how long it
+     * took (l->probe; that time is the io_ns above).
      */
     (void)l;
     (void)ready;

@@ -6,14 +6,16 @@ void run_due_timers(struct loop *l, uint64_t now)
      * What must hold when it returns:
      *   - Every pending timer whose deadline is at or before now has run
      *     once, earliest deadline first (run_timed, so the blocked-thread
-     *     checker sees it), and is counted in timers_fired. None ran early.
+     *     checker sees it), and is told to the loop's probe (l->probe,
+     *     models/probe/probe_loop.h: it counts timers_fired). None ran
+     *     early.
      *   - It returns, whatever the callbacks do, and no timer runs twice
      *     in one call: a timer that falls due while they run waits for the
      *     next iteration, and so does a fixed-rate timer whose next
      *     deadline is already past when it is re-armed (it fell behind).
      *     Such a timer catches up one run per iteration, with the loop's
-     *     I/O and tasks between its runs; each of those runs is counted
-     *     in timers_late. (A loop held here runs no I/O and no task.)
+     *     I/O and tasks between its runs; the probe hears of each of
+     *     those runs (timers_late). (A loop held here runs no I/O and no task.)
      *     struct loop_timer has a field, `again`, that is yours to use.
      *   - A cancelled timer (its state is not TIMER_PENDING) never runs.
      *   - A fixed-rate timer still pending is back in the heap, due one

@@ -10,9 +10,10 @@
          * s->stop_lock): --max-conns reads that count, and a graceful stop
          * waits for it to reach 0. A connection over the limit is handed
          * over all the same, marked to be refused, and the board says why
-         * (EV_REJECT). A hand-off that fails (no memory; w's task queue
-         * full, or its loop ended) leaves nothing behind, neither the fd
-         * nor the memory nor the place, and is counted on the board
+         * (through the probe, models/probe/probe.h: one call, never
+         * board_*). A hand-off that fails (no memory; w's task queue full,
+         * or its loop ended) leaves nothing behind, neither the fd nor the
+         * memory nor the place, and is counted on the board
          * (count_lost_handoff). Once w has it, the boss never touches it
          * again, not even to free it.
          */

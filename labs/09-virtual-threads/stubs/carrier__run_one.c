@@ -6,7 +6,7 @@ void carrier__run_one(struct carrier *c, struct runner *r, struct vthread *vt)
      * Switch into vt (switch.h's vt_switch, from r->sched to vt's
      * context) and come back when it parks, yields, blocks or ends. While
      * it runs, vt->state is VT_RUNNING, vt->runner is r (that is where
-     * vt switches back to), the board shows it running, and stack.h's
+     * vt switches back to), the probe hears that it runs, and stack.h's
      * overflow report knows which stack is running (vt_stack_running;
      * NULL, NULL once back).
      *

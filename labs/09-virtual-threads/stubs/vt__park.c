@@ -26,8 +26,9 @@ enum vt_wake vt__park(struct vthread *self, uint32_t events, uint64_t deadline_n
      * events may be 0 (a wait with no fd): then only the other two end it.
      *
      * While parked, self's state is VT_PARKED (the carrier resumes only
-     * those), stop_cuts is remembered in self, and the board shows it
-     * blocked on I/O (STATE_BLOCKED_IO). Leaving: switch.h's vt_switch,
+     * those), stop_cuts is remembered in self, and the probe hears that
+     * it is blocked on I/O (models/probe/probe.h, one call, never
+     * board_*). Leaving: switch.h's vt_switch,
      * from self's context to the scheduler context of the runner that
      * switched into it (self->runner->sched).
      *
