@@ -5,10 +5,29 @@
 #include <string.h>
 
 #include "bio/bio.h"
+#include "echo/decoder.h"
+#include "loop/checker.h"
+#include "loop/loop.h"
 #include "pool/poolserver.h"
 #include "multireactor/multireactor.h"
 #include "reactor/reactor.h"
+#include "vthread/runtime.h"
 #include "vthread/vthread.h"
+
+void server_opts_init(struct server_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->listen.bind = "127.0.0.1";
+    o->listen.backlog = NET_BACKLOG_DEFAULT;
+    o->max_line = ECHO_MAX_LINE_DEFAULT;
+    o->linger_ms = NET_LINGER_MS_DEFAULT;
+    pool_opts_init(&o->pool);
+    o->io_ratio_pct = LOOP_IO_RATIO_DEFAULT;
+    o->blocked_warn_ms = CHECKER_WARN_MS_DEFAULT;
+    o->blocked_trace_ms = CHECKER_TRACE_MS_DEFAULT;
+    o->stop_timeout_ms = 10000;
+    o->handoff_ms = VT_HANDOFF_MS_DEFAULT;
+}
 
 static void *bio_start_any(const struct server_opts *o) { return bio_start(o); }
 static uint16_t bio_port_any(const void *s) { return bio_port(s); }

@@ -12,6 +12,11 @@
 
 #include "server.h"
 
+/* Fill in the defaults: 127.0.0.1, port 0, max-line 65536, no limits,
+ * and each model's own (here, where every model is known). Any thread
+ * (o is the caller's). */
+void server_opts_init(struct server_opts *o);
+
 /* How to drive one model without knowing which it is. */
 struct model_desc {
     const char *name;                      /* "bio", ... */

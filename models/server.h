@@ -47,21 +47,16 @@ struct server_opts {
                                       whose thread is not the server's */
 };
 
-/* Fill in the defaults: 127.0.0.1, port 0, max-line 65536, no limits.
- * Any thread (o is the caller's). */
-void server_opts_init(struct server_opts *o);
-
-/* The options that matter to `model`, as one line of text (the board's
- * header shows it). Pure, any thread. */
-void server_opts_describe(const char *model, const struct server_opts *o,
-                          char *out, size_t len);
-
 /* Create the model's live board unless opts->no_board; on failure the
- * server runs without one, after a warning on stderr. With
+ * server runs without one, after a warning on stderr. Its header shows
+ * the options every model shares, then own_options, what the model adds
+ * (" max-threads=0 stack-kb=0": each model describes its own, so that
+ * this file, below every model, knows none of them). With
  * opts->main_thread, the calling thread takes a thread slot before any
  * of the model's threads, role main, state waiting; its ref is never used again (the board
  * goes with the server's stop). Returns the board or NULL. The thread that
  * calls *_start. */
-struct board *server_open_board(const char *model, const struct server_opts *opts);
+struct board *server_open_board(const char *model, const struct server_opts *opts,
+                                const char *own_options);
 
 #endif

@@ -19,6 +19,7 @@
 #include "echo/session.h"
 #include "model_suite.h"
 #include "probe/board.h"
+#include "registry.h"
 #include "testnet.h"
 
 static void wait_for_live_threads(struct bio_server *s, uint64_t want)

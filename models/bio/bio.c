@@ -162,7 +162,10 @@ static void on_accept(void *owner, int fd, uint64_t id)
 
 struct bio_server *bio_start(const struct server_opts *opts)
 {
-    struct bio_server *s = blocking_new(sizeof(*s), "bio", opts);
+    char own[64];
+    snprintf(own, sizeof(own), " max-threads=%d stack-kb=%d", opts->max_threads,
+             opts->stack_kb);
+    struct bio_server *s = blocking_new(sizeof(*s), "bio", opts, own);
     if (!s)
         return NULL;
     pthread_mutex_init(&s->ended_lock, NULL);

@@ -7,7 +7,8 @@
 
 #include "net/net.h"
 
-void *blocking_new(size_t size, const char *model, const struct server_opts *opts)
+void *blocking_new(size_t size, const char *model, const struct server_opts *opts,
+                   const char *own_options)
 {
     struct blocking_server *b = calloc(1, size);
     if (!b)
@@ -20,7 +21,7 @@ void *blocking_new(size_t size, const char *model, const struct server_opts *opt
     rc = acceptor_open(&b->acceptor, &b->opts.listen);
     if (rc < 0)
         goto out_destroy_registry;
-    b->board = server_open_board(model, &b->opts);
+    b->board = server_open_board(model, &b->opts, own_options);
     b->serving = (struct conn_server){ model, &b->opts, b->board, &b->conns };
     return b;
 

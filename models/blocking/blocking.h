@@ -34,7 +34,8 @@ struct blocking_server {
  * model's board. Does not accept yet: the model starts its acceptor with
  * its own callback. Returns the server, or NULL with errno set and nothing
  * left open. Any thread. */
-void *blocking_new(size_t size, const char *model, const struct server_opts *opts);
+void *blocking_new(size_t size, const char *model, const struct server_opts *opts,
+                   const char *own_options);
 
 /* Admit connection fd (acceptor thread): refuse it over --max-conns, or
  * for want of memory, and return NULL; else return size bytes of zeroed

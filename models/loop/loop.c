@@ -1,7 +1,7 @@
 /* loop.c -- one thread, a selector, a task queue: the iteration. See
  * loop.h; the timers are in timers.c, the task phase in task_budget.c,
  * the task queue in task_queue.c. This file calls them; they never call
- * back (loop_impl.h).
+ * back (inside_loop.h).
  *
  * The wakeup rule (Netty's wakenUp, muduo's "not in loop, or draining"):
  * before it blocks in epoll_wait the loop sets `sleeping` and looks at the
@@ -11,7 +11,7 @@
  * the loop sees the task and does not sleep; a burst of tasks costs one
  * write, and tasks queued by the loop itself cost none.
  */
-#include "loop_impl.h"
+#include "inside_loop.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,13 +1,13 @@
 /* task_budget.c -- the task phase of an iteration (step 3) and the
  * budget ioRatio gives it: after I/O that took io_ns, tasks may run for
  * io_ns * (100 - ioRatio) / ioRatio, less what earlier tasks overran.
- * See loop.h for ioRatio, and loop_impl.h for how the files of the loop
+ * See loop.h for ioRatio, and inside_loop.h for how the files of the loop
  * share its struct.
  */
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "loop_impl.h"
+#include "inside_loop.h"
 #include "net/clock.h"
 
 uint64_t loop_task_budget_ns(uint64_t io_ns, int io_ratio_pct)

@@ -11,7 +11,7 @@
  * and does not sleep; a burst of tasks costs one write, and tasks queued
  * by the loop itself cost none.
  */
-#include "loop_impl.h"
+#include "inside_loop.h"
 
 #include <errno.h>
 #include <pthread.h>

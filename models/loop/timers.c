@@ -2,14 +2,14 @@
  * that only the loop thread touches, fired once per iteration, between
  * the I/O and the tasks (run_due_timers, step 2 of loop_iteration). Any
  * thread may schedule or cancel: the heap changes by a task on the loop.
- * See loop.h for the API, and loop_impl.h for how the files of the loop
+ * See loop.h for the API, and inside_loop.h for how the files of the loop
  * share its struct.
  */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "loop_impl.h"
+#include "inside_loop.h"
 #include "net/clock.h"
 
 enum timer_state { TIMER_PENDING, TIMER_FIRED, TIMER_CANCELLED };

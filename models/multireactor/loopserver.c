@@ -349,7 +349,7 @@ struct loop_server *loop_server_start(const struct loop_server_opts *o)
      * a wall clock set back would stretch it. */
     clock_cond_init(&s->all_closed);
     net_ignore_sigpipe();
-    s->board = server_open_board(o->model, &s->opts);
+    s->board = server_open_board(o->model, &s->opts, o->own_options);
 
     struct loop_opts lo = { .io_ratio_pct = s->opts.io_ratio_pct, .board = s->board,
                             .role = ROLE_WORKER_LOOP, .max_tasks = o->worker_max_tasks };

@@ -28,6 +28,7 @@ struct loop_server_opts {
     int workers;                   /* 1 for the single reactor */
     size_t worker_max_tasks;       /* each worker's task queue bound; 0: the default */
     const struct server_opts *opts;
+    const char *own_options;       /* the model's options, for the board's header */
 };
 
 /* Listen, start the loops, the business pool (--offload) and the blocked

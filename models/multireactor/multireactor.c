@@ -34,6 +34,7 @@
  */
 #include "multireactor.h"
 
+#include <stdio.h>
 #include <unistd.h>
 
 #include "multireactor/loopserver.h"
@@ -60,6 +61,12 @@ struct multireactor_server *multireactor_start(const struct server_opts *opts)
         .workers = opts->workers > 0 ? opts->workers : multireactor_default_workers(),
         .opts = opts,
     };
+    char own[160];
+    snprintf(own, sizeof(own), " bosses=%d workers=%d offload=%d io-ratio=%d "
+             "blocked-warn-ms=%d blocked-trace-ms=%d", opts->bosses, opts->workers,
+             opts->offload_threads, opts->io_ratio_pct, opts->blocked_warn_ms,
+             opts->blocked_trace_ms);
+    o.own_options = own;
     return (struct multireactor_server *)loop_server_start(&o);
 }
 

@@ -96,7 +96,12 @@ static void on_accept(void *owner, int fd, uint64_t id)
 
 struct pool_server *pool_server_start(const struct server_opts *opts)
 {
-    struct pool_server *s = blocking_new(sizeof(*s), "pool", opts);
+    char own[128];
+    snprintf(own, sizeof(own), " min=%d max=%d queue=%d idle-ms=%d reject=%s%s",
+             opts->pool.min_threads, opts->pool.max_threads, opts->pool.queue_capacity,
+             opts->pool.idle_ms, pool_reject_name(opts->pool.reject),
+             opts->pool.adaptive ? " adaptive" : "");
+    struct pool_server *s = blocking_new(sizeof(*s), "pool", opts, own);
     int rc;
     if (!s)
         return NULL;

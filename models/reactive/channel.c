@@ -1,5 +1,5 @@
 /* channel.c -- a connection's life on its loop, as one state machine. See
- * channel.h; channel_impl.h lists the files below this one (answering,
+ * channel.h; inside_channel.h lists the files below this one (answering,
  * output, closing, offload, deadlines).
  *
  * One wakeup (channel_io_cb):
@@ -61,7 +61,7 @@
  * does. No state ignores a hang-up: one that did (say OFFLOADED, which
  * watches no input) would be woken for it by epoll on every iteration.
  */
-#include "channel_impl.h"
+#include "inside_channel.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -194,7 +194,7 @@ struct channel *channel_open(struct loop *l, int fd, uint64_t id,
     ch->state = CHANNEL_OPEN;
     ch->linger_end = ECHO_END_QUIT;
     ch->read_left = SIZE_MAX;
-    ch->offload = host->business ? offload : NULL;
+    ch->hand_off = host->business ? offload : NULL;
     ch->watch = (struct loop_watch){ .fd = fd, .events = EPOLLIN, .cb = channel_io_cb,
                                      .arg = ch };
     ch->last_read_ns = ch->last_drain_ns = now_ns();

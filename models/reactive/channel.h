@@ -112,7 +112,7 @@ struct channel {
     /* Where a line that must not run on the loop goes: offload.c's offload
      * when the model has a business pool, else NULL (the line runs here).
      * Returns false if it was refused (the line gets "!err busy"). */
-    bool (*offload)(struct channel *ch, const struct echo_reply *r, uint64_t read_ns);
+    bool (*hand_off)(struct channel *ch, const struct echo_reply *r, uint64_t read_ns);
     enum channel_state state;    /* see the drawing in channel.c */
     enum echo_end linger_end;    /* how a lingering close is counted when it ends */
     size_t read_left;            /* bytes it may still read: SIZE_MAX, or a stop's count */

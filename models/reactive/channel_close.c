@@ -2,9 +2,9 @@
  * error, a timeout, the stop's hard timeout, no memory), or, after a last
  * reply that the client must read (!quit, a line too long, refused, a
  * stop), by a lingering close. See channel.c for the states, and
- * channel_impl.h for how the files of a channel call each other.
+ * inside_channel.h for how the files of a channel call each other.
  */
-#include "channel_impl.h"
+#include "inside_channel.h"
 
 #include <errno.h>
 #include <stdlib.h>

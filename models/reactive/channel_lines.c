@@ -2,10 +2,10 @@
  * (Netty's maxMessagesPerRead, Redis's per-client fairness): each reply
  * queued for the socket, a line with work run here or sent away (the
  * business pool, the loop's task queue) while the lines behind it wait.
- * See channel.c for the states, and channel_impl.h for how the files of a
+ * See channel.c for the states, and inside_channel.h for how the files of a
  * channel call each other.
  */
-#include "channel_impl.h"
+#include "inside_channel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -115,14 +115,14 @@ static bool answers_lines(const struct channel *ch)
 static bool leaves_the_loop(const struct channel *ch, const struct echo_reply *r)
 {
     return r->work == ECHO_WORK_TASK ||
-           (ch->offload && (r->work != ECHO_WORK_NONE || r->who));
+           (ch->hand_off && (r->work != ECHO_WORK_NONE || r->who));
 }
 
 /* Send the line away. Returns false if it was refused. */
 static bool send_away(struct channel *ch, const struct echo_reply *r, uint64_t read_ns)
 {
     return r->work == ECHO_WORK_TASK ? queue_task(ch, r, read_ns)
-                                     : ch->offload(ch, r, read_ns);
+                                     : ch->hand_off(ch, r, read_ns);
 }
 
 static void answer_busy(struct echo_reply *r)

@@ -2,10 +2,10 @@
  * output buffer (outbuf.c), written as the socket takes them, and the
  * backpressure that follows: above high water the channel stops reading
  * until the output drains below low water (channel.h). See channel.c for
- * the states, and channel_impl.h for how the files of a channel call each
+ * the states, and inside_channel.h for how the files of a channel call each
  * other.
  */
-#include "channel_impl.h"
+#include "inside_channel.h"
 
 #include <errno.h>
 #include <sys/epoll.h>

@@ -1,8 +1,8 @@
 /* deadlines.c -- a channel's timeouts: idle, a line never finished, output
  * that stalls (lab 05). See channel.h for what each closes, and
- * channel_impl.h for the files below this one, which it calls.
+ * inside_channel.h for the files below this one, which it calls.
  */
-#include "channel_impl.h"
+#include "inside_channel.h"
 #include "net/clock.h"
 
 /* ---- timeouts (Netty's IdleStateHandler, done lazily) ------------------------ *

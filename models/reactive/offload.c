@@ -1,12 +1,12 @@
 /* offload.c -- a slow line leaves the loop: it goes to the business pool,
  * and its reply comes back to the channel's loop, where the lines behind
  * it are answered (lab 04). See channel.c for the states (OFFLOADED), and
- * channel_impl.h for the files below this one, which it calls.
+ * inside_channel.h for the files below this one, which it calls.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "channel_impl.h"
+#include "inside_channel.h"
 #include "loop/promise.h"
 #include "net/clock.h"
 

@@ -24,7 +24,7 @@
  * its own boss and its own only worker, so every hand-off from "boss" to
  * "worker" runs at once, on the same thread.
  * The connection itself is models/reactive/channel.c, with the files
- * below it (models/reactive/channel_impl.h); the loop is
+ * below it (models/reactive/inside_channel.h); the loop is
  * models/loop/loop.c.
  *
  * Where it lives, and what to read first:
@@ -36,6 +36,7 @@
  */
 #include "reactor.h"
 
+#include <stdio.h>
 
 #include "multireactor/loopserver.h"
 
@@ -50,11 +51,15 @@ static struct loop_server *server(const struct reactor_server *r)
 
 struct reactor_server *reactor_start(const struct server_opts *opts)
 {
+    char own[128];
+    snprintf(own, sizeof(own), " offload=%d io-ratio=%d blocked-warn-ms=%d "
+             "blocked-trace-ms=%d", opts->offload_threads, opts->io_ratio_pct,
+             opts->blocked_warn_ms, opts->blocked_trace_ms);
     struct loop_server_opts o = {
         .model = "reactor", .worker_prefix = "reactor",
         .bosses = 0,                   /* the loop accepts for itself */
         .workers = 1,                  /* one loop, one thread: the reactor */
-        .opts = opts,
+        .opts = opts, .own_options = own,
     };
     return (struct reactor_server *)loop_server_start(&o);
 }

@@ -46,6 +46,7 @@
 #include "net/clock.h"
 #include "probe/probe.h"
 #include "runtime.h"
+#include "stack.h"
 
 struct vthread_server {
     struct server_opts opts;        /* a copy */
@@ -276,7 +277,12 @@ struct vthread_server *vthread_start(const struct server_opts *opts)
     int rc = acceptor_open(&s->acceptor, &s->opts.listen);
     if (rc < 0)
         goto out_free;
-    s->board = server_open_board("vthread", &s->opts);
+    char own[96];
+    snprintf(own, sizeof(own), " carriers=%d stack=%zu handoff-ms=%d%s",
+             opts->carriers > 0 ? opts->carriers : vt_default_carriers(),
+             opts->stack_bytes ? opts->stack_bytes : (size_t)VT_STACK_DEFAULT_BYTES,
+             opts->handoff_ms, opts->pin ? " pin" : "");
+    s->board = server_open_board("vthread", &s->opts, own);
     struct vt_runtime_opts ro = { .carriers = opts->carriers, .stack_bytes = opts->stack_bytes,
                                   .handoff_ms = opts->handoff_ms, .pin = opts->pin,
                                   .board = s->board };

@@ -23,7 +23,7 @@
 #include "loop/checker.h"
 #include "loop/group.h"
 #include "loop/loop.h"
-#include "loop/loop_impl.h"
+#include "loop/inside_loop.h"
 #include "loop/promise.h"
 #include "loop/timer_heap.h"
 #include "model_suite.h"

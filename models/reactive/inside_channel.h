@@ -1,4 +1,4 @@
-/* channel_impl.h -- inside a channel: what its files give each other.
+/* inside_channel.h -- inside a channel: what its files give each other.
  * Only models/reactive/ includes it; everyone else sees channel.h.
  *
  * One channel, one file per subject, each calling only the files below it:
@@ -15,8 +15,8 @@
  * Every function here is called on the channel's loop thread only, the
  * one thread that touches a channel.
  */
-#ifndef THREADLAB_CHANNEL_IMPL_H
-#define THREADLAB_CHANNEL_IMPL_H
+#ifndef THREADLAB_INSIDE_CHANNEL_H
+#define THREADLAB_INSIDE_CHANNEL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -94,7 +94,7 @@ void batch_count(struct batch *b, uint32_t lines);
 
 /* Answer the complete lines received, in order, while the state answers
  * lines and the batch's budget lasts. A line with work goes to
- * ch->offload if there is one, a !task to the loop's task queue; either
+ * ch->hand_off if there is one, a !task to the loop's task queue; either
  * way the lines behind it wait. Returns false if the channel ended (it
  * may be freed: do not touch it). */
 bool answer_lines(struct channel *ch, struct batch *b);
@@ -109,7 +109,7 @@ bool finish_wakeup(struct channel *ch, struct batch *b);
 /* Hand a !cpu, !sleep or !who line to the business pool; its reply comes
  * back on this loop. Returns false if the pool refused it or memory ran
  * out (the line then gets "!err busy"). channel_open makes it the
- * channel's ch->offload when the model has a business pool. */
+ * channel's ch->hand_off when the model has a business pool. */
 bool offload(struct channel *ch, const struct echo_reply *r, uint64_t read_ns);
 
 /* ---- deadlines.c ---- */

@@ -1,4 +1,4 @@
-/* loop_impl.h -- inside the event loop: its struct, and the steps its
+/* inside_loop.h -- inside the event loop: its struct, and the steps its
  * files give each other. Only models/loop/ includes it; everyone
  * else sees loop.h.
  *
@@ -14,8 +14,8 @@
  * The steps all of them share (bump, run_timed) are inline here. Every
  * function here is called on the loop's thread only.
  */
-#ifndef THREADLAB_LOOP_IMPL_H
-#define THREADLAB_LOOP_IMPL_H
+#ifndef THREADLAB_INSIDE_LOOP_H
+#define THREADLAB_INSIDE_LOOP_H
 
 #include <pthread.h>
 #include <stdatomic.h>
