@@ -135,7 +135,7 @@ model() {
     exit 1
   fi
   echo "$m_label $m_kind $m_role $port $spid" >>"$tmp/servers"
-  echo "  $m_label: $BIN serve $* --port 0" >>"$tmp/commands"
+  echo "  $m_label: ${SERVE_BIN:-$BIN} serve $* --port 0" >>"$tmp/commands"
 }
 # peer LABEL KIND BINARY ARGS...: start a peer and record it.
 peer() {
