@@ -70,7 +70,7 @@ shows "THREAD          STATE" && ok || bad "t did not switch to the list"
 # terminfo spells them (top runs with that TERM; tmux's own names for End
 # and Home send screen's sequences).
 key() { tmux -S "$sock" send-keys -t top -l "$(tput -T xterm-256color "$1")"; }
-screen | grep -Eq "[0-9]+ of 302 shown \(1-[0-9]+;" && ok \
+shows "[0-9]+ of 302 shown \(1-[0-9]+;" && ok \
   || { bad "the list does not say how many threads it shows"; screen | tail -12; }
 key kend
 shows "[0-9]+ of 302 shown \([0-9]+-302;" && ok || bad "End did not scroll to the last thread"
