@@ -217,7 +217,7 @@ tmux -S "$sock" respawn-pane -k -t top \
 for _ in $(seq 50); do screen | grep -q "reactor  pid $rpid" && break; sleep 0.1; done
 (printf '!sleep 2000\n' | timeout 10 nc -q3 127.0.0.1 "$rport" >/dev/null 2>&1 &)
 blocked=""
-for _ in $(seq 40); do
+for _ in $(seq 100); do      # the !sleep holds the loop 2 s from when nc's line lands
   sleep 0.1
   if screen | grep -q "reactor .*BLOCKED"; then blocked=yes; break; fi
 done
