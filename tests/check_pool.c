@@ -89,17 +89,17 @@ START_TEST(k_tasks_over_max_m_wait)
 
     struct pool_stats st = wait_stats(p, M, K - M);
     ck_assert_int_eq(st.size, M);               /* exactly M threads */
-    ck_assert_uint_eq(st.spawned, M);
+    ck_assert_uint_eq(st.n.spawned, M);
     ck_assert_int_eq(tn_thread_count("t-"), M);
-    ck_assert_uint_ge(st.high_water, K - M);   /* how many waited at once */
-    ck_assert_uint_le(st.high_water, K);
+    ck_assert_uint_ge(st.n.high_water, K - M);   /* how many waited at once */
+    ck_assert_uint_le(st.n.high_water, K);
 
     open_gate();
     wait_stats(p, 0, 0);
     for (int i = 0; i < K; i++)
         ck_assert_int_eq(atomic_load(&runs[i]), 1);   /* each exactly once */
     pool_stats(p, &st);
-    ck_assert_uint_eq(st.completed, K);
+    ck_assert_uint_eq(st.n.completed, K);
     ck_assert_int_eq(st.size, M);               /* never more than M */
     pool_shutdown(p, true);
     tn_expect_threads("t-", 0);
@@ -163,7 +163,7 @@ START_TEST(a_thread_freed_while_the_watchdog_looks_away_gets_the_next_task)
     SEAM_WAIT_UNTIL(seam_held || sleeps_with_tasks > 0);
     open_gate();                                   /* task 0 ends: its thread is free */
     struct pool_stats st;
-    for (uint64_t until = now_ms() + 10000; pool_stats(p, &st), st.completed < 1 &&
+    for (uint64_t until = now_ms() + 10000; pool_stats(p, &st), st.n.completed < 1 &&
          now_ms() < until;)
         usleep(1000);
     pthread_mutex_lock(&seam_lock);
@@ -230,7 +230,7 @@ START_TEST(idle_threads_shrink_to_min)
         pool_stats(p, &st);
     } while (st.size > 2 && now_ms() < deadline);
     ck_assert_int_eq(st.size, 2);
-    ck_assert_uint_eq(st.retired, 4);
+    ck_assert_uint_eq(st.n.retired, 4);
     usleep(300000);                     /* and it stays at min */
     pool_stats(p, &st);
     ck_assert_int_eq(st.size, 2);
@@ -328,12 +328,12 @@ START_TEST(an_idle_thread_is_used_before_a_new_one)
         do {
             usleep(2000);
             pool_stats(p, &st);
-        } while (st.completed < (uint64_t)i && now_ms() < deadline);
-        ck_assert_msg(st.completed == (uint64_t)i, "task %d never ran", i);
+        } while (st.n.completed < (uint64_t)i && now_ms() < deadline);
+        ck_assert_msg(st.n.completed == (uint64_t)i, "task %d never ran", i);
     }
-    ck_assert_msg(st.spawned == 1 && st.size == 1, "the pool made a new thread while one "
+    ck_assert_msg(st.n.spawned == 1 && st.size == 1, "the pool made a new thread while one "
                   "was idle (%llu threads made, size %d, for one task at a time)",
-                  (unsigned long long)st.spawned, st.size);
+                  (unsigned long long)st.n.spawned, st.size);
     pool_shutdown(p, true);
 }
 END_TEST
@@ -359,7 +359,7 @@ START_TEST(reject_abort_fails_the_submit)
     ck_assert_int_eq(pool_submit(p, gated_task, (void *)(intptr_t)3, 0), -EAGAIN);
     struct pool_stats st;
     pool_stats(p, &st);
-    ck_assert_uint_eq(st.rejected, 1);
+    ck_assert_uint_eq(st.n.rejected, 1);
     open_gate();
     pool_shutdown(p, true);
     ck_assert_int_eq(atomic_load(&runs[3]), 0);
@@ -391,7 +391,7 @@ START_TEST(reject_caller_runs_on_the_caller)
     ck_assert(pthread_equal(ran_on[3], pthread_self()));
     struct pool_stats st;
     pool_stats(p, &st);
-    ck_assert_uint_eq(st.caller_ran, 1);
+    ck_assert_uint_eq(st.n.caller_ran, 1);
     open_gate();
     pool_shutdown(p, true);
     for (int i = 0; i < 3; i++)                        /* the queued ones too */

@@ -510,13 +510,7 @@ void pool_stats(struct pool *p, struct pool_stats *out)
 {
     pthread_mutex_lock(&p->lock);
     const struct pool_counters *n = &p->probe.n;
-    *out = (struct pool_stats){
-        .high_water = n->high_water, .submitted = n->submitted,
-        .completed = n->completed, .rejected = n->rejected,
-        .caller_ran = n->caller_ran, .discarded = n->discarded,
-        .spawned = n->spawned, .retired = n->retired,
-        .spawn_failed = n->spawn_failed,
-    };
+    *out = (struct pool_stats){ .n = *n };
     out->size = p->size;
     out->idle = p->idle;
     out->running = p->size - p->idle;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "probe/board.h"
+#include "probe/probe_pool.h"
 
 #define POOL_MIN_DEFAULT 4
 #define POOL_MAX_DEFAULT 16
@@ -74,14 +75,9 @@ struct pool_stats {
     int min_now;                /* min, as adapted */
     int queued;
     int blocked_submitters;     /* in pool_submit, waiting for room (block) */
-    uint64_t high_water;        /* most tasks ever queued at once */
-    uint64_t submitted, completed;
-    uint64_t rejected;          /* abort */
-    uint64_t caller_ran;        /* caller-runs */
-    uint64_t discarded;         /* discard-oldest and shutdown without drain */
-    uint64_t spawned, retired;  /* task threads created and ended */
-    uint64_t spawn_failed;      /* creations the system refused (retried
-                                   after POOL_SPAWN_RETRY_MS) */
+    struct pool_counters n;     /* what it counted (probe/probe_pool.h); a
+                                   failed spawn is retried after
+                                   POOL_SPAWN_RETRY_MS */
 };
 
 /* Defaults: 4..16 threads, 1024 queued, 5 s idle, abort, not adaptive.
