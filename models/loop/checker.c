@@ -52,6 +52,7 @@ struct loop_checker {
     struct board_thread_ref on_board;
     _Atomic uint64_t episodes, warnings, traces, traces_missed, unblocks;
     _Atomic uint64_t last_first_warning_ns, last_first_late_ns, last_unblocked_ns;
+    _Atomic uint64_t looks;
 };
 
 /* ---- the stack of another thread ---------------------------------------------- */
@@ -254,6 +255,7 @@ static void *checker_main(void *arg)
             if (due && due < next)
                 next = due;
         }
+        atomic_fetch_add(&c->looks, 1);
         board_thread_state(c->board, &c->on_board, STATE_WAITING);
         struct timespec until = timespec_at_ns(next);
         asked = next;
@@ -347,4 +349,5 @@ void loop_checker_stats(struct loop_checker *c, struct loop_checker_stats *out)
     out->last_first_warning_ns = atomic_load(&c->last_first_warning_ns);
     out->last_first_late_ns = atomic_load(&c->last_first_late_ns);
     out->last_unblocked_ns = atomic_load(&c->last_unblocked_ns);
+    out->looks = atomic_load(&c->looks);
 }

@@ -52,6 +52,8 @@ struct loop_checker_stats {
                                        woke late (scheduling), or the loop
                                        published the handler's start late */
     uint64_t last_unblocked_ns;     /* its length as the loop measured it; 0: not known */
+    uint64_t looks;                 /* passes over the loops so far: a look that
+                                       began after an event counts it as seen */
 };
 
 /* Watch loops[0..n) (the array is copied). trace_ms: print the stuck

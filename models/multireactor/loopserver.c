@@ -408,9 +408,12 @@ uint16_t loop_server_port(const struct loop_server *s)
     return net_acceptor_port(&s->bosses[0].acceptor);
 }
 
-uint64_t loop_server_blocked_warnings(struct loop_server *s)
+void loop_server_checker_stats(struct loop_server *s, struct loop_checker_stats *out)
 {
-    return s->checker ? loop_checker_warnings(s->checker) : 0;
+    if (s->checker)
+        loop_checker_stats(s->checker, out);
+    else
+        *out = (struct loop_checker_stats){0};
 }
 
 uint64_t loop_server_worker_channels(struct loop_server *s, int i)

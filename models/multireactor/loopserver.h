@@ -19,6 +19,7 @@
 
 struct loop_server;
 struct loop;
+struct loop_checker_stats;
 
 struct loop_server_opts {
     const char *model;             /* "reactor", "multireactor" */
@@ -45,9 +46,9 @@ uint16_t loop_server_port(const struct loop_server *s);
  * thread but the server's. */
 void loop_server_stop(struct loop_server *s);
 
-/* For tests: how often a loop was flagged blocked; connections on worker
- * i now. Any thread. */
-uint64_t loop_server_blocked_warnings(struct loop_server *s);
+/* For tests: what the blocked checker counted (all zero without one);
+ * connections on worker i now. Any thread. */
+void loop_server_checker_stats(struct loop_server *s, struct loop_checker_stats *out);
 uint64_t loop_server_worker_channels(struct loop_server *s, int i);
 
 /* Connections accepted that no worker took (out of memory, a worker's

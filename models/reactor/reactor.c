@@ -69,9 +69,9 @@ uint16_t reactor_port(const struct reactor_server *r)
     return loop_server_port(server(r));
 }
 
-uint64_t reactor_blocked_warnings(struct reactor_server *r)
+void reactor_checker_stats(struct reactor_server *r, struct loop_checker_stats *out)
 {
-    return loop_server_blocked_warnings(server(r));
+    loop_server_checker_stats(server(r), out);
 }
 
 void reactor_stop(struct reactor_server *r)

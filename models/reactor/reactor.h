@@ -11,6 +11,7 @@
 #include "server.h"
 
 struct reactor_server;
+struct loop_checker_stats;
 
 /* Listen, start the loop (and the business pool with --offload, and the
  * blocked checker). NULL + errno on failure. Any thread. */
@@ -25,7 +26,8 @@ uint16_t reactor_port(const struct reactor_server *s);
  * free. Any thread but the loop's. */
 void reactor_stop(struct reactor_server *s);
 
-/* How many times the checker flagged the loop as blocked. Any thread. */
-uint64_t reactor_blocked_warnings(struct reactor_server *s);
+/* What the blocked checker counted: how many times it flagged the loop
+ * (episodes), how many looks it took. Any thread. */
+void reactor_checker_stats(struct reactor_server *s, struct loop_checker_stats *out);
 
 #endif
