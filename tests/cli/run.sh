@@ -77,7 +77,7 @@ LANG=C LC_ALL=C "$BIN" serve --help --lang en | grep -q "^usage: threadlab serve
 # Bad input: a clear message and exit status 2.
 expect 2 "unknown command 'frobnicate'" -- "$BIN" frobnicate
 expect 2 "usage: threadlab COMMAND" -- "$BIN"
-expect 2 "unknown model 'bioo'; the models are: bio, pool, reactor, multireactor" -- "$BIN" serve bioo
+expect 2 "unknown model 'bioo'; the models are: bio, pool, reactor, multireactor, vthread" -- "$BIN" serve bioo
 expect 2 "name a model first" -- "$BIN" serve --port 1
 expect 2 "unknown option '--bogus'" -- "$BIN" serve bio --bogus
 expect 2 "'abc' is not a whole number" -- "$BIN" serve bio --port abc
