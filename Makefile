@@ -15,7 +15,7 @@
 #                     (vthread vs Go's goroutines and the multireactor), the
 #                     board's cost, idle connections' memory (docs/performance.md;
 #                     not part of check)
-#   make bench-sim    real models against their simulations (calibrates first
+#   make bench-sim    real models against their simulations, about 15 minutes (calibrates first
 #                     into build/bench-sim.profile; PROFILE=file to skip that)
 #   make sched-probe  this machine's scheduler, as docs/simulator.md quotes it
 #   make soak         ten minutes of faults against every model (not in check)
