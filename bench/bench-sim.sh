@@ -156,7 +156,7 @@ cell() {
     # This repeat's costs, measured just before its real run, and its
     # simulations with them.
     "$BIN" calibrate --only switches,syscalls --base "$PROFILE" --out "$tmp/row.profile" \
-        2>"$tmp/row.log" || grep -E "too wide|do not add|not above" "$tmp/row.log" |
+        2>"$tmp/row.log" || grep -E "too wide|do not add|not above|a profile takes" "$tmp/row.log" |
         awk '{ print $1 }' >>"$tmp/refused"
     real_run "$spec" "$conns" "$rate" >>"$tmp/runs"
     for s in $SCHEDS; do sim_run "$spec" "$s" "$conns" "$rate" >>"$tmp/sims.$s"; done

@@ -199,7 +199,8 @@ struct calibrate_verdict calibrate_judge_tail(double *even, int ne, double *odd,
         .value = tail_knot(all, ne + no, q),
         .spread = fabs(tail_knot(even, ne, q) - tail_knot(odd, no, q)),
     };
-    out.trusted = out.spread <= SHAPE_SPREAD_MAX;
+    out.beyond_tail_max = exp(out.value * (q == 99 ? Z99 : Z999)) > PROFILE_TAIL_MAX;
+    out.trusted = out.spread <= SHAPE_SPREAD_MAX && !out.beyond_tail_max;
     free(all);
     return out;
 }
@@ -369,6 +370,7 @@ static void take_pending(struct figures *f)
         f->refused++;
         fprintf(f->progress, "  %s: %s, keeping the value it had, %g\n", note,
                 pd->v.below_zero ? "its parts do not add up (it came out below 0)"
+                : pd->v.beyond_tail_max ? "past the 1000 x the median a profile takes"
                 : !pd->shape && !pd->part && pd->v.value <= 0 ? "not above 0"
                 : "too wide to trust", *pd->dst);
     }

@@ -55,6 +55,8 @@ struct calibrate_verdict {
                                     0 if that is below 0) */
     double spread;               /* how far the rounds disagree */
     bool below_zero;             /* a part below 0 by more than the noise */
+    bool beyond_tail_max;        /* a tail knot past PROFILE_TAIL_MAX x the
+                                    median, which no profile takes */
     bool trusted;                /* false: refused, the built-in value stays */
 };
 
@@ -83,7 +85,11 @@ struct calibrate_verdict calibrate_judge(const double *rounds, int n, bool shape
  * in 2000 wakeups), so the rounds are judged in two halves instead, the
  * even rounds' calls against the odd ones' (interleaved: a machine that
  * drifts moves both): trusted when the halves agree within
- * CALIBRATE_SHAPE_SPREAD_MAX. Sorts both arrays. Any thread. */
+ * CALIBRATE_SHAPE_SPREAD_MAX, and when the knot is within the
+ * PROFILE_TAIL_MAX x the median that a profile takes (a busy machine can
+ * stall one call in a thousand for 6000 medians; written, that figure
+ * would make every sim run refuse the profile). Sorts both arrays. Any
+ * thread. */
 struct calibrate_verdict calibrate_judge_tail(double *even, int ne, double *odd, int no,
                                               int q);
 

@@ -277,6 +277,13 @@ START_TEST(calibrate_judges_a_tail_in_two_halves)
     ck_assert(!p999.trusted);
     ck_assert_double_eq_tol(p999.spread, log(5.0) / RNG_Z999, 1e-3);
     ck_assert(!calibrate_judge_tail(even, 0, odd, 4000, 99).trusted);
+    /* Halves that agree on a knot no profile takes (a busy machine's
+     * stalls): refused, so calibrate never writes a profile sim refuses. */
+    tail_calls(even, 6000, 2.0, 6000.0);
+    tail_calls(odd, 4000, 2.0, 6000.0);
+    p999 = calibrate_judge_tail(even, 6000, odd, 4000, 999);
+    ck_assert(p999.beyond_tail_max && !p999.trusted);
+    ck_assert(calibrate_judge_tail(even, 6000, odd, 4000, 99).trusted);
 }
 END_TEST
 
