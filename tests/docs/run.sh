@@ -13,7 +13,10 @@
 #   4. parallel pages: each zh page has its English twin's headings and,
 #      section by section, as many blocks (parallel.pl);
 #   5. bold that CommonMark renders (bold.pl);
-#   6. pages as references, not diaries (diary.pl).
+#   6. pages as references, not diaries (diary.pl);
+#   7. the reference pages that grew into notebooks stay short enough to
+#      read: docs/simulator.md under 400 lines, docs/performance.md
+#      under 250.
 # Fast (the simulator is deterministic and quick; the slowest run takes a
 # few seconds of CPU), so make check runs it.
 set -u
@@ -102,5 +105,13 @@ diary_pages=$(find docs labs -name '*.md' -not -path docs/notes.md | sort)
 # shellcheck disable=SC2086  # one path a word
 if perl "$here/diary.pl" $diary_pages README.md README.zh.md recordings/README.md >"$tmp/diary"; then ok
 else bad "pages written as a diary:"; cat "$tmp/diary"; fi
+
+# 7. Lengths.
+for limit in docs/simulator.md:400 docs/performance.md:250; do
+  page=${limit%%:*} max=${limit#*:}
+  lines=$(wc -l <"$page")
+  if [ "$lines" -lt "$max" ]; then ok
+  else bad "$page has $lines lines; it must stay under $max (a reference, not a notebook)"; fi
+done
 
 summary docs
