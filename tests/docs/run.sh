@@ -16,7 +16,9 @@
 #   6. pages as references, not diaries (diary.pl);
 #   7. the reference pages that grew into notebooks stay short enough to
 #      read: docs/simulator.md under 400 lines, docs/performance.md
-#      under 250.
+#      under 250;
+#   8. meaning: no page says again an error of meaning that was fixed,
+#      and the bridges a Chinese classroom needs stay (tests/docs/meaning).
 # Fast (the simulator is deterministic and quick; the slowest run takes a
 # few seconds of CPU), so make check runs it.
 set -u
@@ -113,5 +115,21 @@ for limit in docs/simulator.md:400 docs/performance.md:250; do
   if [ "$lines" -lt "$max" ]; then ok
   else bad "$page has $lines lines; it must stay under $max (a reference, not a notebook)"; fi
 done
+
+# 8. Meaning. Each page's text with its line breaks and blank runs as
+#    one space, so that a rule finds a phrase wrapped over two lines.
+grep -v -e '^#' -e '^$' "$here/meaning" | while IFS='	' read -r rule page text why; do
+  found=no
+  tr '\n' ' ' <"$page" | squeeze | grep -qF -- "$text" && found=yes
+  case $rule:$found in
+    never:no|must:yes) echo ok ;;
+    never:yes) echo "bad $page says '$text' again: $why" ;;
+    must:no) echo "bad $page no longer says '$text': $why" ;;
+    *) echo "bad tests/docs/meaning: a rule is never or must, not '$rule'" ;;
+  esac
+done >"$tmp/meaning"
+while read -r verdict rest; do
+  if [ "$verdict" = ok ]; then ok; else bad "$rest"; fi
+done <"$tmp/meaning"
 
 summary docs
