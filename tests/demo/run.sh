@@ -15,6 +15,7 @@ export TMPDIR="$tmp"              # the demo's own temporary directory
 cleanup() {
   tmux -S "$sock" kill-server 2>/dev/null
   tmux -S "$tmp/tmux-zh.sock" kill-server 2>/dev/null
+  tmux -S "$tmp/tmux-big.sock" kill-server 2>/dev/null
   for pid in $(ours serve) $(ours load); do kill -9 "$pid" 2>/dev/null; done
   rm -rf "$tmp"
 }
@@ -355,6 +356,28 @@ sh -c 'ulimit -n 256 && exec "$0" demo --plain --models reactor --scenario many-
 grep -q '^\[many-idle\] TOO FEW FILES: .*hold only 256 .*ulimit -n 464' "$tmp/fds" && ok \
   || { bad "demo under a hard fd limit of 256 did not say so on screen"; tail -5 "$tmp/fds"; }
 leftovers "after the fd-limit demos"
+
+# 1c. Projector mode, as the teacher's guide offers it for demo: --big at
+# 120x36, the classroom's size. Its slower refresh (1000 ms) is on the
+# legend, both panes have their names, and q ends it clean.
+bsock="$tmp/tmux-big.sock"
+tmux -S "$bsock" new-session -d -s demo -x 120 -y 36 \
+  "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR TMPDIR=$TMPDIR \
+   $BIN demo --big --models bio,reactor --duration 60; echo \"exit=\$?\" >$tmp/big.exit; sleep 60"
+seen=""
+for _ in $(seq 120); do
+  sleep 0.25
+  tmux -S "$bsock" capture-pane -p -t demo >"$tmp/big"
+  if tail -1 "$tmp/big" | grep -q "q quit  ? help  1000ms$" &&
+     grep -Eq "(^|[| ])>?bio  pid [0-9]+" "$tmp/big" &&
+     grep -Eq "(^|[| ])>?reactor  pid [0-9]+" "$tmp/big"; then seen=yes; break; fi
+done
+[ -n "$seen" ] && ok || { bad "demo --big at 120x36: no frame with both panes and its 1000ms refresh"; cat "$tmp/big"; }
+tmux -S "$bsock" send-keys -t demo q
+for _ in $(seq 120); do [ -s "$tmp/big.exit" ] && break; sleep 0.25; done
+grep -q "exit=0" "$tmp/big.exit" 2>/dev/null && ok || bad "demo --big: q did not end it with status 0 ($(cat "$tmp/big.exit" 2>/dev/null))"
+tmux -S "$bsock" kill-server 2>/dev/null
+leftovers "after demo --big"
 
 # A recording that cannot be written: refused before any server starts.
 "$BIN" demo --duration 2 --record "$tmp/no/such/dir/d.tlr" >"$tmp/bad" 2>&1; st=$?
