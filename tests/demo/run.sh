@@ -21,6 +21,19 @@ cleanup() {
 }
 trap cleanup EXIT
 screen() { tmux -S "$sock" capture-pane -p -t demo; }
+# await_frame FILE TEST CAPTURE...: capture the screen into FILE every
+# 0.25 s until `TEST FILE` holds (true), or 30 s have passed (false): the
+# frame a check reads is one the demo drew after the event, however late
+# a busy machine draws it.
+await_frame() {
+  frame=$1 frame_test=$2; shift 2
+  for _ in $(seq 120); do
+    sleep 0.25
+    "$@" >"$frame"
+    "$frame_test" "$frame" && return 0
+  done
+  return 1
+}
 
 # Our demos' children carry this in their environment; other threadlab
 # servers on the machine do not.
@@ -71,16 +84,8 @@ command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
 tmux -S "$sock" new-session -d -s demo -x 160 -y 48 \
   "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR TMPDIR=$TMPDIR \
    $BIN demo --scenario slow-handler --duration 30; echo \"exit=\$?\"; sleep 60"
-seen=""
-for _ in $(seq 80); do
-  sleep 0.25
-  screen >"$tmp/screen"
-  if grep -q "BLOCKED" "$tmp/screen" &&
-     grep -q "reactor blocked 0\.[0-9] s in one handler" "$tmp/screen"; then
-    seen=yes; break
-  fi
-done
-[ -n "$seen" ] && ok || { bad "the demo never showed a BLOCKED loop"; sed 's/^/    /' "$tmp/screen" | head -30; }
+shows_blocked() { grep -q "BLOCKED" "$1" && grep -q "reactor blocked 0\.[0-9] s in one handler" "$1"; }
+await_frame "$tmp/screen" shows_blocked screen && ok || { bad "the demo never showed a BLOCKED loop"; sed 's/^/    /' "$tmp/screen" | head -30; }
 for m in bio pool reactor multireactor vthread; do
   grep -Eq "(^|[| ])>?$m  pid [0-9]+" "$tmp/screen" && ok || bad "no pane titled '$m'"
 done
@@ -100,14 +105,11 @@ tmux -S "$sock" resize-window -t demo -x 120 -y 40
 # A frame the demo drew at 120 columns (its legend on the last row): the
 # first captures after the resize can still be the 160-column frame as
 # tmux cut it (under ThreadSanitizer the redraw took that long).
-seen=""
-for _ in $(seq 80); do
-  sleep 0.25
-  screen >"$tmp/s120"
-  if grep -Eq "[| ] reactor +64 +[0-9]+ BLOCKED 0\.[0-9]s" "$tmp/s120" &&
-     tail -1 "$tmp/s120" | grep -q "q quit  ? help  500ms$"; then seen=yes; break; fi
-done
-[ -n "$seen" ] && ok || { bad "120x40: no reactor loop row with its BLOCKED time"; cat "$tmp/s120"; }
+drawn_at_120() {
+  grep -Eq "[| ] reactor +64 +[0-9]+ BLOCKED 0\.[0-9]s" "$1" &&
+    tail -1 "$1" | grep -q "q quit  ? help  500ms$"
+}
+await_frame "$tmp/s120" drawn_at_120 screen && ok || { bad "120x40: no reactor loop row with its BLOCKED time"; cat "$tmp/s120"; }
 [ "$(grep -o 'rej [0-9]* err [0-9]*' "$tmp/s120" | wc -l)" = 5 ] && ok \
   || bad "120x40: not every pane shows its rej/err counts"
 [ "$(grep -o 'LOOP      CHANS QUEUE PHASE' "$tmp/s120" | wc -l)" = 3 ] && ok \
@@ -131,15 +133,11 @@ grep -q "tab switches" "$tmp/s80" && ok || bad "80x24: no word on the other pane
 tmux -S "$sock" resize-window -t demo -x 120 -y 36
 sleep 0.5
 tmux -S "$sock" send-keys -t demo Tab Tab Tab
-seen=""
-for _ in $(seq 80); do
-  sleep 0.25
-  screen >"$tmp/s36"
-  if head -1 "$tmp/s36" | grep -q "reactor  pid" &&
-     grep -q "pane 3 of 5, zoomed" "$tmp/s36" &&
-     grep -Eq "^ reactor +64 \[.*io +BLOCKED 0\.[0-9]s" "$tmp/s36"; then seen=yes; break; fi
-done
-[ -n "$seen" ] && ok || { bad "120x36: tab did not zoom the reactor with its BLOCKED loop"; cat "$tmp/s36"; }
+reactor_zoomed() {
+  head -1 "$1" | grep -q "reactor  pid" && grep -q "pane 3 of 5, zoomed" "$1" &&
+    grep -Eq "^ reactor +64 \[.*io +BLOCKED 0\.[0-9]s" "$1"
+}
+await_frame "$tmp/s36" reactor_zoomed screen && ok || { bad "120x36: tab did not zoom the reactor with its BLOCKED loop"; cat "$tmp/s36"; }
 tmux -S "$sock" send-keys -t demo q
 # The table is printed on the terminal once the full screen is gone.
 for _ in $(seq 100); do screen >"$tmp/table"; grep -q "^exit=" "$tmp/table" && break; sleep 0.1; done
@@ -166,13 +164,8 @@ zscreen() { tmux -S "$zsock" capture-pane -p -t demo; }
 tmux -u -S "$zsock" new-session -d -s demo -x 120 -y 40 \
   "env -u LANG -u LC_ALL -u LC_MESSAGES TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR \
    TMPDIR=$TMPDIR $BIN demo --lang zh --scenario slow-handler --duration 30; echo \"exit=\$?\"; sleep 60"
-seen=""
-for _ in $(seq 80); do
-  sleep 0.25
-  zscreen >"$tmp/zh"
-  if grep -Eq "[| ] reactor +64 +[0-9]+ 阻塞 0\.[0-9]s" "$tmp/zh"; then seen=yes; break; fi
-done
-[ -n "$seen" ] && ok || { bad "zh 120x40: no reactor loop row with its 阻塞 (blocked) time"; cat "$tmp/zh"; }
+shows_blocked_zh() { grep -Eq "[| ] reactor +64 +[0-9]+ 阻塞 0\.[0-9]s" "$1"; }
+await_frame "$tmp/zh" shows_blocked_zh zscreen && ok || { bad "zh 120x40: no reactor loop row with its 阻塞 (blocked) time"; cat "$tmp/zh"; }
 # The glossary's terms: 事件循环 (event loop), 任务队列 (task queue),
 # 阻塞 (blocked), 线程 (thread), 连接 (connection).
 for term in 事件循环 任务队列 阻塞 线程 连接; do
@@ -364,15 +357,11 @@ bsock="$tmp/tmux-big.sock"
 tmux -S "$bsock" new-session -d -s demo -x 120 -y 36 \
   "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR TMPDIR=$TMPDIR \
    $BIN demo --big --models bio,reactor --duration 60; echo \"exit=\$?\" >$tmp/big.exit; sleep 60"
-seen=""
-for _ in $(seq 120); do
-  sleep 0.25
-  tmux -S "$bsock" capture-pane -p -t demo >"$tmp/big"
-  if tail -1 "$tmp/big" | grep -q "q quit  ? help  1000ms$" &&
-     grep -Eq "(^|[| ])>?bio  pid [0-9]+" "$tmp/big" &&
-     grep -Eq "(^|[| ])>?reactor  pid [0-9]+" "$tmp/big"; then seen=yes; break; fi
-done
-[ -n "$seen" ] && ok || { bad "demo --big at 120x36: no frame with both panes and its 1000ms refresh"; cat "$tmp/big"; }
+projected() {
+  tail -1 "$1" | grep -q "q quit  ? help  1000ms$" &&
+    grep -Eq "(^|[| ])>?bio  pid [0-9]+" "$1" && grep -Eq "(^|[| ])>?reactor  pid [0-9]+" "$1"
+}
+await_frame "$tmp/big" projected tmux -S "$bsock" capture-pane -p -t demo && ok || { bad "demo --big at 120x36: no frame with both panes and its 1000ms refresh"; cat "$tmp/big"; }
 tmux -S "$bsock" send-keys -t demo q
 for _ in $(seq 120); do [ -s "$tmp/big.exit" ] && break; sleep 0.25; done
 grep -q "exit=0" "$tmp/big.exit" 2>/dev/null && ok || bad "demo --big: q did not end it with status 0 ($(cat "$tmp/big.exit" 2>/dev/null))"
