@@ -334,11 +334,6 @@ void loop_checker_stop(struct loop_checker *c)
     free(c);
 }
 
-uint64_t loop_checker_warnings(struct loop_checker *c)
-{
-    return atomic_load(&c->episodes);
-}
-
 void loop_checker_stats(struct loop_checker *c, struct loop_checker_stats *out)
 {
     out->episodes = atomic_load(&c->episodes);

@@ -68,10 +68,6 @@ struct loop_checker *loop_checker_start(struct loop **loops, int n, int warn_ms,
  * thread but the checker's own. */
 void loop_checker_stop(struct loop_checker *c);
 
-/* Episodes flagged so far: one per stuck handler, however often it was
- * warned about. Any thread. */
-uint64_t loop_checker_warnings(struct loop_checker *c);
-
 /* Copy the checker's figures into out. Any thread. */
 void loop_checker_stats(struct loop_checker *c, struct loop_checker_stats *out);
 
