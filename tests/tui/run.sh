@@ -36,10 +36,19 @@ spid=$server_pid
     --no-progress >"$tmp/load.log" 2>&1 &
 lpid=$!
 
-# The shell around top records the terminal's modes after top exits.
-tmux -S "$sock" new-session -d -s top -x 120 -y 40 \
-  "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top; \
-   st=\$?; stty -a > $tmp/stty; echo \"exit=\$st\" >> $tmp/stty; mv $tmp/stty $tmp/after; sleep 30"
+# top_in_a_shell CHANNEL: the pane's command. The shell around top records
+# the terminal's modes after top exits, then signals CHANNEL (tmux
+# wait-for), the event that await_exit awaits.
+top_in_a_shell() {
+  echo "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top; \
+   st=\$?; stty -a > $tmp/stty; echo \"exit=\$st\" >> $tmp/stty; mv $tmp/stty $tmp/after; \
+   tmux -S $sock wait-for -S $1; sleep 30"
+}
+# await_exit CHANNEL: true once the shell says top has exited (30 s at
+# most: a hang guard against a top that never quits; a signal sent before
+# the wait begins is kept by tmux, so it is never missed).
+await_exit() { timeout 30 tmux -S "$sock" wait-for "$1"; }
+tmux -S "$sock" new-session -d -s top -x 120 -y 40 "$(top_in_a_shell quit-by-q)"
 
 # Wait until top shows 300 connections and their 300 threads (the load
 # ramps up; a connection is counted when it is accepted, its thread when
@@ -113,12 +122,11 @@ tmux -S "$sock" resize-window -t top -x 120 -y 40
 shows "bio  pid" || true
 
 # q quits, with status 0, and the terminal is back in its normal modes.
-# 30 s is a hang guard: beside two CPU hogs (check-stress) top, just back
-# from three resizes of a 300-thread screen, once had not quit after 10 s;
-# if a q is ever lost, the screen printed below will show it.
+# Beside two CPU hogs (check-stress) top, just back from three resizes of
+# a 300-thread screen, once had not quit after 10 s; if a q is ever lost,
+# the screen printed below will show it.
 tmux -S "$sock" send-keys -t top q
-for _ in $(seq 300); do [ -s "$tmp/after" ] && break; sleep 0.1; done
-if [ -s "$tmp/after" ]; then
+if await_exit quit-by-q && [ -s "$tmp/after" ]; then
   grep -q "^exit=0" "$tmp/after" && ok || bad "top exited with $(head -1 "$tmp/after")"
   grep -q " icanon" "$tmp/after" && grep -q " echo" "$tmp/after" && ok \
     || { bad "terminal not restored (icanon/echo off after top)"; cat "$tmp/after"; }
@@ -181,14 +189,13 @@ rm -f "$THREADLAB_BOARD_DIR"/*.board    # the killed servers' (no one else clean
 
 # Ctrl-\ (SIGQUIT) kills top, and the terminal is not left raw: the crash
 # handler restores the saved modes with tcsetattr (endwin is not safe there).
+# The key is sent once top has drawn a screen: its crash handler is in
+# place by then.
 rm -f "$tmp/after"
-tmux -S "$sock" respawn-pane -k -t top \
-  "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top; \
-   st=\$?; stty -a > $tmp/stty; echo \"exit=\$st\" >> $tmp/stty; mv $tmp/stty $tmp/after; sleep 30"
-sleep 1
+tmux -S "$sock" respawn-pane -k -t top "$(top_in_a_shell quit-by-sigquit)"
+shows "q quit" || bad "the respawned top drew no screen"
 tmux -S "$sock" send-keys -t top 'C-\'
-for _ in $(seq 40); do [ -s "$tmp/after" ] && break; sleep 0.1; done
-if [ -s "$tmp/after" ]; then
+if await_exit quit-by-sigquit && [ -s "$tmp/after" ]; then
   grep -q "^exit=131" "$tmp/after" && ok || bad "top after Ctrl-\\: $(grep exit= "$tmp/after"), wanted 131 (SIGQUIT)"
   grep -q " icanon" "$tmp/after" && grep -q " echo" "$tmp/after" && ok \
     || { bad "Ctrl-\\ left the terminal raw (icanon/echo off)"; cat "$tmp/after"; }
