@@ -34,6 +34,9 @@ await_frame() {
   done
   return 1
 }
+# The shell around each demo prints its status last, after the table: a
+# frame with "exit=" holds the whole table too.
+exited() { grep -q "^exit=" "$1"; }
 
 # Our demos' children carry this in their environment; other threadlab
 # servers on the machine do not.
@@ -140,7 +143,7 @@ reactor_zoomed() {
 await_frame "$tmp/s36" reactor_zoomed screen && ok || { bad "120x36: tab did not zoom the reactor with its BLOCKED loop"; cat "$tmp/s36"; }
 tmux -S "$sock" send-keys -t demo q
 # The table is printed on the terminal once the full screen is gone.
-for _ in $(seq 100); do screen >"$tmp/table"; grep -q "^exit=" "$tmp/table" && break; sleep 0.1; done
+await_frame "$tmp/table" exited screen
 grep -q "^exit=0" "$tmp/table" && ok || { bad "q did not end the demo with status 0"; cat "$tmp/table"; }
 for m in bio pool reactor multireactor vthread; do
   grep -Eq "^$m +[0-9]+ " "$tmp/table" && ok || bad "the table has no row for $m"
@@ -199,15 +202,15 @@ said=$(sed -n '/^\[slow-handler\]/,$p' "$tmp/zh" | sed '$d' | tr -d ' \n')
 [ "$said" = "$(printf '%s' "$zh_narrator" | tr -d ' ')" ] && ok \
   || bad "zh 120x40: the narrator is not the Chinese one, whole: '$said'"
 tmux -S "$zsock" send-keys -t demo '?'
-for _ in $(seq 100); do zscreen | grep -q "threadlab top：按键" && break; sleep 0.1; done
-zscreen | grep -q "threadlab top：按键" && zscreen | grep -q "S 阻塞于 !sleep" && ok \
-  || { bad "zh: the help box is not in Chinese"; zscreen | head -30; }
+helps_in_zh() { grep -q "threadlab top：按键" "$1"; }
+await_frame "$tmp/zh.help" helps_in_zh zscreen
+grep -q "threadlab top：按键" "$tmp/zh.help" && grep -q "S 阻塞于 !sleep" "$tmp/zh.help" && ok \
+  || { bad "zh: the help box is not in Chinese"; head -30 "$tmp/zh.help"; }
 tmux -S "$zsock" send-keys -t demo x q
-for _ in $(seq 100); do zscreen | grep -q "^exit=" && break; sleep 0.1; done
-zscreen | grep -q "^exit=0" && ok || bad "zh: q did not end the demo with status 0"
 # The table after it: Chinese headings and lines around it, a row per
 # model, every row within the 80 columns it is made for (counted as above).
-zscreen >"$tmp/zh.table"
+await_frame "$tmp/zh.table" exited zscreen
+grep -q "^exit=0" "$tmp/zh.table" && ok || bad "zh: q did not end the demo with status 0"
 for term in "场景 slow-handler：" "往返时间" "模型" "行/秒" "线程" "错误  服务器" \
             "（几个模型并排运行" "提前结束"; do
   grep -q "$term" "$tmp/zh.table" && ok || bad "zh: the table lacks '$term'"
@@ -356,15 +359,15 @@ leftovers "after the fd-limit demos"
 bsock="$tmp/tmux-big.sock"
 tmux -S "$bsock" new-session -d -s demo -x 120 -y 36 \
   "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR TMPDIR=$TMPDIR \
-   $BIN demo --big --models bio,reactor --duration 60; echo \"exit=\$?\" >$tmp/big.exit; sleep 60"
+   $BIN demo --big --models bio,reactor --duration 60; echo \"exit=\$?\"; sleep 60"
 projected() {
   tail -1 "$1" | grep -q "q quit  ? help  1000ms$" &&
     grep -Eq "(^|[| ])>?bio  pid [0-9]+" "$1" && grep -Eq "(^|[| ])>?reactor  pid [0-9]+" "$1"
 }
 await_frame "$tmp/big" projected tmux -S "$bsock" capture-pane -p -t demo && ok || { bad "demo --big at 120x36: no frame with both panes and its 1000ms refresh"; cat "$tmp/big"; }
 tmux -S "$bsock" send-keys -t demo q
-for _ in $(seq 120); do [ -s "$tmp/big.exit" ] && break; sleep 0.25; done
-grep -q "exit=0" "$tmp/big.exit" 2>/dev/null && ok || bad "demo --big: q did not end it with status 0 ($(cat "$tmp/big.exit" 2>/dev/null))"
+await_frame "$tmp/big" exited tmux -S "$bsock" capture-pane -p -t demo
+grep -q "^exit=0" "$tmp/big" && ok || { bad "demo --big: q did not end it with status 0"; tail -5 "$tmp/big"; }
 tmux -S "$bsock" kill-server 2>/dev/null
 leftovers "after demo --big"
 
