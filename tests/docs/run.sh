@@ -118,18 +118,16 @@ done
 
 # 8. Meaning. Each page's text with its line breaks and blank runs as
 #    one space, so that a rule finds a phrase wrapped over two lines.
-grep -v -e '^#' -e '^$' "$here/meaning" | while IFS='	' read -r rule page text why; do
+grep -v -e '^#' -e '^$' "$here/meaning" >"$tmp/meaning"
+while IFS='	' read -r rule page text why; do
   found=no
   tr '\n' ' ' <"$page" | squeeze | grep -qF -- "$text" && found=yes
   case $rule:$found in
-    never:no|must:yes) echo ok ;;
-    never:yes) echo "bad $page says '$text' again: $why" ;;
-    must:no) echo "bad $page no longer says '$text': $why" ;;
-    *) echo "bad tests/docs/meaning: a rule is never or must, not '$rule'" ;;
+    never:no|must:yes) ok ;;
+    never:yes) bad "$page says '$text' again: $why" ;;
+    must:no) bad "$page no longer says '$text': $why" ;;
+    *) bad "tests/docs/meaning: a rule is never or must, not '$rule'" ;;
   esac
-done >"$tmp/meaning"
-while read -r verdict rest; do
-  if [ "$verdict" = ok ]; then ok; else bad "$rest"; fi
-done <"$tmp/meaning"
+done <"$tmp/meaning"     # not a pipe: ok and bad count in this shell
 
 summary docs
