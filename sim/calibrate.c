@@ -370,7 +370,8 @@ static void take_pending(struct figures *f)
         f->refused++;
         fprintf(f->progress, "  %s: %s, keeping the value it had, %g\n", note,
                 pd->v.below_zero ? "its parts do not add up (it came out below 0)"
-                : pd->v.beyond_tail_max ? "past the 1000 x the median a profile takes"
+                : pd->v.beyond_tail_max ? "past the " PROFILE_TAIL_MAX_TEXT
+                                          " x the median a profile takes"
                 : !pd->shape && !pd->part && pd->v.value <= 0 ? "not above 0"
                 : "too wide to trust", *pd->dst);
     }

@@ -83,7 +83,8 @@ static const char *value_refused(const char *key, double value)
     if (strstr(key, "_sigma") && value > 3)
         return "is out of range (a log-normal shape from 0 to 3)";
     if (strstr(key, "_p99") && value != 0 && (value < 1 || value > PROFILE_TAIL_MAX))
-        return "is out of range (0, or a multiple of the median from 1 to 1000)";
+        return "is out of range (0, or a multiple of the median from 1 to "
+               PROFILE_TAIL_MAX_TEXT ")";
     if (strcmp(key, "stack_kb") == 0 && value < 4)
         return "is too small (a stack is at least 4 KiB)";
     if (strcmp(key, "time_slice_ns") == 0 && value > 0 && value < 1000)

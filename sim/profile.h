@@ -29,6 +29,7 @@
 #define PROFILE_FILE_MAX_BYTES 65536   /* a profile is ~2 KiB: more is not one */
 #define PROFILE_TAIL_MAX 1000          /* a *_p99 or *_p999 knot: at most this many
                                           times the median */
+#define PROFILE_TAIL_MAX_TEXT "1000"
 
 struct profile {
     char measured[160];          /* when and where it was measured */
