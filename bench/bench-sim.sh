@@ -233,19 +233,18 @@ for CONNS in $CONNS_LIST; do
   echo
 done
 echo "bench-sim: cells within the target (lines/s within 15%, p99 within 25%), by the simulation's scheduler:"
+verdicts=""
 for s in $SCHEDS; do
   m=$((${met[$s.closed]:-0} + ${met[$s.open]:-0})); t=$((${total[$s.closed]:-0} + ${total[$s.open]:-0}))
   printf '  --sched %-7s %3d of %d   (closed loop %d of %d, open loop %d of %d)\n' "$s" "$m" "$t" \
          "${met[$s.closed]:-0}" "${total[$s.closed]:-0}" "${met[$s.open]:-0}" "${total[$s.open]:-0}"
-done
-for s in $SCHEDS; do
-  m=$((${met[$s.closed]:-0} + ${met[$s.open]:-0})); t=$((${total[$s.closed]:-0} + ${total[$s.open]:-0}))
   if [ "$m" -eq "$t" ]; then
-    echo "bench-sim: --sched $s: target met in this run (all $t cells within)"
+    verdicts+="bench-sim: --sched $s: target met in this run (all $t cells within)"$'\n'
   else
-    echo "bench-sim: --sched $s: target not met in this run: $((t - m)) cell(s) marked MISS above"
+    verdicts+="bench-sim: --sched $s: target not met in this run: $((t - m)) cell(s) marked MISS above"$'\n'
   fi
 done
+printf '%s' "$verdicts"
 echo
 echo "The simulator's speed (one core, no allocation per event):"
 "$BIN" sim multireactor --cores 16 \
