@@ -39,9 +39,10 @@
 # to another core) drift on this VM: write_ns went 4.5, 7.0, 4.9, 7.4,
 # 4.6 us in calibrations two seconds apart. So each real run is paired
 # with simulations whose costs calibrate measured (--only
-# switches,syscalls, over the profile) just before that run, and a cell
-# compares the median of the real runs with the median of their
-# simulations.
+# switches,syscalls, over the profile; in open loop idle too, the late
+# wakeup of a core that idled long, which drifts the most) just before
+# that run, and a cell compares the median of the real runs with the
+# median of their simulations.
 # Each run is simulated with both schedulers, --sched linux and --sched
 # simple (BENCH_SIM_SCHED, default "linux simple"), against the same real
 # runs: a cell prints the real row, then one row per scheduler with its
@@ -148,14 +149,17 @@ ROW='%-12s %-12s %-6s %8s %7s %9s %7s %9s %6s  %-11s %5s  %s\n'
 # median lines/s in $tmp/real_ls.
 declare -A met=() total=()
 cell() {
-  local spec=$1 conns=$2 rate=$3 label=$4 model=${1%% *} la s
+  local spec=$1 conns=$2 rate=$3 label=$4 model=${1%% *} la s groups=switches,syscalls
+  # In open loop the cores idle between lines, and a core that idled
+  # long wakes late (calibrate's idle group): measured again too.
+  [ "$rate" -gt 0 ] && groups=switches,syscalls,idle
   la=$(load1)
   : >"$tmp/runs"; : >"$tmp/refused"
   for s in $SCHEDS; do : >"$tmp/sims.$s"; : >"$tmp/simerr.$s"; done
   for _ in $(seq "$REPEATS"); do
     # This repeat's costs, measured just before its real run, and its
     # simulations with them.
-    "$BIN" calibrate --only switches,syscalls --base "$PROFILE" --out "$tmp/row.profile" \
+    "$BIN" calibrate --only "$groups" --base "$PROFILE" --out "$tmp/row.profile" \
         2>"$tmp/row.log" || grep -E "too wide|do not add|not above|a profile takes" "$tmp/row.log" |
         awk '{ print $1 }' >>"$tmp/refused"
     real_run "$spec" "$conns" "$rate" >>"$tmp/runs"
@@ -214,7 +218,8 @@ for CONNS in $CONNS_LIST; do
   echo "bench-sim: $CONNS connection(s), 64-byte lines; each model in closed loop$open"
   echo "  real: the median of $REPEATS runs of ${DURATION}s; sim: the median of their simulations (--cores 2" \
        "--client-cpu),"
-  echo "  each on the costs calibrate --only switches,syscalls measured just before its run, over $PROFILE"
+  echo "  each on the costs calibrate --only switches,syscalls (open loop: and idle) measured just before" \
+       "its run, over $PROFILE"
   # shellcheck disable=SC2059
   printf "$ROW" model loop run "lines/s" ratio p99 ratio CPU/line ratio "load avg" steal verdict
   for spec in "${MODELS[@]}"; do

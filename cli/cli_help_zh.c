@@ -351,9 +351,11 @@ const char cli_calibrate_usage_zh[] =
     "               wakeup_ns、wakeup_ipi_ns、wakeup_sigma、wakeup_p99、\n"
     "               wakeup_p999、wakeup_granularity_ns、migration_cost_ns）、\n"
     "               vthread（vt_switch_ns、vt_stack_map_ns、vt_stack_unmap_ns、\n"
-    "               vt_stack_touched_kb）；其余的取自 --base。\n"
+    "               vt_stack_touched_kb）、idle（wakeup_deep_ns、\n"
+    "               wakeup_deep_sigma、wakeup_deep_p99、wakeup_deep_p999：\n"
+    "               空闲了 100 us 的核醒得更晚，约 4 秒）；其余的取自 --base。\n"
     "               make bench-sim 在每次真实运行之前重测 switches 和\n"
-    "               syscalls：在虚拟机上它们几秒之内就会漂移\n"
+    "               syscalls（开环时还有 idle）：在虚拟机上它们几秒之内就会漂移\n"
     "  --base FILE  其他数字所取自的 profile（默认：内置的）；损坏的文件会被\n"
     "               拒绝，退出状态 2\n"
     "  -h, --help   本帮助\n";

@@ -24,8 +24,9 @@ int calibrate_measure(struct profile *p, FILE *progress);
  * the wakeups and the waker's share of one, wakeup_sigma, wakeup_p99,
  * wakeup_p999; and the scheduler's own wakeup_granularity_ns and
  * migration_cost_ns, read where the kernel shows them), "vthread"
- * (vt_switch_ns, vt_stack_map_ns, vt_stack_unmap_ns, vt_stack_touched_kb). */
-#define CALIBRATE_NGROUPS 9
+ * (vt_switch_ns, vt_stack_map_ns, vt_stack_unmap_ns, vt_stack_touched_kb),
+ * "idle" (the wakeup_deep_* of a core that idled long). */
+#define CALIBRATE_NGROUPS 10
 #define CALIBRATE_ALL ((1u << CALIBRATE_NGROUPS) - 1)
 /* A group's bit, or 0 for a name that is not one. */
 unsigned calibrate_group(const char *name);

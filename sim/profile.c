@@ -24,6 +24,8 @@ static const struct {
     KEY(context_switch_log2_ns), KEY(cross_core_ns), KEY(thread_create_ns), KEY(handle_ns),
     KEY(net_one_way_ns), KEY(time_slice_ns), KEY(syscall_sigma), KEY(wakeup_sigma),
     KEY(syscall_p99), KEY(syscall_p999), KEY(wakeup_p99), KEY(wakeup_p999),
+    KEY(wakeup_deep_after_ns), KEY(wakeup_deep_ns), KEY(wakeup_deep_sigma),
+    KEY(wakeup_deep_p99), KEY(wakeup_deep_p999),
     KEY(stack_kb), KEY(stack_touched_kb),
     KEY(kernel_stack_kb), KEY(conn_kb),
     KEY(vt_switch_ns), KEY(vt_stack_map_ns), KEY(vt_stack_unmap_ns), KEY(vt_stack_touched_kb),

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The file format's version, written as "version = 6". Versions 1 (no
- * version line: files before calibrate measured call by call) to 5 load:
+/* The file format's version, written as "version = 7". Versions 1 (no
+ * version line: files before calibrate measured call by call) to 6 load:
  * their keys mean what they meant (before 3, wakeup_ns was an idle
  * core's whole wakeup, charged as latency, and no woken thread preempted
  * another: a file without wakeup_cpu_ns and wakeup_granularity_ns gets
@@ -21,11 +21,12 @@
  * the *_p99 and *_p999 keys are 0; before 5, wakeup_ipi_ns,
  * idle_search_pct, balance_interval_ns and migration_cost_ns were not
  * there; before 6, the virtual threads' vt_switch_ns,
- * vt_stack_map_ns, vt_stack_unmap_ns and vt_stack_touched_kb: like any
- * key a file leaves out, they keep the values they had, the built-in's or
- * --base's). A newer version is refused. */
-#define PROFILE_VERSION 6
-#define PROFILE_VERSION_TEXT "6"
+ * vt_stack_map_ns, vt_stack_unmap_ns and vt_stack_touched_kb; before 7,
+ * the wakeup_deep_* keys of a core that idled long: like any key a file
+ * leaves out, they keep the values they had, the built-in's or --base's).
+ * A newer version is refused. */
+#define PROFILE_VERSION 7
+#define PROFILE_VERSION_TEXT "7"
 #define PROFILE_FILE_MAX_BYTES 65536   /* a profile is ~2 KiB: more is not one */
 #define PROFILE_TAIL_MAX 1000          /* a *_p99 or *_p999 knot: at most this many
                                           times the median */
@@ -109,6 +110,17 @@ struct profile {
                                     p50 and p90 says 1.5: the rare long call
                                     that makes tail latency (rng.h) */
     double wakeup_p99, wakeup_p999; /* the same, for each wakeup */
+    /* A core idle for a while wakes later than one that idled for a
+     * moment: on a VM a halted virtual CPU is a host thread that went to
+     * sleep, and waking it is a wakeup on the host, behind the host's
+     * other work (on bare metal: a deeper C-state). Measured by
+     * calibrate's "idle" group; 0: no such cost. */
+    double wakeup_deep_after_ns; /* how long a core must have been idle */
+    double wakeup_deep_ns;       /* the latency that adds to its wakeup
+                                    (the log-normal's mean, as above) */
+    double wakeup_deep_sigma, wakeup_deep_p99, wakeup_deep_p999; /* its shape
+                                    and tail, as the wakeup's: its p99.9
+                                    was 50-150 times its median here */
     double stack_kb;             /* each thread's stack, reserved (virtual) */
     double stack_touched_kb;     /* of it, resident: the pages a connection
                                     thread touches (measured by calibrate) */

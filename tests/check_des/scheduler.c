@@ -163,6 +163,32 @@ START_TEST(an_idle_core_wakeup_costs_wakeup_cpu_ns_a_switch_costs_context_switch
 }
 END_TEST
 
+/* A core that idled wakeup_deep_after_ns or more wakes wakeup_deep_ns
+ * later still (latency, not CPU): on a VM a halted virtual CPU must be
+ * woken by the host. One core, a thread woken three times for 1 us: at
+ * 0 (the core idle for no time: 5 + 20 + 1 us), at 40 us (idle 14 us:
+ * the same), at 200 us (idle 134 us, past 50: 30 us more). */
+START_TEST(a_core_that_idled_long_wakes_later)
+{
+    struct bare b;
+    bare_init(&b, 1);
+    b.prof.wakeup_ns = 5000;
+    b.prof.wakeup_cpu_ns = 20000;
+    b.prof.wakeup_deep_after_ns = 50000;
+    b.prof.wakeup_deep_ns = 30000;
+    static const vtime_t at[] = { 0, 40000, 200000 }, done[] = { 26000, 66000, 256000 };
+    for (int i = 0; i < 3; i++) {
+        bare_wake_at(&b, 0, at[i] - b.eng.now, 1000);
+        bare_run_until(&b, at[i] + 100000);
+        printf("1 core, idle since %.1f us, woken at %.1f us: done at %.1f us\n",
+               i > 0 ? done[i - 1] / 1e3 : 0.0, at[i] / 1e3, b.done_at[0] / 1e3);
+        ck_assert_uint_eq(b.done_at[0], done[i]);
+    }
+    bare_run(&b);
+    ck_assert_uint_eq(b.busy_ns, 3 * 21000);
+}
+END_TEST
+
 /* Where a woken thread goes when its last core is busy and the other is
  * idle (Linux's SIS_UTIL). Thread A runs on core 0 at the start and
  * blocks; hogs take both cores from 10 us. On a quiet machine (A woken
@@ -373,6 +399,7 @@ void add_scheduler_tests(TCase *sched)
     tcase_add_test(sched, one_connection_wakes_an_idle_core_twice_a_line);
     tcase_add_test(sched, a_woken_thread_looks_for_an_idle_core_only_on_a_quiet_machine);
     tcase_add_test(sched, the_waker_pays_the_wakeups_interrupt);
+    tcase_add_test(sched, a_core_that_idled_long_wakes_later);
 }
 
 void add_simple_scheduler_tests(TCase *simple)

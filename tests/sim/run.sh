@@ -163,7 +163,8 @@ n=$(grep -cE "^(bio|pool|reactor|multireactor) +[0-9]+ " "$tmp/qa")
   && grep -q "^wakeup_granularity_ns = [0-9]" "$tmp/here.profile" \
   && grep -q "^# spread wakeup_granularity_ns [0-9]*: \(read from /\|not shown by this kernel\)" \
        "$tmp/here.profile" \
-  && grep -q "^version = 6$" "$tmp/here.profile" && grep -q "^wakeup_ipi_ns = [0-9]" "$tmp/here.profile" \
+  && grep -q "^version = 7$" "$tmp/here.profile" && grep -q "^wakeup_ipi_ns = [0-9]" "$tmp/here.profile" \
+  && grep -q "^wakeup_deep_after_ns = 50000$" "$tmp/here.profile" \
   && grep -q "^# spread vt_switch_ns [0-9.]*: calls p10" "$tmp/here.profile" \
   && grep -q "^vt_stack_touched_kb = [0-9]" "$tmp/here.profile" \
   && grep -q "^# spread migration_cost_ns [0-9]*: \(read from /\|not shown by this kernel\)" "$tmp/here.profile" \
