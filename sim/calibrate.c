@@ -1076,7 +1076,7 @@ static bool measure_switches(struct figures *f, long ncpu, double clock_ns)
 
 /* ---- a core that idled long ------------------------------------------------------ */
 
-enum { DEEP_IDLE_NS = 100000, DEEP_AFTER_NS = 50000, DEEP_PASSES = 2 * PASSES };
+enum { DEEP_IDLE_NS = 100000, DEEP_PASSES = 2 * PASSES };
 
 /* A figure from calls pooled over all rounds in a tail_pool (absolute,
  * not over a median), for a cost whose rounds are too short to agree on
@@ -1120,11 +1120,14 @@ static bool settle_pooled(struct figures *f, const char *key, struct tail_pool *
  * the even and the odd rounds agree. The tail is what matters: one deep
  * wakeup in a hundred added 10-40 times the median here, one in a
  * thousand 70-180 times; it comes in episodes, when the host is busy, and
- * waits the longest there. wakeup_deep_after_ns is not measured: a
- * wakeup across cores here took 27 us at its median after 5 us of idle
- * and 33 us after 200 us, its p99 56 and 74 us (in a quiet minute); 50
- * us is where the simulator starts charging the deep figure, the
- * ping-pong's own idles (a few us) being wakeup_ns's. */
+ * waits the longest there. wakeup_deep_after_ns is DEEP_IDLE_NS, the
+ * idle these passes measure: a core that idled less is charged the
+ * ping-pong's wakeup, whose cores idle for a few us. The cost grows
+ * with the idle in between (a wakeup across cores here took 27 us at
+ * its median after 35 us of idle, 30 us after 130 and 33 us after 230,
+ * in a quiet minute), and a 1-connection closed loop, whose cores idle
+ * 30-60 us a line, ran at half its real rate in the simulator when it
+ * was charged from 50 us on. */
 static bool measure_deep_idle(struct figures *f, long ncpu)
 {
     struct profile *p = f->p;
@@ -1142,9 +1145,9 @@ static bool measure_deep_idle(struct figures *f, long ncpu)
         }
     }
     if (!strstr(p->spreads, "wakeup_deep_after_ns"))
-        profile_note_spread(p, "wakeup_deep_after_ns 50000: not measured (where the "
-                            "simulator starts charging wakeup_deep_ns)");
-    p->wakeup_deep_after_ns = DEEP_AFTER_NS;
+        profile_note_spread(p, "wakeup_deep_after_ns 100000: the idle the passes of "
+                            "wakeup_deep_ns measure");
+    p->wakeup_deep_after_ns = DEEP_IDLE_NS;
     bool ok = settle_pooled(f, "wakeup_deep_ns", &added, false, &p->wakeup_deep_ns);
     ok = settle_pooled(f, "wakeup_deep_sigma", &added, true, &p->wakeup_deep_sigma) && ok;
     /* The tail knots are multiples of the median of all the calls. */
