@@ -153,6 +153,19 @@ expect 0 "errors   none" -- "$BIN" load "127.0.0.1:$port" --conns 200 --lines 40
 expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 8 --lines 1000 --mix cpu=100:5,sleep=5:1,task=100:20 --json
 expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 4 --rate 2000 --duration 1 --json
 expect 1 '"line-too-long":4' -- "$BIN" load "127.0.0.1:$port" --conns 4 --size 70000 --lines 4 --json
+# The load's threads sleep with no timer slack (they inherit the main
+# thread's, the one /proc shows), so that an open loop's lines leave when
+# they are due, not up to 50 us later (Linux's default).
+"$BIN" load "127.0.0.1:$port" --conns 2 --rate 100 --duration 20 --no-progress >/dev/null 2>&1 &
+load_pid=$!
+slack=""
+for _ in $(seq 100); do
+  slack=$(cat "/proc/$load_pid/timerslack_ns" 2>/dev/null)
+  [ "$slack" = 1 ] && break
+  sleep 0.05
+done
+kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null
+[ "$slack" = 1 ] && ok || bad "load --rate: its timer slack is '$slack' ns, not 1"
 
 # A desktop's low soft fd limit does not cap a load: it raises it to the
 # hard limit. When even the hard limit is too low, it says so and how to fix.
