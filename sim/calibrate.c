@@ -30,6 +30,8 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -1161,6 +1163,61 @@ static bool measure_deep_idle(struct figures *f, long ncpu)
     return ok;
 }
 
+enum { TIMER_PASSES = 1000, TIMER_SLEEP_NS = 50000 };
+
+/* timer_late_ns and its shape (profile.h): how late a timer wakes the
+ * thread that sleeps until it, as `threadlab load`'s open loop sleeps
+ * between lines (a timerfd, no timer slack, the thread not pinned). Each
+ * round sleeps TIMER_PASSES times for TIMER_SLEEP_NS; a call is how long
+ * after its deadline the thread ran, less the clock's read. Here that
+ * was 28-41 us at the median and 80-210 us at p99: the timer must wake a
+ * halted vCPU through the host. */
+static bool measure_timer_late(struct figures *f, double clock_ns)
+{
+    struct profile *p = f->p;
+    struct dist late[ROUNDS];
+    struct tail_pool tails;
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    if (fd < 0 || !tail_pool_init(&tails, TIMER_PASSES)) {
+        if (fd >= 0)
+            close(fd);
+        return true;                         /* no timer to be had: keep the values */
+    }
+    unsigned long slack = (unsigned long)prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    static double each[TIMER_PASSES];
+    for (int r = 0; r < ROUNDS; r++) {
+        int n = 0;
+        for (; n < TIMER_PASSES; n++) {
+            uint64_t due = now_ns() + TIMER_SLEEP_NS;
+            struct itimerspec its = { .it_value = { .tv_sec = (time_t)(due / 1000000000u),
+                                                    .tv_nsec = (long)(due % 1000000000u) } };
+            uint64_t fired;
+            if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ||
+                read(fd, &fired, sizeof(fired)) != sizeof(fired))
+                break;
+            each[n] = (double)(now_ns() - due) - clock_ns;
+        }
+        late[r] = n > 0 ? dist_of(each, n) : dist_const(0);
+        tail_pool_add(&tails, r, each, n, 0, late[r].p50);
+    }
+    prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0);
+    close(fd);
+    bool ok = settle(f, "timer_late_ns", late, &p->timer_late_ns);
+    ok = settle_shape(f, "timer_late_sigma", late, &p->timer_late_sigma) && ok;
+    ok = settle_tail(f, "timer_late_p99", &tails, 99, &p->timer_late_p99) && ok;
+    ok = settle_tail(f, "timer_late_p999", &tails, 999, &p->timer_late_p999) && ok;
+    tail_pool_free(&tails);
+    return ok;
+}
+
+/* The idle group: a core that idled long, and a timer's wakeup. */
+static bool measure_idle(struct figures *f, long ncpu, double clock_ns)
+{
+    bool ok = measure_deep_idle(f, ncpu);
+    return measure_timer_late(f, clock_ns) && ok;
+}
+
 /* ---- virtual threads: the switch, the stack and its pages -------------------- */
 
 /* Two contexts on this thread, as bench/switch-cost.c has them: vt_bounce
@@ -1375,7 +1432,7 @@ int calibrate_measure_groups(struct profile *p, unsigned groups, FILE *progress)
     if (groups & calibrate_group("vthread"))
         MEASURE(&f, measure_vthreads(&f, clock_ns));
     if (groups & calibrate_group("idle"))
-        MEASURE(&f, measure_deep_idle(&f, ncpu));
+        MEASURE(&f, measure_idle(&f, ncpu, clock_ns));
     if (f.refused)
         fprintf(progress, "calibrate: %d figure(s) refused (the machine is too busy to "
                 "trust them): they keep the values they had\n", f.refused);

@@ -25,7 +25,8 @@ int calibrate_measure(struct profile *p, FILE *progress);
  * wakeup_p999; and the scheduler's own wakeup_granularity_ns and
  * migration_cost_ns, read where the kernel shows them), "vthread"
  * (vt_switch_ns, vt_stack_map_ns, vt_stack_unmap_ns, vt_stack_touched_kb),
- * "idle" (the wakeup_deep_* of a core that idled long). */
+ * "idle" (the wakeup_deep_* of a core that idled long, the timer_late_*
+ * of a timer's wakeup). */
 #define CALIBRATE_NGROUPS 10
 #define CALIBRATE_ALL ((1u << CALIBRATE_NGROUPS) - 1)
 /* A group's bit, or 0 for a name that is not one. */

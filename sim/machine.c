@@ -155,20 +155,15 @@ static void charge_waker(struct machine *m);
 
 /* What a core that idled long adds to its wakeup (profile.h,
  * wakeup_deep_*): a latency, not CPU, and rare ones of milliseconds. It
- * stops at its p99.9: a host's stall ends (in 6 runs of 7 here, the
- * longest of a few thousand such wakeups was within 1.5 x their p99.9),
- * where the tail of a call's cost would go on growing (rng.h). */
+ * stops at its p99.9 (rng_stall_factor): in 6 runs of 7 here, the
+ * longest of a few thousand such wakeups was within 1.5 x their p99.9. */
 static vtime_t deep_idle_delay(struct machine *m, const struct vcore *core)
 {
     const struct profile *p = m->prof;
     if (p->wakeup_deep_ns <= 0 || m->eng->now - core->idle_since < p->wakeup_deep_after_ns)
         return 0;
     struct cost_shape shape = { p->wakeup_deep_sigma, p->wakeup_deep_p99, p->wakeup_deep_p999 };
-    double ns = p->wakeup_deep_ns * (m->costs ? rng_cost_factor(m->costs, shape) : 1);
-    double median = p->wakeup_deep_ns * exp(-shape.sigma * shape.sigma / 2);
-    if (shape.p999 > 0 && ns > median * shape.p999)
-        ns = median * shape.p999;
-    return (vtime_t)ns;
+    return (vtime_t)(p->wakeup_deep_ns * (m->costs ? rng_stall_factor(m->costs, shape) : 1));
 }
 
 /* Put t on core c (idle, or just taken from its thread). An idle core

@@ -26,6 +26,7 @@ static const struct {
     KEY(syscall_p99), KEY(syscall_p999), KEY(wakeup_p99), KEY(wakeup_p999),
     KEY(wakeup_deep_after_ns), KEY(wakeup_deep_ns), KEY(wakeup_deep_sigma),
     KEY(wakeup_deep_p99), KEY(wakeup_deep_p999),
+    KEY(timer_late_ns), KEY(timer_late_sigma), KEY(timer_late_p99), KEY(timer_late_p999),
     KEY(stack_kb), KEY(stack_touched_kb),
     KEY(kernel_stack_kb), KEY(conn_kb),
     KEY(vt_switch_ns), KEY(vt_stack_map_ns), KEY(vt_stack_unmap_ns), KEY(vt_stack_touched_kb),

@@ -22,7 +22,8 @@
  * idle_search_pct, balance_interval_ns and migration_cost_ns were not
  * there; before 6, the virtual threads' vt_switch_ns,
  * vt_stack_map_ns, vt_stack_unmap_ns and vt_stack_touched_kb; before 7,
- * the wakeup_deep_* keys of a core that idled long: like any key a file
+ * the wakeup_deep_* keys of a core that idled long and the timer_late_*
+ * keys of a timer's wakeup: like any key a file
  * leaves out, they keep the values they had, the built-in's or --base's).
  * A newer version is refused. */
 #define PROFILE_VERSION 7
@@ -121,6 +122,13 @@ struct profile {
     double wakeup_deep_sigma, wakeup_deep_p99, wakeup_deep_p999; /* its shape
                                     and tail, as the wakeup's: its p99.9
                                     was 50-150 times its median here */
+    double timer_late_ns;        /* how late a timer wakes a thread that
+                                    sleeps until it (an open loop's client
+                                    between lines): 30-40 us at the median
+                                    on this VM, whose host must wake the
+                                    halted vCPU; 0: on time */
+    double timer_late_sigma, timer_late_p99, timer_late_p999; /* its shape
+                                    and tail */
     double stack_kb;             /* each thread's stack, reserved (virtual) */
     double stack_touched_kb;     /* of it, resident: the pages a connection
                                     thread touches (measured by calibrate) */

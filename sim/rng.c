@@ -91,3 +91,10 @@ double rng_cost_factor(struct rng *r, struct cost_shape shape)
     /* E[exp(sigma Z)] = exp(sigma^2 / 2): the body's mean is 1. */
     return exp(rng_cost_ln(shape, z) - shape.sigma * shape.sigma / 2);
 }
+
+double rng_stall_factor(struct rng *r, struct cost_shape shape)
+{
+    double f = rng_cost_factor(r, shape);
+    double most = shape.p999 * exp(-shape.sigma * shape.sigma / 2); /* the knot, as a factor */
+    return shape.p999 > 0 && f > most ? most : f;
+}

@@ -47,6 +47,12 @@ struct cost_shape {
  * rng_lognormal_factor, draw for draw. */
 double rng_cost_factor(struct rng *r, struct cost_shape shape);
 
+/* The same, stopped at the p99.9 knot (when there is one): for a wait
+ * that ends, as a host's stall does (a halted vCPU's wakeup, a timer's),
+ * where a call's cost goes on growing past its last knot. Draw for draw
+ * rng_cost_factor's up to there. */
+double rng_stall_factor(struct rng *r, struct cost_shape shape);
+
 /* ln(factor) at the normal deviate z, before the body's mean is taken
  * off: what rng_cost_factor draws, for the tests. */
 double rng_cost_ln(struct cost_shape shape, double z);

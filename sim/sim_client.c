@@ -28,6 +28,25 @@ static bool more_to_send(const struct sim *s, uint32_t c)
     return s->eng.now < s->send_until;
 }
 
+/* Open loop, the client on the machine: a line leaves when the client's
+ * timer wakes it, late by timer_late (profile.h: a halted vCPU's timer),
+ * and the lines due before that wakeup leave with it, as `threadlab
+ * load` sends every line due when it wakes; a late wakeup is a host's
+ * stall, and ends (rng_stall_factor). How much later than due. */
+static double client_timer_late(struct sim *s)
+{
+    const struct profile *p = &s->o->prof;
+    if (s->o->rate <= 0 || !s->o->client_on_machine || p->timer_late_ns <= 0)
+        return 0;
+    if (s->eng.now >= s->client_timer_at) {          /* asleep: its timer wakes it */
+        struct cost_shape shape = { p->timer_late_sigma, p->timer_late_p99,
+                                    p->timer_late_p999 };
+        s->client_timer_at = s->eng.now +
+                             (vtime_t)(p->timer_late_ns * rng_stall_factor(&s->costs, shape));
+    }
+    return (double)(s->client_timer_at - s->eng.now);
+}
+
 void sim__client_send(struct sim *s, uint32_t c)
 {
     struct vconn *v = &s->conns[c];
@@ -41,7 +60,7 @@ void sim__client_send(struct sim *s, uint32_t c)
     /* A line due before its connection was made waited in the client
      * since it was due: it is in the system from then, as its latency is. */
     s->in_system_area += (double)(s->eng.now - due);
-    sim__at(s, s->o->prof.net_one_way_ns, EV_LINE, c, 0);
+    sim__at(s, s->o->prof.net_one_way_ns + client_timer_late(s), EV_LINE, c, 0);
     if (s->o->rate > 0 && more_to_send(s, c)) {
         vtime_t next = sim__line_sent_at(s, c, v->sent);
         sim__at(s, next > s->eng.now ? (double)(next - s->eng.now) : 0, EV_SEND, c, 0);

@@ -258,6 +258,8 @@ struct sim {
     uint32_t *client_q;
     uint32_t cq_head, cq_len, cq_cap;
     uint32_t client_round_left;  /* replies left of its epoll_wait's round */
+    vtime_t client_timer_at;     /* open loop: when its timer next woke it
+                                    (lines due before then leave then) */
 
     /* what the report needs on top of the counters */
     double wait_sum_ns;          /* line at the server -> it first got a core */

@@ -48,7 +48,8 @@ static void draw_clients(struct rng *r, struct sim_opts *o, bool zero)
     }
 }
 
-/* Configuration i: any model, either profile, the clients above, and a
+/* Configuration i: any model, either profile (the built-in one with or
+ * without a late wakeup after a long idle), the clients above, and a
  * server sized to refuse now and then (a thread limit, a full queue or
  * backlog). */
 static void draw_config(int i, struct sim_opts *o)
@@ -76,6 +77,15 @@ static void draw_config(int i, struct sim_opts *o)
     o->carriers = (int)rng_below(&r, 5);                      /* 0: the cores */
     o->pin = rng_uniform(&r) < 0.3;
     o->handoff_ms = 1 + (int)rng_below(&r, 30);
+    if (!zero && rng_uniform(&r) < 0.5) {      /* a core that idled long wakes late */
+        o->prof.wakeup_deep_after_ns = 20000 + 200000 * rng_uniform(&r);
+        o->prof.wakeup_deep_ns = 5000 + 50000 * rng_uniform(&r);
+        o->prof.wakeup_deep_sigma = rng_uniform(&r);
+        o->prof.wakeup_deep_p99 = 5 + 30 * rng_uniform(&r);
+        o->prof.wakeup_deep_p999 = o->prof.wakeup_deep_p99 * (1 + 5 * rng_uniform(&r));
+        o->prof.timer_late_ns = 50000 * rng_uniform(&r);   /* an open loop's client's timer */
+        o->prof.timer_late_p999 = 1 + 100 * rng_uniform(&r);
+    }
 }
 
 /* The configuration as the command that runs it again (printed before
@@ -106,6 +116,13 @@ static void print_config(int i, const struct sim_opts *o)
            o->client_on_machine ? " --client-cpu" : "", o->max_threads, o->backlog,
            o->pool_min, o->pool_max, o->pool_queue, workers, o->offload, o->io_ratio,
            carriers, o->handoff_ms, o->pin ? " --pin" : "");
+    if (o->prof.wakeup_deep_ns > 0)         /* no option sets these: a profile file does */
+        printf("  over a profile of wakeup_deep_after_ns = %.0f, wakeup_deep_ns = %.0f, "
+               "wakeup_deep_sigma = %.3f, wakeup_deep_p99 = %.3f, wakeup_deep_p999 = %.3f, "
+               "timer_late_ns = %.0f, timer_late_p999 = %.3f\n",
+               o->prof.wakeup_deep_after_ns, o->prof.wakeup_deep_ns, o->prof.wakeup_deep_sigma,
+               o->prof.wakeup_deep_p99, o->prof.wakeup_deep_p999, o->prof.timer_late_ns,
+               o->prof.timer_late_p999);
 }
 
 /* Open loop: rate x duration lines, to within one a connection (fewer
