@@ -132,21 +132,24 @@ START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
     ck_assert_double_eq(p.vt_switch_ns, builtin.vt_switch_ns);
     ck_assert_double_eq(p.vt_stack_touched_kb, builtin.vt_stack_touched_kb);
     ck_assert_double_eq(p.context_switch_ns, 4000);
-    /* Before version 7, no late wakeup of a core that idled long: the
-     * built-in's 0, none; a version 7 file sets it. */
+    /* Before version 7, no late wakeup of a core that idled long nor of a
+     * timer: the built-in's values (0 and 34 us); a version 7 file sets
+     * them. */
     f = fopen(path, "w");
     fputs("version = 6\nread_ns = 5\n", f);
     fclose(f);
     profile_default(&p);
     ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
     ck_assert_double_eq(p.wakeup_deep_ns, 0);
+    ck_assert_double_eq(p.timer_late_ns, builtin.timer_late_ns);
     f = fopen(path, "w");
     fputs("version = 7\nwakeup_deep_after_ns = 50000\nwakeup_deep_ns = 12000\n"
-          "wakeup_deep_p999 = 120\n", f);
+          "wakeup_deep_p999 = 120\ntimer_late_ns = 34000\n", f);
     fclose(f);
     ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
     ck_assert_double_eq(p.wakeup_deep_ns, 12000);
     ck_assert_double_eq(p.wakeup_deep_p999, 120);
+    ck_assert_double_eq(p.timer_late_ns, 34000);
     static const char *const refused[] = { "version = 8\nread_ns = 5\n",
                                            "version = 1.5\n", "version = nan\n" };
     for (int i = 0; i < 3; i++) {

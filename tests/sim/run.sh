@@ -171,10 +171,12 @@ awk -v m="$max" -v p="$p99" -v n="$nodeep" 'BEGIN { exit !(m > 1000 && m < 1100 
 # An open loop's client on the machine (--client-cpu) sends when its timer
 # wakes it, timer_late_ns late (30 us here): p50 30 us more than on
 # time; a client off the machine (no --client-cpu) is on time.
-printf 'version = 7\ntimer_late_ns = 30000\n' >"$tmp/timer.profile"
+printf 'version = 7\ntimer_late_ns = 0\n' >"$tmp/ontime.profile"
+printf 'version = 7\ntimer_late_ns = 30000\ntimer_late_sigma = 0\ntimer_late_p99 = 0\ntimer_late_p999 = 0\n' \
+  >"$tmp/timer.profile"
 p50() { "$BIN" sim reactor "$@" --conns 1 --rate 1000 --duration 5 --json | sed -n 's/.*"p50":\([0-9.]*\).*/\1/p'; }
-on=$(p50 --client-cpu); late=$(p50 --client-cpu --profile "$tmp/timer.profile")
-off=$(p50); offlate=$(p50 --profile "$tmp/timer.profile")
+on=$(p50 --client-cpu --profile "$tmp/ontime.profile"); late=$(p50 --client-cpu --profile "$tmp/timer.profile")
+off=$(p50 --profile "$tmp/ontime.profile"); offlate=$(p50 --profile "$tmp/timer.profile")
 awk -v a="$on" -v b="$late" -v c="$off" -v d="$offlate" 'BEGIN { exit !(b - a >= 25 && b - a <= 35 && c == d) }' \
   && ok || bad "timer_late: p50 $on -> $late us with --client-cpu, $off -> $offlate without"
 
