@@ -46,6 +46,15 @@ static void bare_init(struct bare *b, int cores)
     }
 }
 
+/* A bare machine whose idle core, woken, runs its thread 5 us later
+ * after 20 us of CPU: the wakeup the cases below count in. */
+static void bare_init_woken(struct bare *b, int cores)
+{
+    bare_init(b, cores);
+    b->prof.wakeup_ns = 5000;
+    b->prof.wakeup_cpu_ns = 20000;
+}
+
 /* Thread i is woken at_ns from the start, for a burst of burst_ns. */
 static void bare_wake_at(struct bare *b, int i, vtime_t at_ns, vtime_t burst_ns)
 {
@@ -147,9 +156,7 @@ END_TEST
 START_TEST(an_idle_core_wakeup_costs_wakeup_cpu_ns_a_switch_costs_context_switch_ns)
 {
     struct bare b;
-    bare_init(&b, 1);
-    b.prof.wakeup_ns = 5000;
-    b.prof.wakeup_cpu_ns = 20000;
+    bare_init_woken(&b, 1);
     b.prof.context_switch_ns = 1000;
     bare_wake_at(&b, 0, 0, 1000);
     bare_wake_at(&b, 1, 0, 1000);
@@ -171,9 +178,7 @@ END_TEST
 START_TEST(a_core_that_idled_long_wakes_later)
 {
     struct bare b;
-    bare_init(&b, 1);
-    b.prof.wakeup_ns = 5000;
-    b.prof.wakeup_cpu_ns = 20000;
+    bare_init_woken(&b, 1);
     b.prof.wakeup_deep_after_ns = 50000;
     b.prof.wakeup_deep_ns = 30000;
     static const vtime_t at[] = { 0, 40000, 200000 }, done[] = { 26000, 66000, 256000 };
@@ -245,9 +250,7 @@ END_TEST
 START_TEST(the_waker_pays_the_wakeups_interrupt)
 {
     struct bare b;
-    bare_init(&b, 2);
-    b.prof.wakeup_ns = 5000;
-    b.prof.wakeup_cpu_ns = 20000;
+    bare_init_woken(&b, 2);
     b.prof.wakeup_ipi_ns = 15000;
     b.wakes[0] = 1;
     b.burst_ns[1] = 1000;
