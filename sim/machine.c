@@ -153,19 +153,6 @@ static void arm_core_after(struct machine *m, int c, vtime_t delay)
 
 static void charge_waker(struct machine *m);
 
-/* What a core that idled long adds to its wakeup (profile.h,
- * wakeup_deep_*): a latency, not CPU, and rare ones of milliseconds. It
- * stops at its p99.9 (rng_stall_factor): in 6 runs of 7 here, the
- * longest of a few thousand such wakeups was within 1.5 x their p99.9. */
-static vtime_t deep_idle_delay(struct machine *m, const struct vcore *core)
-{
-    const struct profile *p = m->prof;
-    if (p->wakeup_deep_ns <= 0 || m->eng->now - core->idle_since < p->wakeup_deep_after_ns)
-        return 0;
-    struct cost_shape shape = { p->wakeup_deep_sigma, p->wakeup_deep_p99, p->wakeup_deep_p999 };
-    return (vtime_t)(p->wakeup_deep_ns * (m->costs ? rng_stall_factor(m->costs, shape) : 1));
-}
-
 /* Put t on core c (idle, or just taken from its thread). An idle core
  * woken by an interrupt starts it wakeup_ns later (latency, not CPU);
  * the switch is paid in CPU before its burst. waker_pays: the waker pays
@@ -180,8 +167,7 @@ void machine_dispatch(struct machine *m, int c, uint32_t t, enum arrival how, bo
     double spread = m->costs ? rng_cost_factor(m->costs, shape) : 1;
     double cs = switch_cost(m, c, th, how, remote, waker_pays, spread);
     vtime_t now = m->eng->now;
-    vtime_t delay = how == ARRIVE_IDLE ? (vtime_t)(m->prof->wakeup_ns * spread) +
-                                         deep_idle_delay(m, core) : 0;
+    vtime_t delay = how == ARRIVE_IDLE ? wakeup_delay(m, c, spread) : 0;
     waits_note_wait(m, t, now + delay);
     if (how == ARRIVE_IDLE && m->sched->core_woken)
         m->sched->core_woken(m, c);

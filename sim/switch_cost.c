@@ -1,5 +1,6 @@
-/* switch_cost.c -- what it costs a thread to come onto a core, and what
- * its waker pays of it. See switch_cost.h.
+/* switch_cost.c -- what it costs a thread to come onto a core, what its
+ * waker pays of it, and how long an idle core takes to wake. See
+ * switch_cost.h.
  */
 #include "switch_cost.h"
 
@@ -39,4 +40,21 @@ double switch_cost(const struct machine *m, int c, const struct vthread *th,
     if (th->last_core >= 0 && th->last_core != c)
         cs += p->cross_core_ns;
     return cs * spread;
+}
+
+/* An idle core's wakeup: wakeup_ns, as calibrate's ping-pong measures it
+ * (its cores idle a few us). A core that idled wakeup_deep_after_ns or
+ * more wakes later by a draw of wakeup_deep_*: on a VM its halted vCPU
+ * is a host thread the host must wake, behind its other work. That draw
+ * stops at its p99.9 (rng_stall_factor): in 6 runs of 7 here, the
+ * longest of a few thousand such wakeups was within 1.5 x their p99.9. */
+vtime_t wakeup_delay(struct machine *m, int c, double spread)
+{
+    const struct profile *p = m->prof;
+    vtime_t delay = (vtime_t)(p->wakeup_ns * spread);
+    if (p->wakeup_deep_ns <= 0 || m->eng->now - m->cores[c].idle_since < p->wakeup_deep_after_ns)
+        return delay;
+    struct cost_shape shape = { p->wakeup_deep_sigma, p->wakeup_deep_p99, p->wakeup_deep_p999 };
+    return delay + (vtime_t)(p->wakeup_deep_ns *
+                             (m->costs ? rng_stall_factor(m->costs, shape) : 1));
 }

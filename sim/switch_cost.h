@@ -1,5 +1,6 @@
-/* switch_cost.h -- what a switch onto a core costs (machine.h tells the
- * rules; the profile's figures, calibrate.c measures). */
+/* switch_cost.h -- what a switch onto a core costs, and how long an idle
+ * core takes to wake (machine.h tells the rules; the profile's figures,
+ * calibrate.c measures). */
 #ifndef THREADLAB_SWITCH_COST_H
 #define THREADLAB_SWITCH_COST_H
 
@@ -12,5 +13,10 @@ double switch_ipi_ns(const struct machine *m);
  * `spread` (one draw of wakeup_sigma). */
 double switch_cost(const struct machine *m, int c, const struct vthread *th,
                    enum arrival how, bool remote, bool waker_pays, double spread);
+
+/* How long idle core c, woken, takes to run its thread (latency, not
+ * CPU): wakeup_ns times `spread` (the same draw), and more after a long
+ * idle (wakeup_deep_*). */
+vtime_t wakeup_delay(struct machine *m, int c, double spread);
 
 #endif

@@ -132,24 +132,6 @@ START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
     ck_assert_double_eq(p.vt_switch_ns, builtin.vt_switch_ns);
     ck_assert_double_eq(p.vt_stack_touched_kb, builtin.vt_stack_touched_kb);
     ck_assert_double_eq(p.context_switch_ns, 4000);
-    /* Before version 7, no late wakeup of a core that idled long nor of a
-     * timer: the built-in's values (0 and 34 us); a version 7 file sets
-     * them. */
-    f = fopen(path, "w");
-    fputs("version = 6\nread_ns = 5\n", f);
-    fclose(f);
-    profile_default(&p);
-    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
-    ck_assert_double_eq(p.wakeup_deep_ns, 0);
-    ck_assert_double_eq(p.timer_late_ns, builtin.timer_late_ns);
-    f = fopen(path, "w");
-    fputs("version = 7\nwakeup_deep_after_ns = 50000\nwakeup_deep_ns = 12000\n"
-          "wakeup_deep_p999 = 120\ntimer_late_ns = 34000\n", f);
-    fclose(f);
-    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
-    ck_assert_double_eq(p.wakeup_deep_ns, 12000);
-    ck_assert_double_eq(p.wakeup_deep_p999, 120);
-    ck_assert_double_eq(p.timer_late_ns, 34000);
     static const char *const refused[] = { "version = 8\nread_ns = 5\n",
                                            "version = 1.5\n", "version = nan\n" };
     for (int i = 0; i < 3; i++) {
@@ -161,6 +143,37 @@ START_TEST(an_older_profile_loads_and_a_newer_one_is_refused)
         ck_assert_ptr_nonnull(strstr(err, "line 1: version"));
     }
     ck_assert_ptr_nonnull(strstr(err, "not a version"));
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* Before version 7 a profile has no late wakeup of a core that idled
+ * long nor of a timer: it gets the built-in's (0 and 34 us); a version 7
+ * file sets them. */
+START_TEST(a_version_7_profile_has_the_late_wakeups)
+{
+    char dir[] = "/tmp/threadlab-profile-XXXXXX", path[96], err[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/v6.profile", dir);
+    FILE *f = fopen(path, "w");
+    fputs("version = 6\nread_ns = 5\n", f);
+    fclose(f);
+    struct profile p, builtin;
+    profile_default(&builtin);
+    profile_default(&p);
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
+    ck_assert_double_eq(p.wakeup_deep_ns, 0);
+    ck_assert_double_eq(p.timer_late_ns, builtin.timer_late_ns);
+    ck_assert_double_gt(builtin.timer_late_ns, 0);
+    f = fopen(path, "w");
+    fputs("version = 7\nwakeup_deep_after_ns = 50000\nwakeup_deep_ns = 12000\n"
+          "wakeup_deep_p999 = 120\ntimer_late_ns = 34000\n", f);
+    fclose(f);
+    ck_assert_int_eq(profile_load(&p, path, err, sizeof(err)), 0);
+    ck_assert_double_eq(p.wakeup_deep_ns, 12000);
+    ck_assert_double_eq(p.wakeup_deep_p999, 120);
+    ck_assert_double_eq(p.timer_late_ns, 34000);
     unlink(path);
     rmdir(dir);
 }
@@ -311,6 +324,7 @@ void add_profile_tests(TCase *engine)
     tcase_add_test(engine, bad_options_are_refused);
     tcase_add_test(engine, a_profile_file_round_trips_and_bad_ones_are_refused);
     tcase_add_test(engine, an_older_profile_loads_and_a_newer_one_is_refused);
+    tcase_add_test(engine, a_version_7_profile_has_the_late_wakeups);
     tcase_add_test(engine, a_damaged_profile_never_hangs);
     tcase_add_test(engine, calibrate_trusts_what_agrees_and_refuses_the_rest);
     tcase_add_test(engine, calibrate_takes_the_shape_of_two_kinds_of_call_apart);
