@@ -1084,10 +1084,12 @@ enum { DEEP_IDLE_NS = 100000, DEEP_PASSES = 2 * PASSES };
  * not over a median), for a cost whose rounds are too short to agree on
  * their own: the figure (shape: sigma, else the log-normal's mean)
  * through the p50 and p90 of all the calls, judged by how far the even
- * rounds' and the odd rounds' figures agree, as a tail knot is. */
+ * rounds' and the odd rounds' figures agree, as a tail knot is. *median:
+ * the calls' median (0 when there are none in a half). */
 static bool settle_pooled(struct figures *f, const char *key, struct tail_pool *tp,
-                          bool shape, double *dst)
+                          bool shape, double *dst, double *median)
 {
+    *median = 0;
     double *all = malloc((size_t)(tp->n[0] + tp->n[1]) * sizeof(*all));
     if (!all || tp->n[0] == 0 || tp->n[1] == 0) {
         free(all);
@@ -1098,6 +1100,7 @@ static bool settle_pooled(struct figures *f, const char *key, struct tail_pool *
     struct dist d[3] = { dist_of(tp->half[0], tp->n[0]), dist_of(tp->half[1], tp->n[1]),
                          dist_of(all, tp->n[0] + tp->n[1]) };
     free(all);
+    *median = d[2].p50;
     double v[3];
     for (int i = 0; i < 3; i++)
         v[i] = shape ? dist_sigma(d[i]) : dist_mean(d[i]);
@@ -1150,10 +1153,11 @@ static bool measure_deep_idle(struct figures *f, long ncpu)
         profile_note_spread(p, "wakeup_deep_after_ns 100000: the idle the passes of "
                             "wakeup_deep_ns measure");
     p->wakeup_deep_after_ns = DEEP_IDLE_NS;
-    bool ok = settle_pooled(f, "wakeup_deep_ns", &added, false, &p->wakeup_deep_ns);
-    ok = settle_pooled(f, "wakeup_deep_sigma", &added, true, &p->wakeup_deep_sigma) && ok;
+    double median;
+    bool ok = settle_pooled(f, "wakeup_deep_ns", &added, false, &p->wakeup_deep_ns, &median);
+    ok = settle_pooled(f, "wakeup_deep_sigma", &added, true, &p->wakeup_deep_sigma,
+                       &median) && ok;
     /* The tail knots are multiples of the median of all the calls. */
-    double median = f->pending[f->npending - 1].calls.p50;
     for (int h = 0; h < 2; h++)
         for (int i = 0; i < added.n[h]; i++)
             added.half[h][i] = median > 0 ? added.half[h][i] / median : 0;
