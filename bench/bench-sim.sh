@@ -51,12 +51,12 @@
 # The target: sim/real lines/s within 15% (0.85-1.15) and p99 within 25%
 # (0.75-1.25), in every cell; a ratio outside is marked with '!'.
 # How long: 35 cells by default (15 closed, 20 open) of 3 real runs,
-# each run 2 s of load after 3 s of calibrate --only, with the server's
-# start and stop and its two simulations (well under a second): about 8
-# s a run, as the 36 runs of 12 closed-loop cells took 5 minutes, so
-# about 15 minutes in all on a quiet machine. BENCH_SIM_CONNS,
-# BENCH_SIM_RATES, BENCH_SIM_SCHED, BENCH_SIM_REPEATS and
-# BENCH_SIM_DURATION narrow it.
+# each run 2 s of load after 3 s of calibrate --only (in open loop 5 s
+# more, the idle group; up to three times that when a figure is measured
+# again), with the server's start and stop and its two simulations (well
+# under a second): the 20 cells at 1 and 16 connections took 18 minutes
+# here, so about 30 minutes in all. BENCH_SIM_CONNS, BENCH_SIM_RATES,
+# BENCH_SIM_SCHED, BENCH_SIM_REPEATS and BENCH_SIM_DURATION narrow it.
 set -u
 BIN=${1:-build/threadlab}
 PROFILE=${2:-}
