@@ -72,22 +72,18 @@ static struct loop_checker_stats stats_of(struct loop_checker *c)
 }
 
 /* A task that stays until the checker has flagged it, then until the
- * checker has looked at it twice more (10 s at most for each), so that
- * it must not warn again about the same block. A fixed 2.5 s task would
- * leave the checker, which looks every 500 ms, one chance to see it past
- * 2 s: a checker thread held up by a busy machine would miss it. */
+ * checker has looked at it twice more (WAIT_UNTIL: states, not times), so
+ * that it must not warn again about the same block. A fixed 2.5 s task
+ * would leave the checker, which looks every 500 ms, one chance to see it
+ * past 2 s: a checker thread held up by a busy machine would miss it. */
 static struct loop_checker *watching;
 
 static void block_until_flagged_task(void *arg)
 {
     (void)arg;
-    uint64_t deadline = now_ms() + 10000;
-    while (stats_of(watching).episodes == 0 && now_ms() < deadline)
-        usleep(10000);
+    WAIT_UNTIL(stats_of(watching).episodes > 0);
     uint64_t looks_at_flag = stats_of(watching).looks;
-    deadline = now_ms() + 10000;
-    while (stats_of(watching).looks < looks_at_flag + 2 && now_ms() < deadline)
-        usleep(10000);
+    WAIT_UNTIL(stats_of(watching).looks >= looks_at_flag + 2);
     atomic_fetch_add(&sleeps_done, 1);
 }
 

@@ -155,14 +155,16 @@ expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 4 --rate 20
 expect 1 '"line-too-long":4' -- "$BIN" load "127.0.0.1:$port" --conns 4 --size 70000 --lines 4 --json
 # The load's threads sleep with no timer slack (they inherit the main
 # thread's, the one /proc shows), so that an open loop's lines leave when
-# they are due, not up to 50 us later (Linux's default).
-"$BIN" load "127.0.0.1:$port" --conns 2 --rate 100 --duration 20 --no-progress >/dev/null 2>&1 &
+# they are due, not up to 50 us later (Linux's default). Awaited as a
+# state: the load runs until it is killed, and the loop ends when the
+# slack is 1 or the load has ended (then it failed), not after a time.
+"$BIN" load "127.0.0.1:$port" --conns 2 --rate 100 --duration 3600 --no-progress >/dev/null 2>&1 &
 load_pid=$!
 slack=""
-for _ in $(seq 100); do
+while kill -0 "$load_pid" 2>/dev/null; do
   slack=$(cat "/proc/$load_pid/timerslack_ns" 2>/dev/null)
   [ "$slack" = 1 ] && break
-  sleep 0.05
+  sleep 0.05                         # the poll's pace, not a bound
 done
 kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null
 [ "$slack" = 1 ] && ok || bad "load --rate: its timer slack is '$slack' ns, not 1"

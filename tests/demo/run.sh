@@ -83,10 +83,12 @@ leftovers() {
 echo "== tests/demo/run.sh ($BIN)"
 command -v tmux >/dev/null || { echo "  FAIL: tmux is not installed"; exit 1; }
 
+# Each pane's shell ends in `exec sleep infinity`: it holds the pane for
+# capture-pane until the test respawns or kills it, with no time limit.
 # 1. The slow-handler demo in a 160x48 terminal.
 tmux -S "$sock" new-session -d -s demo -x 160 -y 48 \
   "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR TMPDIR=$TMPDIR \
-   $BIN demo --scenario slow-handler --duration 30; echo \"exit=\$?\"; sleep 60"
+   $BIN demo --scenario slow-handler --duration 30; echo \"exit=\$?\"; exec sleep infinity"
 shows_blocked() { grep -q "BLOCKED" "$1" && grep -q "reactor blocked 0\.[0-9] s in one handler" "$1"; }
 await_frame "$tmp/screen" shows_blocked screen && ok || { bad "the demo never showed a BLOCKED loop"; sed 's/^/    /' "$tmp/screen" | head -30; }
 for m in bio pool reactor multireactor vthread; do
@@ -166,7 +168,7 @@ zsock="$tmp/tmux-zh.sock"
 zscreen() { tmux -S "$zsock" capture-pane -p -t demo; }
 tmux -u -S "$zsock" new-session -d -s demo -x 120 -y 40 \
   "env -u LANG -u LC_ALL -u LC_MESSAGES TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR \
-   TMPDIR=$TMPDIR $BIN demo --lang zh --scenario slow-handler --duration 30; echo \"exit=\$?\"; sleep 60"
+   TMPDIR=$TMPDIR $BIN demo --lang zh --scenario slow-handler --duration 30; echo \"exit=\$?\"; exec sleep infinity"
 shows_blocked_zh() { grep -Eq "[| ] reactor +64 +[0-9]+ 阻塞 0\.[0-9]s" "$1"; }
 await_frame "$tmp/zh" shows_blocked_zh zscreen && ok || { bad "zh 120x40: no reactor loop row with its 阻塞 (blocked) time"; cat "$tmp/zh"; }
 # The glossary's terms: 事件循环 (event loop), 任务队列 (task queue),
@@ -359,7 +361,7 @@ leftovers "after the fd-limit demos"
 bsock="$tmp/tmux-big.sock"
 tmux -S "$bsock" new-session -d -s demo -x 120 -y 36 \
   "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR TMPDIR=$TMPDIR \
-   $BIN demo --big --models bio,reactor --duration 60; echo \"exit=\$?\"; sleep 60"
+   $BIN demo --big --models bio,reactor --duration 60; echo \"exit=\$?\"; exec sleep infinity"
 projected() {
   tail -1 "$1" | grep -q "q quit  ? help  1000ms$" &&
     grep -Eq "(^|[| ])>?bio  pid [0-9]+" "$1" && grep -Eq "(^|[| ])>?reactor  pid [0-9]+" "$1"

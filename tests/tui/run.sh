@@ -36,13 +36,15 @@ spid=$server_pid
     --no-progress >"$tmp/load.log" 2>&1 &
 lpid=$!
 
+# Each pane's shell ends in `exec sleep infinity`: it holds the pane for
+# capture-pane until the test respawns or kills it, with no time limit.
 # top_in_a_shell CHANNEL: the pane's command. The shell around top records
 # the terminal's modes after top exits, then signals CHANNEL (tmux
 # wait-for), the event that await_exit awaits.
 top_in_a_shell() {
   echo "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top; \
    st=\$?; stty -a > $tmp/stty; echo \"exit=\$st\" >> $tmp/stty; mv $tmp/stty $tmp/after; \
-   tmux -S $sock wait-for -S $1; sleep 30"
+   tmux -S $sock wait-for -S $1; exec sleep infinity"
 }
 # await_exit CHANNEL: true once the shell says top has exited (30 s at
 # most: a hang guard against a top that never quits; a signal sent before
@@ -138,7 +140,7 @@ fi
 # respawn-pane, not kill-session + new-session: with no session left the
 # tmux server exits, and a new session can race with its exit.
 tmux -S "$sock" respawn-pane -k -t top \
-  "env TERM=xterm THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR NO_COLOR=1 $BIN top $spid; sleep 30"
+  "env TERM=xterm THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR NO_COLOR=1 $BIN top $spid; exec sleep infinity"
 for _ in $(seq 50); do screen | grep -q "bio  pid $spid" && break; sleep 0.1; done
 kill "$lpid" 2>/dev/null; lpid=""
 kill -INT "$spid"; wait "$spid"; spid=""
@@ -155,7 +157,7 @@ done
 start_server killed bio
 kpid=$server_pid
 tmux -S "$sock" respawn-pane -k -t top \
-  "env TERM=xterm THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR NO_COLOR=1 $BIN top --interval 500 $kpid; sleep 30"
+  "env TERM=xterm THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR NO_COLOR=1 $BIN top --interval 500 $kpid; exec sleep infinity"
 for _ in $(seq 50); do screen | grep -q "bio  pid $kpid" && break; sleep 0.1; done
 kill -9 "$kpid"; wait "$kpid" 2>/dev/null
 [ -L "$THREADLAB_BOARD_DIR/$kpid.board" ] && ok || bad "the killed server's board link is not left behind"
@@ -208,7 +210,7 @@ start_server dumb bio
 dpid=$server_pid
 tmux -S "$sock" respawn-pane -k -t top \
   "env TERM=dumb THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top --count 2 --interval 200 $dpid; \
-   echo \"exit=\$?\"; sleep 30"
+   echo \"exit=\$?\"; exec sleep infinity"
 for _ in $(seq 50); do screen | grep -q "^exit=" && break; sleep 0.1; done
 screen >"$tmp/dumb"
 grep -q "^exit=0" "$tmp/dumb" && grep -q "TERM=dumb cannot draw a full screen" "$tmp/dumb" && \
@@ -220,7 +222,7 @@ kill -INT "$dpid"; wait "$dpid"
 start_server reactor reactor --blocked-warn-ms 500
 rpid=$server_pid rport=$port
 tmux -S "$sock" respawn-pane -k -t top \
-  "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top --interval 200 $rpid; sleep 30"
+  "env TERM=xterm-256color THREADLAB_BOARD_DIR=$THREADLAB_BOARD_DIR $BIN top --interval 200 $rpid; exec sleep infinity"
 for _ in $(seq 50); do screen | grep -q "reactor  pid $rpid" && break; sleep 0.1; done
 (printf '!sleep 2000\n' | timeout 10 nc -q3 127.0.0.1 "$rport" >/dev/null 2>&1 &)
 blocked=""
