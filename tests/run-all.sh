@@ -19,12 +19,20 @@
 # running at once never see each other's servers. A test that leaves a
 # board behind (one of a process that is gone) fails: users' `threadlab
 # top` would list it, and a full board folder is a bug.
+#
+# A hang guard, not a bound: a test still running after CHECK_HANG_GUARD
+# seconds (default 1200, four times the slowest test under ThreadSanitizer)
+# has its processes listed in its log, is killed with all of them (it runs
+# in a session of its own), and fails, so that a hang names itself instead
+# of holding make check until CI's own limit.
 set -u
 logdir=$1; shift
 mkdir -p "$logdir"
 jobs=${CHECK_JOBS:-3}
 case $jobs in ''|*[!0-9]*|0) echo "run-all: CHECK_JOBS must be a positive number, not '$jobs'" >&2; exit 2;; esac
 boards=${THREADLAB_BOARD_DIR:?run-all: THREADLAB_BOARD_DIR must be set}
+guard=${CHECK_HANG_GUARD:-1200}
+case $guard in ''|*[!0-9]*|0) echo "run-all: CHECK_HANG_GUARD must be a positive number of seconds, not '$guard'" >&2; exit 2;; esac
 
 name_of() { echo "$1" | tr / _; }
 
@@ -44,7 +52,22 @@ run_one() {
   name=$(name_of "$t"); log="$logdir/$name.log"; dir="$boards/$name"
   mkdir -p -m 700 "$dir"
   started=$(date +%s)
-  THREADLAB_BOARD_DIR=$dir "$t" >"$log" 2>&1 </dev/null
+  # setsid: the test leads a session of its own, so that the guard can
+  # list and kill every process it started (run_one is a background job,
+  # never a group leader, so setsid execs the test under its own pid).
+  THREADLAB_BOARD_DIR=$dir setsid -w "$t" >"$log" 2>&1 </dev/null &
+  local tpid=$!
+  local until=$((SECONDS + guard))
+  while kill -0 "$tpid" 2>/dev/null && [ "$SECONDS" -lt "$until" ]; do
+    sleep 0.2                        # the poll's pace: a test's end is seen within it
+  done
+  if kill -0 "$tpid" 2>/dev/null; then
+    { echo "FAIL: $t still running after the ${guard} s hang guard; its processes:"
+      ps -o pid,etimes,stat,args -s "$tpid"
+    } >>"$log"
+    kill -KILL -- "-$tpid" 2>/dev/null
+  fi
+  wait "$tpid" 2>/dev/null          # (bash would say "Killed" of a guarded test)
   rc=$?
   left=$(stale_boards "$dir")
   if [ -n "$left" ]; then

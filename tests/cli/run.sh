@@ -156,18 +156,29 @@ expect 1 '"line-too-long":4' -- "$BIN" load "127.0.0.1:$port" --conns 4 --size 7
 # The load's threads sleep with no timer slack (they inherit the main
 # thread's, the one /proc shows), so that an open loop's lines leave when
 # they are due, not up to 50 us later (Linux's default). Awaited as a
-# state: the load runs until it is killed, and the loop ends when the
-# slack is 1 or the load has ended (then it failed), not after a time.
-"$BIN" load "127.0.0.1:$port" --conns 2 --rate 100 --duration 3600 --no-progress >/dev/null 2>&1 &
+# state: the loop ends when the slack is 1, when the load has ended (it
+# failed), or when /proc refuses the read: reading another process's timer
+# slack needs CAP_SYS_NICE, which a user who is not root lacks, and then
+# the check cannot be made (said, not counted). The load's 60 s is a hang
+# guard: the test kills it as soon as the loop ends.
+"$BIN" load "127.0.0.1:$port" --conns 2 --rate 100 --duration 60 --no-progress >/dev/null 2>&1 &
 load_pid=$!
-slack=""
+slack="" refused=""
 while kill -0 "$load_pid" 2>/dev/null; do
-  slack=$(cat "/proc/$load_pid/timerslack_ns" 2>/dev/null)
+  if ! slack=$(cat "/proc/$load_pid/timerslack_ns" 2>"$tmp/slack.err"); then
+    grep -q "not permitted" "$tmp/slack.err" && refused=yes
+    kill -0 "$load_pid" 2>/dev/null || break
+    [ -n "$refused" ] && break
+  fi
   [ "$slack" = 1 ] && break
   sleep 0.05                         # the poll's pace, not a bound
 done
 kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null
-[ "$slack" = 1 ] && ok || bad "load --rate: its timer slack is '$slack' ns, not 1"
+if [ -n "$refused" ]; then
+  echo "  skipped: /proc refuses to show another process's timer slack to $(id -un) (needs CAP_SYS_NICE)"
+else
+  [ "$slack" = 1 ] && ok || bad "load --rate: its timer slack is '$slack' ns, not 1"
+fi
 
 # A desktop's low soft fd limit does not cap a load: it raises it to the
 # hard limit. When even the hard limit is too low, it says so and how to fix.
