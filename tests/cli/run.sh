@@ -164,13 +164,9 @@ expect 1 '"line-too-long":4' -- "$BIN" load "127.0.0.1:$port" --conns 4 --size 7
 "$BIN" load "127.0.0.1:$port" --conns 2 --rate 100 --duration 60 --no-progress >/dev/null 2>&1 &
 load_pid=$!
 slack="" refused=""
-while kill -0 "$load_pid" 2>/dev/null; do
-  if ! slack=$(cat "/proc/$load_pid/timerslack_ns" 2>"$tmp/slack.err"); then
-    grep -q "not permitted" "$tmp/slack.err" && refused=yes
-    kill -0 "$load_pid" 2>/dev/null || break
-    [ -n "$refused" ] && break
-  fi
-  [ "$slack" = 1 ] && break
+while kill -0 "$load_pid" 2>/dev/null && [ "$slack" != 1 ] && [ -z "$refused" ]; do
+  slack=$(cat "/proc/$load_pid/timerslack_ns" 2>"$tmp/slack.err") ||
+    { grep -q "not permitted" "$tmp/slack.err" && refused=yes; }
   sleep 0.05                         # the poll's pace, not a bound
 done
 kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null
