@@ -30,9 +30,12 @@
 #   BENCH_QUICK=1      a smoke run: cell 64:16, 1 repeat, 1 s, no slow-handler table
 #   BENCH_BASE=BIN     also run each model from BIN, a threadlab built from
 #                      another commit (git worktree add /tmp/base REV &&
-#                      make -C /tmp/base), in the same cells and the same
-#                      interleaved order: the table "this tree vs the base"
-#                      is a before/after of a change, measured side by side
+#                      make -C /tmp/base), each right after its twin from
+#                      this tree: the table "this tree vs the base" is a
+#                      before/after of a change, measured side by side
+#   BENCH_SERVERS="L .."  only the servers with these labels (tp bio bio-nb
+#                      pool ... as the tables name them; a model's base twin
+#                      comes with it): fewer servers, more repeats
 set -eu
 BIN=${1:-build/threadlab}
 PEERS=${2:-build/peers}
@@ -49,6 +52,14 @@ for v in "$REPEATS" "$CLIENT_THREADS"; do
   case $v in ''|*[!0-9]*) bad "not a whole number: '$v'" ;; esac
 done
 [ "$REPEATS" -ge 1 ] && [ "$REPEATS" -le 100 ] || bad "BENCH_REPEATS must be 1..100"
+SERVERS=${BENCH_SERVERS:-}
+for l in $SERVERS; do
+  case " tp bio bio-nb pool pool-nb uv-1 ev-1 ev-$(nproc) reactor reactor-nb multi multi-nb go vthread vthread-nb " in
+    *" $l "*) ;;
+    *) bad "BENCH_SERVERS: no server is labelled '$l'" ;;
+  esac
+done
+[ -z "${BENCH_BASE:-}" ] || [ -x "$BENCH_BASE" ] || bad "BENCH_BASE is not an executable threadlab: '$BENCH_BASE'"
 [ "$CLIENT_THREADS" -ge 1 ] && [ "$CLIENT_THREADS" -le 64 ] || bad "BENCH_CLIENT_THREADS must be 1..64"
 case $DURATION in ''|*[!0-9.]*|*.*.*|.) bad "BENCH_DURATION is seconds, not '$DURATION'" ;; esac
 awk -v d="$DURATION" 'BEGIN { exit !(d > 0 && d <= 3600) }' || bad "BENCH_DURATION must be above 0 and at most 3600"
@@ -124,8 +135,23 @@ start_peer() {
 # every peer sets TCP_NODELAY. The command lines go to $tmp/commands.
 : >"$tmp/servers"
 : >"$tmp/commands"
-# model LABEL KIND ROLE ARGS...: start `threadlab serve ARGS` and record it.
+# wanted LABEL: is LABEL in BENCH_SERVERS (or is that unset)?
+wanted() { [ -z "$SERVERS" ] || case " $SERVERS " in *" $1 "*) true ;; *) false ;; esac; }
+# model LABEL KIND ROLE ARGS...: start `threadlab serve ARGS` and record it;
+# with BENCH_BASE, a model's twin from the base follows it (LABEL.base,
+# kind "base", so that it stays out of the peer tables), so that the two
+# always run one right after the other.
 model() {
+  m_label=$1 m_kind=$2 m_role=$3; shift 3
+  wanted "$m_label" || return 0
+  record_model "$m_label" "$m_kind" "$m_role" "$@"
+  if [ "$m_role" = model ] && [ -n "${BENCH_BASE:-}" ]; then
+    SERVE_BIN=$BENCH_BASE
+    record_model "$m_label.base" base base "$@"
+    SERVE_BIN=
+  fi
+}
+record_model() {
   m_label=$1 m_kind=$2 m_role=$3; shift 3
   start_model "$m_label" "$@"
   # A server that could not publish its board still serves: without this
@@ -140,6 +166,7 @@ model() {
 # peer LABEL KIND BINARY ARGS...: start a peer and record it.
 peer() {
   p_label=$1 p_kind=$2 p_bin=$3; shift 3
+  wanted "$p_label" || return 0
   start_peer "$p_label" "$p_bin" "$@"
   echo "$p_label $p_kind peer $port $spid" >>"$tmp/servers"
   echo "  $p_label: $p_bin PORT $*" >>"$tmp/commands"
@@ -168,19 +195,6 @@ else
 fi
 model vthread    virtual model    vthread --carriers "$CORES" --nodelay
 model vthread-nb virtual noboard  vthread --carriers "$CORES" --nodelay --no-board
-# The same models from the base, with their boards: kind "base", so that
-# they stay out of the peer tables; LABEL.base is LABEL's twin.
-if [ -n "${BENCH_BASE:-}" ]; then
-  [ -x "$BENCH_BASE" ] || bad "BENCH_BASE is not an executable threadlab: '$BENCH_BASE'"
-  SERVE_BIN=$BENCH_BASE
-  model bio.base     base base bio --nodelay
-  model pool.base    base base pool --min 4 --max 1024 --nodelay
-  model reactor.base base base reactor --nodelay
-  model multi.base   base base multireactor --workers "$CORES" --nodelay
-  model vthread.base base base vthread --carriers "$CORES" --nodelay
-  SERVE_BIN=
-fi
-
 # ---- one run -------------------------------------------------------------------
 
 # Server CPU in clock ticks (utime + stime of the whole process, threads
@@ -230,19 +244,38 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 # Per cell and server: the sums over repeats (lines, ticks, seconds) give
 # lines/s and CPU us per line; min-max shows the spread of the repeats.
 awk -v hz="$HZ" -v dur="$DURATION" '
-  NR == FNR { kind[$1] = $2; role[$1] = $3; order[++n] = $1; if ($3 == "base") has_base = 1; next }
+  NR == FNR { kind[$1] = $2; role[$1] = $3; order[++n] = $1; if ($3 == "base") has_base = 1
+              has_kind[$2] = 1; if ($3 == "noboard") has_noboard = 1; next }
   { key = $1 ":" $2 SUBSEP $4
     if (!(($1 ":" $2) in seen)) { seen[$1 ":" $2] = 1; cells[++nc] = $1 ":" $2 }
     runs[key]++; lps[key] += $5; ok[key] += $6; tk[key] += $7; err[key] += $8
+    if ($3 > nrep) nrep = $3
+    one_lps[key, $3] = $5; one_cpu[key, $3] = $6 > 0 ? $7 * 1e6 / hz / $6 : 0
     if (!(key in lo) || $5 < lo[key]) lo[key] = $5
     if (!(key in hi) || $5 > hi[key]) hi[key] = $5 }
   function cpu(k) { return ok[k] > 0 ? tk[k] * 1e6 / hz / ok[k] : 0 }
+  # paired(A, B, WHAT): the ratio A/B of each repeat (lines/s or CPU per
+  # line), the two servers having run one right after the other: "median
+  # (min-max)" of the repeats, or "-".
+  function paired(a, b, what,    r, m, i, j, x, v, q) {
+    m = 0
+    for (r = 1; r <= nrep; r++) {
+      if (what == "lps") { x = one_lps[a, r]; v = one_lps[b, r] }
+      else               { x = one_cpu[a, r]; v = one_cpu[b, r] }
+      if (x > 0 && v > 0) q[++m] = x / v
+    }
+    if (m == 0) return "-"
+    for (i = 2; i <= m; i++)
+      for (j = i; j > 1 && q[j - 1] > q[j]; j--) { x = q[j]; q[j] = q[j - 1]; q[j - 1] = x }
+    return sprintf("%.3f (%.2f-%.2f)", (m % 2 ? q[(m + 1) / 2] : (q[m / 2] + q[m / 2 + 1]) / 2), q[1], q[m])
+  }
   function rate(k) { return runs[k] > 0 ? lps[k] / runs[k] : 0 }
   END {
     split("blocking reactor multi virtual", kinds, " ")
     split("bio and pool vs the naive thread-per-connection peer (tp)|the reactor vs libuv and libevent, one loop each (uv-1, ev-1)|the multireactor vs libevent with one loop per core|vthread vs Go, a goroutine per connection (go; targets at 64:16 and 1000:16: lines/s at least 1.00 x, CPU per line at most 1.00 x)", titles, "|")
     for (t = 1; t <= 4; t++) {
       K = kinds[t]
+      if (!(K in has_kind)) continue         # BENCH_SERVERS left it out
       printf "\n%s: %s\n", K, titles[t]
       printf "%-10s %-11s %11s %19s %8s %9s %8s %6s  %s\n", "cell", "server", "lines/s", "min-max", "vs_best", "cpu_us/l", "vs_best", "errors", "best peer (lines/s, cpu)"
       for (c = 1; c <= nc; c++) {
@@ -262,6 +295,7 @@ awk -v hz="$HZ" -v dur="$DURATION" '
         }
       }
     }
+    if (has_noboard) {
     printf "\nthe board'"'"'s cost: each model with its board vs --no-board, same cells, same run\n"
     printf "%-10s %-8s %12s %12s %9s %12s %12s %9s\n", "cell", "model", "lines/s", "no-board", "ratio", "cpu_us/l", "no-board", "cpu_ratio"
     worst = 0
@@ -276,6 +310,7 @@ awk -v hz="$HZ" -v dur="$DURATION" '
       }
     }
     printf "worst cpu_ratio: %.3f (%s); the target is at most 1.030\n", worst, wn
+    }
     if (has_base) {
       printf "\nthis tree vs the base (BENCH_BASE): each model against the same model built\n"
       printf "from the base, same cells, same run, interleaved (target: lines/s and CPU per line within 5%%)\n"
@@ -289,6 +324,29 @@ awk -v hz="$HZ" -v dur="$DURATION" '
         }
       }
     }
+    # Paired by repeat: each model against the best peer of its kind (by
+    # lines/s, as above) and against its base twin, repeat by repeat.
+    printf "\npaired by repeat: each model against its kind'"'"'s best peer and its base, the ratio\n"
+    printf "of every repeat (both ran in the same pass over the servers; a base twin right\n"
+    printf "after its model): median (min-max) over %d repeat(s)\n", nrep
+    printf "%-10s %-8s %-5s %22s %22s %22s %22s\n", "cell", "model", "peer", "lines/s vs peer", "cpu/l vs peer", "lines/s vs base", "cpu/l vs base"
+    for (c = 1; c <= nc; c++) {
+      C = cells[c]
+      for (i = 1; i <= n; i++) {
+        s = order[i]; k = C SUBSEP s; kb = C SUBSEP s ".base"
+        if (role[s] != "model" || !(k in runs)) continue
+        best = 0; bn = "-"
+        for (j = 1; j <= n; j++) {
+          p = order[j]; kp = C SUBSEP p
+          if (kind[p] == kind[s] && role[p] == "peer" && (kp in runs) && rate(kp) > best) { best = rate(kp); bn = p }
+        }
+        kp = C SUBSEP bn
+        printf "%-10s %-8s %-5s %22s %22s %22s %22s\n", C, s, bn,
+          (bn == "-" ? "-" : paired(k, kp, "lps")), (bn == "-" ? "-" : paired(k, kp, "cpu")),
+          ((kb in runs) ? paired(k, kb, "lps") : "-"), ((kb in runs) ? paired(k, kb, "cpu") : "-")
+      }
+    }
+    if (!("virtual" in has_kind) || !("multi" in has_kind)) exit
     printf "\nvthread vs the multireactor (one carrier and one worker loop per core), same cells, same run\n"
     printf "(target at 1000:16: lines/s at least 0.90 x, CPU per line at most 1.15 x)\n"
     printf "%-10s %12s %12s %9s %12s %12s %9s\n", "cell", "vthread", "multi", "ratio", "cpu_us/l", "multi", "cpu_ratio"
