@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "model_suite.h"
+#include "probe/board_read.h"
 #include "threadpool/pool.h"
 #include "pool/poolserver.h"
 #include "testnet.h"
@@ -236,6 +237,70 @@ START_TEST(idle_threads_shrink_to_min)
     ck_assert_int_eq(st.size, 2);
     tn_expect_threads("t-", 2);      /* ended, not just asked to */
     pool_shutdown(p, true);
+}
+END_TEST
+
+/* The event log says why the pool changed size, in the words the probe
+ * gives each rule (the pool passes the rule, enum pool_resize): the
+ * minimum made up front, a thread for tasks that found none idle, and one
+ * ended after idle_ms. A shutdown ends the rest without an event. */
+static int count_events(const struct board_snapshot *s, enum board_event_kind kind,
+                        const char *pattern)
+{
+    int n = 0;
+    for (int i = 0; i < s->nevents; i++) {
+        int queued = 0, size = 0, max = 0;
+        double idle = 0, limit = 0;
+        const char *t = s->events[i].text;
+        if (s->events[i].kind != kind)
+            continue;
+        if (strstr(pattern, "queued") &&
+            sscanf(t, "t-%*d: no idle thread, %d queued, size %d of max %d", &queued,
+                   &size, &max) == 3 && queued >= 1 && size >= 2 && max == 3)
+            n++;
+        else if (strstr(pattern, "pre-created") &&
+                 strcmp(t, "t-1: pre-created up to min, size 1 of max 3") == 0)
+            n++;
+        else if (strstr(pattern, "idle") &&
+                 sscanf(t, "t-%*d: idle %lf s > %lf s, size %d, min %d", &idle, &limit,
+                        &size, &max) == 4 && idle >= 0.1 && limit == 0.1 && max == 1)
+            n++;
+    }
+    return n;
+}
+
+START_TEST(grow_and_shrink_events_say_why)
+{
+    struct board *b = board_create("pool", "");
+    ck_assert_ptr_nonnull(b);
+    struct pool_opts o = small_opts(1, 3, 100);
+    o.idle_ms = 100;
+    o.board = b;
+    struct pool *p = pool_create(&o);
+    for (int i = 0; i < 3; i++)
+        pool_submit(p, gated_task, (void *)(intptr_t)i, 0);
+    wait_stats(p, 3, 0);
+    open_gate();
+    struct pool_stats st;
+    uint64_t deadline = now_ms() + 5000;         /* a hang guard */
+    do {
+        usleep(10000);
+        pool_stats(p, &st);
+    } while (st.n.retired < 2 && now_ms() < deadline);
+    ck_assert_uint_eq(st.n.retired, 2);
+    pool_shutdown(p, true);
+
+    struct board_snapshot *s = malloc(sizeof(*s));
+    char err[256];
+    ck_assert_ptr_nonnull(s);
+    ck_assert_msg(board_read(board_path(b), s, err, sizeof(err)) == 0, "%s", err);
+    for (int i = 0; i < s->nevents; i++)
+        printf("event: %s\n", s->events[i].text);
+    ck_assert_int_eq(count_events(s, EV_GROW, "pre-created"), 1);
+    ck_assert_int_eq(count_events(s, EV_GROW, "queued"), 2);
+    ck_assert_int_eq(count_events(s, EV_SHRINK, "idle"), 2);
+    free(s);
+    board_close(b);
 }
 END_TEST
 
@@ -852,6 +917,7 @@ int main(void)
     tcase_set_timeout(lib, 30);
     tcase_add_test(lib, k_tasks_over_max_m_wait);
     tcase_add_test(lib, idle_threads_shrink_to_min);
+    tcase_add_test(lib, grow_and_shrink_events_say_why);
     tcase_add_test(lib, an_idle_watchdog_sleeps);
     tcase_add_test(lib, adaptive_min_follows_the_queue);
     tcase_add_test(lib, shrinking_respects_the_adaptive_min);

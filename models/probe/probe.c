@@ -181,19 +181,26 @@ void probe_oldest_discarded(struct pool_probe *pp, uint64_t dropped_tag, uint64_
                 pp->capacity, (unsigned long long)tag);
 }
 
-void probe_grew(struct pool_probe *pp, const char *name, const char *why, int size,
-                int max)
+void probe_grew(struct pool_probe *pp, const char *name, enum pool_resize why,
+                struct pool_shape now)
 {
     pp->n.spawned++;
-    board_event(pp->board, EV_GROW, "%s: %s, size %d of max %d", name, why, size, max);
+    if (why == POOL_NO_IDLE_THREAD)
+        board_event(pp->board, EV_GROW, "%s: no idle thread, %d queued, size %d of max %d",
+                    name, now.queued, now.size, now.max);
+    else
+        board_event(pp->board, EV_GROW, "%s: pre-created up to min, size %d of max %d",
+                    name, now.size, now.max);
 }
 
-void probe_shrank(struct pool_probe *pp, const char *name, const char *why, int size,
-                  int min)
+void probe_shrank(struct pool_probe *pp, const char *name, enum pool_resize why,
+                  uint64_t idle_since_ns, struct pool_shape now)
 {
     pp->n.retired++;
-    if (why)
-        board_event(pp->board, EV_SHRINK, "%s: %s, size %d, min %d", name, why, size, min);
+    if (why == POOL_IDLE_TOO_LONG)
+        board_event(pp->board, EV_SHRINK, "%s: idle %.1f s > %.1f s, size %d, min %d",
+                    name, (double)(now_ns() - idle_since_ns) / 1e9, now.idle_ms / 1e3,
+                    now.size, now.min);
 }
 
 void probe_spawn_failed(struct pool_probe *pp, int err, int queued, int retry_ms)

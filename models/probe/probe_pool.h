@@ -87,15 +87,31 @@ static inline void probe_dropped_at_shutdown(struct pool_probe *pp)
 
 /* ---- threads (the watchdog thread, or pool_create's) ---- */
 
-/* Thread name was created (why), the pool now size threads of max. */
-void probe_grew(struct pool_probe *pp, const char *name, const char *why, int size,
-                int max);
+/* Why the pool grew or shrank: the rule that did it. The pool passes the
+ * rule; the probe words the event. */
+enum pool_resize {
+    POOL_UP_TO_MIN,        /* pool_create makes the minimum up front */
+    POOL_NO_IDLE_THREAD,   /* tasks wait, no thread is idle, size below max */
+    POOL_IDLE_TOO_LONG,    /* idle for idle_ms, the pool above its minimum */
+    POOL_SHUTTING_DOWN,    /* every thread ends (no event) */
+};
 
-/* Thread name was handed its NULL task, the pool now size threads over a
- * minimum of min. why: the event's reason, or NULL (a shutdown: no
- * event). */
-void probe_shrank(struct pool_probe *pp, const char *name, const char *why, int size,
-                  int min);
+/* The pool's size and bounds just after a change, for the event's words. */
+struct pool_shape {
+    int size;              /* task threads now */
+    int min, max;          /* the current minimum (--adaptive moves it), max */
+    int queued;            /* tasks waiting */
+    int idle_ms;           /* how long an idle thread above min may stay */
+};
+
+/* Thread name was created, for the reason why. */
+void probe_grew(struct pool_probe *pp, const char *name, enum pool_resize why,
+                struct pool_shape now);
+
+/* Thread name, idle since idle_since_ns, was handed its NULL task, for the
+ * reason why. */
+void probe_shrank(struct pool_probe *pp, const char *name, enum pool_resize why,
+                  uint64_t idle_since_ns, struct pool_shape now);
 
 /* The system would not give a thread (err), queued tasks waiting; the
  * watchdog tries again in retry_ms. */

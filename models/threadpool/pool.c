@@ -146,9 +146,17 @@ static bool spawn_failed(struct pool *p, int err)
     return false;
 }
 
-/* Create a task thread, idle. Pool lock held. Returns false if the system
- * would not give us one. */
-static bool spawn_task_thread(struct pool *p, const char *why)
+/* The pool's size and bounds, for the probe's words. Pool lock held. */
+static struct pool_shape shape_of(const struct pool *p)
+{
+    return (struct pool_shape){ .size = p->size, .min = p->min_now,
+                                .max = p->o.max_threads, .queued = p->count,
+                                .idle_ms = p->o.idle_ms };
+}
+
+/* Create a task thread, idle, for the reason why. Pool lock held. Returns
+ * false if the system would not give us one. */
+static bool spawn_task_thread(struct pool *p, enum pool_resize why)
 {
     struct pool_thread *t = calloc(1, sizeof(*t));
     if (!t)
@@ -170,13 +178,14 @@ static bool spawn_task_thread(struct pool *p, const char *why)
     p->threads = t;
     p->size++;
     p->idle++;
-    probe_grew(&p->probe, t->name, why, p->size, p->o.max_threads);
+    probe_grew(&p->probe, t->name, why, shape_of(p));
     return true;
 }
 
-/* Hand a NULL task to an idle thread: it ends itself. Pool lock held. */
+/* Hand a NULL task to an idle thread, for the reason why: it ends itself.
+ * Pool lock held. */
 static void retire_task_thread(struct pool *p, struct pool_thread *t,
-                               const char *why)
+                               enum pool_resize why)
 {
     struct pool_thread **link = &p->threads;
     while (*link != t)
@@ -190,7 +199,7 @@ static void retire_task_thread(struct pool *p, struct pool_thread *t,
     pthread_cond_signal(&t->task_signal);
     p->size--;
     p->idle--;
-    probe_shrank(&p->probe, t->name, why, p->size, p->min_now);
+    probe_shrank(&p->probe, t->name, why, t->idle_since_ns, shape_of(p));
 }
 
 /* ---- the watchdog (值守线程) ------------------------------------------------ */
@@ -281,10 +290,7 @@ static uint64_t retire_idle(struct pool *p, uint64_t now)
         if (t->state == TASK_IDLE && !t->has_task) {
             uint64_t due = t->idle_since_ns + idle_ns;
             if (due <= now) {
-                char why[64];
-                snprintf(why, sizeof(why), "idle %.1f s > %.1f s",
-                         (double)(now - t->idle_since_ns) / 1e9, p->o.idle_ms / 1e3);
-                retire_task_thread(p, t, why);
+                retire_task_thread(p, t, POOL_IDLE_TOO_LONG);
             } else if (next_due == 0 || due < next_due) {
                 next_due = due;
             }
@@ -328,12 +334,8 @@ static void *watchdog_main(void *arg)
                 dispatch(p, t);
                 continue;
             }
-            if (p->size < p->o.max_threads) {
-                char why[64];
-                snprintf(why, sizeof(why), "no idle thread, %d queued", p->count);
-                if (spawn_task_thread(p, why))
-                    continue;
-            }
+            if (p->size < p->o.max_threads && spawn_task_thread(p, POOL_NO_IDLE_THREAD))
+                continue;
             /* At max: until a thread frees up. Below max, a thread could
              * not be created: until then, or the time to try again. */
             uint64_t retry = p->size < p->o.max_threads ? p->spawn_retry_ns : 0;
@@ -353,7 +355,7 @@ static void *watchdog_main(void *arg)
     while (p->threads) {
         struct pool_thread *t = find_idle(p);
         if (t)
-            retire_task_thread(p, t, NULL);
+            retire_task_thread(p, t, POOL_SHUTTING_DOWN);
         else
             watchdog_wait(p, 0);
     }
@@ -407,7 +409,7 @@ struct pool *pool_create(const struct pool_opts *o)
 
     pthread_mutex_lock(&p->lock);
     for (int i = 0; i < o->min_threads; i++)
-        spawn_task_thread(p, "pre-created up to min");
+        spawn_task_thread(p, POOL_UP_TO_MIN);
     pthread_mutex_unlock(&p->lock);
     if (pthread_create(&p->watchdog, NULL, watchdog_main, p) != 0) {
         pool_shutdown(p, false);      /* without a watchdog: see below */
@@ -494,7 +496,7 @@ void pool_shutdown(struct pool *p, bool drain)
         /* pool_create failed to start the watchdog: end the threads here. */
         pthread_mutex_lock(&p->lock);
         while (p->threads)
-            retire_task_thread(p, p->threads, NULL);
+            retire_task_thread(p, p->threads, POOL_SHUTTING_DOWN);
         join_ended(p);
         pthread_mutex_unlock(&p->lock);
     }

@@ -2,7 +2,7 @@ static uint64_t retire_idle(struct pool *p, uint64_t now)
 {
     /* TODO(lab 02): shrink. Thread: the watchdog, p->lock held.
      *
-     * End (retire_task_thread, with a reason for the event log) each task
+     * End (retire_task_thread, with its reason: enum pool_resize) each task
      * thread that is idle, has no task handed to it, and has been idle
      * for idle_ms or more (it is due at idle_since_ns + idle_ms, in ns:
      * at that very instant, so the watchdog woken then ends it rather than

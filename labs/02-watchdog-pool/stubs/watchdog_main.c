@@ -28,7 +28,7 @@ static void *watchdog_main(void *arg)
      * one call per event, never board_*), the watchdog is a thread on the
      * board (ROLE_WATCHDOG, "watchdog"), waiting while it sleeps, ended
      * when it returns; every grow and shrink is an event with its reason
-     * (the helpers tell the probe).
+     * (enum pool_resize, probe/probe_pool.h: the helpers pass it on).
      */
     struct pool *p = arg;
     (void)p;
