@@ -181,26 +181,49 @@ void probe_oldest_discarded(struct pool_probe *pp, uint64_t dropped_tag, uint64_
                 pp->capacity, (unsigned long long)tag);
 }
 
+/* The reason an event gives for a resize, in words: what top and the
+ * event log show after the thread's name (viz/reason.c translates each
+ * wording, and the outer text around it, on its own). */
+static void word_resize(char *why, size_t len, enum pool_resize rule,
+                        uint64_t idle_since_ns, struct pool_shape now)
+{
+    switch (rule) {
+    case POOL_UP_TO_MIN:
+        snprintf(why, len, "pre-created up to min");
+        break;
+    case POOL_NO_IDLE_THREAD:
+        snprintf(why, len, "no idle thread, %d queued", now.queued);
+        break;
+    case POOL_IDLE_TOO_LONG:
+        snprintf(why, len, "idle %.1f s > %.1f s",
+                 (double)(now_ns() - idle_since_ns) / 1e9, now.idle_ms / 1e3);
+        break;
+    case POOL_SHUTTING_DOWN:
+        why[0] = '\0';
+        break;
+    }
+}
+
 void probe_grew(struct pool_probe *pp, const char *name, enum pool_resize why,
                 struct pool_shape now)
 {
+    char words[64];
     pp->n.spawned++;
-    if (why == POOL_NO_IDLE_THREAD)
-        board_event(pp->board, EV_GROW, "%s: no idle thread, %d queued, size %d of max %d",
-                    name, now.queued, now.size, now.max);
-    else
-        board_event(pp->board, EV_GROW, "%s: pre-created up to min, size %d of max %d",
-                    name, now.size, now.max);
+    word_resize(words, sizeof(words), why, 0, now);
+    board_event(pp->board, EV_GROW, "%s: %s, size %d of max %d", name, words, now.size,
+                now.max);
 }
 
 void probe_shrank(struct pool_probe *pp, const char *name, enum pool_resize why,
                   uint64_t idle_since_ns, struct pool_shape now)
 {
+    char words[64];
     pp->n.retired++;
-    if (why == POOL_IDLE_TOO_LONG)
-        board_event(pp->board, EV_SHRINK, "%s: idle %.1f s > %.1f s, size %d, min %d",
-                    name, (double)(now_ns() - idle_since_ns) / 1e9, now.idle_ms / 1e3,
-                    now.size, now.min);
+    if (why == POOL_SHUTTING_DOWN)
+        return;                        /* the pool's end: no event */
+    word_resize(words, sizeof(words), why, idle_since_ns, now);
+    board_event(pp->board, EV_SHRINK, "%s: %s, size %d, min %d", name, words, now.size,
+                now.min);
 }
 
 void probe_spawn_failed(struct pool_probe *pp, int err, int queued, int retry_ms)

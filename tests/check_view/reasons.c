@@ -12,7 +12,7 @@ static const char *const event_calls[] = {
     "board_event(", "board_event_at(", "simviz_event(",
 };
 static const char *const reason_calls[] = {
-    "acceptor_refuse(", "sim__refuse(", "spawn_task_thread(", "retire_task_thread(",
+    "acceptor_refuse(", "sim__refuse(",
 };
 static const char *const why_buffer[] = { "snprintf(why," };
 /* sim --viz's status line says what the next event is (sim.c, describe). */
@@ -151,8 +151,8 @@ static int source_texts(struct source_text *texts, int max, int *nevents)
         int before = n;
         n = scan_calls(src, g.gl_pathv[i], event_calls, 3, texts, n, max);
         *nevents += n - before;
-        n = scan_calls(src, g.gl_pathv[i], reason_calls, 4, texts, n, max);
-        if (has_call(src, event_calls, 3) || has_call(src, reason_calls, 4))
+        n = scan_calls(src, g.gl_pathv[i], reason_calls, 2, texts, n, max);
+        if (has_call(src, event_calls, 3) || has_call(src, reason_calls, 2))
             n = scan_calls(src, g.gl_pathv[i], why_buffer, 1, texts, n, max);
         if (!strcmp(g.gl_pathv[i], "sim/sim.c"))
             n = scan_calls(src, g.gl_pathv[i], describe_buffer, 1, texts, n, max);
