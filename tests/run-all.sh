@@ -57,6 +57,7 @@ run_one() {
   # never a group leader, so setsid execs the test under its own pid).
   THREADLAB_BOARD_DIR=$dir setsid -w "$t" >"$log" 2>&1 </dev/null &
   local tpid=$!
+  echo "$tpid" >"$log.session"       # for an interrupt: see stop_tests
   local until=$((SECONDS + guard))
   while kill -0 "$tpid" 2>/dev/null && [ "$SECONDS" -lt "$until" ]; do
     sleep 0.2                        # the poll's pace: a test's end is seen within it
@@ -69,6 +70,7 @@ run_one() {
   fi
   wait "$tpid" 2>/dev/null          # (bash would say "Killed" of a guarded test)
   rc=$?
+  rm -f "$log.session"
   left=$(stale_boards "$dir")
   if [ -n "$left" ]; then
     echo "FAIL: $t left $(echo "$left" | wc -l) stale board(s): $(echo $left)" >>"$log"
@@ -86,6 +88,20 @@ report() {
   echo "== $1 ($(cat "$log.secs") s, exit $(cat "$log.rc"))"
   cat "$log"
 }
+
+# stop_tests: on Ctrl-C (or a TERM, a HUP), kill every running test's
+# session: a test in a session of its own does not get the terminal's
+# SIGINT, and would run on after make check has gone.
+stop_tests() {
+  for f in "$logdir"/*.session; do
+    [ -e "$f" ] && kill -KILL -- "-$(cat "$f")" 2>/dev/null
+    rm -f "$f"
+  done
+  echo "run-all: interrupted; the running tests were killed" >&2
+  exit 130
+}
+rm -f "$logdir"/*.session
+trap stop_tests INT TERM HUP
 
 declare -A pid_of_test=()
 pending=("$@")
