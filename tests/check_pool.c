@@ -244,29 +244,66 @@ END_TEST
  * gives each rule (the pool passes the rule, enum pool_resize): the
  * minimum made up front, a thread for tasks that found none idle, and one
  * ended after idle_ms. A shutdown ends the rest without an event. */
-static int count_events(const struct board_snapshot *s, enum board_event_kind kind,
-                        const char *pattern)
+struct resize_tally { int precreated, grew_for_queue, shrank_idle; };
+
+static struct resize_tally tally_resizes(const struct board_snapshot *s)
 {
-    int n = 0;
+    struct resize_tally n = { 0, 0, 0 };
     for (int i = 0; i < s->nevents; i++) {
-        int queued = 0, size = 0, max = 0;
-        double idle = 0, limit = 0;
-        const char *t = s->events[i].text;
-        if (s->events[i].kind != kind)
-            continue;
-        if (strstr(pattern, "queued") &&
-            sscanf(t, "t-%*d: no idle thread, %d queued, size %d of max %d", &queued,
-                   &size, &max) == 3 && queued >= 1 && size >= 2 && max == 3)
-            n++;
-        else if (strstr(pattern, "pre-created") &&
-                 strcmp(t, "t-1: pre-created up to min, size 1 of max 3") == 0)
-            n++;
-        else if (strstr(pattern, "idle") &&
-                 sscanf(t, "t-%*d: idle %lf s > %lf s, size %d, min %d", &idle, &limit,
-                        &size, &max) == 4 && idle >= 0.1 && limit == 0.1 && max == 1)
-            n++;
+        const struct board_event_snap *e = &s->events[i];
+        int queued, size, bound;
+        double idle, limit;
+        if (e->kind == EV_GROW &&
+            strcmp(e->text, "t-1: pre-created up to min, size 1 of max 3") == 0)
+            n.precreated++;
+        else if (e->kind == EV_GROW &&
+                 sscanf(e->text, "t-%*d: no idle thread, %d queued, size %d of max %d",
+                        &queued, &size, &bound) == 3 && queued >= 1 && size >= 2 && bound == 3)
+            n.grew_for_queue++;
+        else if (e->kind == EV_SHRINK &&
+                 sscanf(e->text, "t-%*d: idle %lf s > %lf s, size %d, min %d", &idle, &limit,
+                        &size, &bound) == 4 && idle >= 0.1 && limit == 0.1 && bound == 1)
+            n.shrank_idle++;
     }
     return n;
+}
+
+/* The watchdog's sleeps, counted by the test seam: each comes right after
+ * the watchdog changed the pool (a hand-out, a grow, a shrink), with the
+ * pool lock held until the wait lets it go. */
+static int watchdog_sleeps;                /* seam_lock */
+
+static void count_sleeps(void *arg, enum pool_seam at, int queued)
+{
+    (void)arg;
+    (void)queued;
+    if (at != POOL_SEAM_SLEEP)
+        return;
+    pthread_mutex_lock(&seam_lock);
+    watchdog_sleeps++;
+    pthread_cond_broadcast(&seam_moved);
+    pthread_mutex_unlock(&seam_lock);
+}
+
+/* Until the pool has retired n threads: looked at again after each of the
+ * watchdog's sleeps (count_sleeps), an event, not a time; Check's timeout
+ * is the hang guard. The pool's lock is never taken under seam_lock (the
+ * seam takes them the other way round). */
+static void await_retired(struct pool *p, uint64_t n)
+{
+    for (;;) {
+        pthread_mutex_lock(&seam_lock);
+        int seen = watchdog_sleeps;
+        pthread_mutex_unlock(&seam_lock);
+        struct pool_stats st;
+        pool_stats(p, &st);
+        if (st.n.retired >= n)
+            return;
+        pthread_mutex_lock(&seam_lock);
+        while (watchdog_sleeps == seen)
+            pthread_cond_wait(&seam_moved, &seam_lock);
+        pthread_mutex_unlock(&seam_lock);
+    }
 }
 
 START_TEST(grow_and_shrink_events_say_why)
@@ -277,17 +314,13 @@ START_TEST(grow_and_shrink_events_say_why)
     o.idle_ms = 100;
     o.board = b;
     struct pool *p = pool_create(&o);
+    pool__set_seam(p, count_sleeps, NULL);
     for (int i = 0; i < 3; i++)
         pool_submit(p, gated_task, (void *)(intptr_t)i, 0);
     wait_stats(p, 3, 0);
     open_gate();
-    struct pool_stats st;
-    uint64_t deadline = now_ms() + 5000;         /* a hang guard */
-    do {
-        usleep(10000);
-        pool_stats(p, &st);
-    } while (st.n.retired < 2 && now_ms() < deadline);
-    ck_assert_uint_eq(st.n.retired, 2);
+    await_retired(p, 2);
+    pool__set_seam(p, NULL, NULL);
     pool_shutdown(p, true);
 
     struct board_snapshot *s = malloc(sizeof(*s));
@@ -296,9 +329,10 @@ START_TEST(grow_and_shrink_events_say_why)
     ck_assert_msg(board_read(board_path(b), s, err, sizeof(err)) == 0, "%s", err);
     for (int i = 0; i < s->nevents; i++)
         printf("event: %s\n", s->events[i].text);
-    ck_assert_int_eq(count_events(s, EV_GROW, "pre-created"), 1);
-    ck_assert_int_eq(count_events(s, EV_GROW, "queued"), 2);
-    ck_assert_int_eq(count_events(s, EV_SHRINK, "idle"), 2);
+    struct resize_tally n = tally_resizes(s);
+    ck_assert_int_eq(n.precreated, 1);
+    ck_assert_int_eq(n.grew_for_queue, 2);
+    ck_assert_int_eq(n.shrank_idle, 2);
     free(s);
     board_close(b);
 }

@@ -58,18 +58,23 @@ run_one() {
   THREADLAB_BOARD_DIR=$dir setsid -w "$t" >"$log" 2>&1 </dev/null &
   local tpid=$!
   echo "$tpid" >"$log.session"       # for an interrupt: see stop_tests
-  local until=$((SECONDS + guard))
-  while kill -0 "$tpid" 2>/dev/null && [ "$SECONDS" -lt "$until" ]; do
-    sleep 0.2                        # the poll's pace: a test's end is seen within it
-  done
-  if kill -0 "$tpid" 2>/dev/null; then
+  # Whichever ends first, the test or the guard's sleep: an event each,
+  # awaited with wait -n, no polling.
+  sleep "$guard" </dev/null >/dev/null 2>&1 &
+  local guard_pid=$! ended=""
+  echo "$guard_pid" >"$log.guard"   # a background sleep ignores Ctrl-C: see stop_tests
+  wait -n -p ended "$tpid" "$guard_pid" 2>/dev/null
+  rc=$?
+  if [ "$ended" != "$tpid" ]; then
     { echo "FAIL: $t still running after the ${guard} s hang guard; its processes:"
       ps -o pid,etimes,stat,args -s "$tpid"
     } >>"$log"
     kill -KILL -- "-$tpid" 2>/dev/null
+    wait "$tpid" 2>/dev/null        # (bash would say "Killed" of a guarded test)
+    rc=$?
   fi
-  wait "$tpid" 2>/dev/null          # (bash would say "Killed" of a guarded test)
-  rc=$?
+  kill "$guard_pid" 2>/dev/null
+  rm -f "$log.guard"
   rm -f "$log.session"
   left=$(stale_boards "$dir")
   if [ -n "$left" ]; then
@@ -90,17 +95,21 @@ report() {
 }
 
 # stop_tests: on Ctrl-C (or a TERM, a HUP), kill every running test's
-# session: a test in a session of its own does not get the terminal's
-# SIGINT, and would run on after make check has gone.
+# session, and its guard's sleep: a test in a session of its own does not
+# get the terminal's SIGINT, and would run on after make check has gone.
 stop_tests() {
   for f in "$logdir"/*.session; do
     [ -e "$f" ] && kill -KILL -- "-$(cat "$f")" 2>/dev/null
     rm -f "$f"
   done
+  for f in "$logdir"/*.guard; do     # and the guards' sleeps
+    [ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null
+    rm -f "$f"
+  done
   echo "run-all: interrupted; the running tests were killed" >&2
   exit 130
 }
-rm -f "$logdir"/*.session
+rm -f "$logdir"/*.session "$logdir"/*.guard
 trap stop_tests INT TERM HUP
 
 declare -A pid_of_test=()

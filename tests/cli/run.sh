@@ -155,25 +155,41 @@ expect 0 '"errors_total":0' -- "$BIN" load "127.0.0.1:$port" --conns 4 --rate 20
 expect 1 '"line-too-long":4' -- "$BIN" load "127.0.0.1:$port" --conns 4 --size 70000 --lines 4 --json
 # The load's threads sleep with no timer slack (they inherit the main
 # thread's, the one /proc shows), so that an open loop's lines leave when
-# they are due, not up to 50 us later (Linux's default). Awaited as a
-# state: the loop ends when the slack is 1, when the load has ended (it
-# failed), or when /proc refuses the read: reading another process's timer
-# slack needs CAP_SYS_NICE, which a user who is not root lacks, and then
-# the check cannot be made (said, not counted). The load's 60 s is a hang
-# guard: the test kills it as soon as the loop ends.
-"$BIN" load "127.0.0.1:$port" --conns 2 --rate 100 --duration 60 --no-progress >/dev/null 2>&1 &
-load_pid=$!
-slack="" refused=""
-while kill -0 "$load_pid" 2>/dev/null && [ "$slack" != 1 ] && [ -z "$refused" ]; do
-  slack=$(cat "/proc/$load_pid/timerslack_ns" 2>"$tmp/slack.err") ||
-    { grep -q "not permitted" "$tmp/slack.err" && refused=yes; }
-  sleep 0.05                         # the poll's pace, not a bound
+# they are due, not up to 50 us later (Linux's default). Awaited as
+# events, not times: socat listens on a port the kernel picks and says
+# which, and echoes (cat) what it accepts, so the load runs until killed;
+# the load, which sets its slack before it connects, is started on it;
+# socat says when it accepted the load's connection, and only then is
+# /proc read. (socat's 60 s is a hang guard: a load that never
+# connects ends socat, and its end ends the reads.) Reading another
+# process's timer slack needs CAP_SYS_NICE, which a user who is not root
+# lacks: then the check cannot be made (said, not counted).
+mkfifo "$tmp/socat.said"
+timeout 60 socat -d -d TCP-LISTEN:0,bind=127.0.0.1 EXEC:cat 2>"$tmp/socat.said" &
+socat_pid=$!
+exec 4<"$tmp/socat.said"
+lport="" load_pid="" slack="" refused=""
+while read -r said <&4; do
+  case $said in *" listening on "*) lport=${said##*:}; break ;; esac
 done
-kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null
+if [ -n "$lport" ]; then
+  "$BIN" load "127.0.0.1:$lport" --conns 1 --rate 100 --duration 60 --no-progress >/dev/null 2>&1 &
+  load_pid=$!
+  while read -r said <&4; do
+    case $said in *" accepting connection "*)
+      slack=$(cat "/proc/$load_pid/timerslack_ns" 2>"$tmp/slack.err") ||
+        { grep -q "not permitted" "$tmp/slack.err" && refused=yes; }
+      break ;;
+    esac
+  done
+  kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null
+fi
+exec 4<&-
+kill "$socat_pid" 2>/dev/null; wait "$socat_pid" 2>/dev/null
 if [ -n "$refused" ]; then
   echo "  skipped: /proc refuses to show another process's timer slack to $(id -un) (needs CAP_SYS_NICE)"
 else
-  [ "$slack" = 1 ] && ok || bad "load --rate: its timer slack is '$slack' ns, not 1"
+  [ "$slack" = 1 ] && ok || bad "load --rate: its timer slack is '$slack' ns, not 1 (socat's port: '$lport')"
 fi
 
 # A desktop's low soft fd limit does not cap a load: it raises it to the
