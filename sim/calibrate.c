@@ -170,7 +170,8 @@ struct calibrate_verdict calibrate_judge(const double *rounds, int n, bool shape
     struct calibrate_verdict out = { .value = mid };
     if (shape) {
         out.spread = range;
-        out.trusted = range <= SHAPE_SPREAD_MAX;
+        out.beyond_shape_max = mid > PROFILE_SIGMA_MAX;
+        out.trusted = range <= SHAPE_SPREAD_MAX && !out.beyond_shape_max;
     } else {
         out.spread = mid > 0 ? range / mid : INFINITY;
         out.trusted = mid > 0 && out.spread <= SPREAD_MAX;
@@ -374,6 +375,8 @@ static void take_pending(struct figures *f)
                 pd->v.below_zero ? "its parts do not add up (it came out below 0)"
                 : pd->v.beyond_tail_max ? "past the " PROFILE_TAIL_MAX_TEXT
                                           " x the median a profile takes"
+                : pd->v.beyond_shape_max ? "past the shape of " PROFILE_SIGMA_MAX_TEXT
+                                           " a profile takes"
                 : !pd->shape && !pd->part && pd->v.value <= 0 ? "not above 0"
                 : "too wide to trust", *pd->dst);
     }
@@ -1107,7 +1110,9 @@ static bool settle_pooled(struct figures *f, const char *key, struct tail_pool *
     double gap = fabs(v[0] - v[1]);
     struct pending pd = { .key = key, .dst = dst, .shape = shape, .calls = d[2],
                           .v = { .value = v[2], .spread = shape ? gap : gap / v[2] } };
-    pd.v.trusted = shape ? gap <= SHAPE_SPREAD_MAX : v[2] > 0 && gap <= SPREAD_MAX * v[2];
+    pd.v.beyond_shape_max = shape && v[2] > PROFILE_SIGMA_MAX;
+    pd.v.trusted = shape ? gap <= SHAPE_SPREAD_MAX && !pd.v.beyond_shape_max
+                         : v[2] > 0 && gap <= SPREAD_MAX * v[2];
     add_pending(f, &pd);
     return pd.v.trusted;
 }

@@ -59,6 +59,8 @@ struct calibrate_verdict {
     bool below_zero;             /* a part below 0 by more than the noise */
     bool beyond_tail_max;        /* a tail knot past PROFILE_TAIL_MAX x the
                                     median, which no profile takes */
+    bool beyond_shape_max;       /* a shape past PROFILE_SIGMA_MAX, which no
+                                    profile takes either */
     bool trusted;                /* false: refused, the built-in value stays */
 };
 

@@ -89,8 +89,8 @@ static const char *value_refused(const char *key, double value)
         return "is not a finite number";
     if (value < 0 || value > 1e12)
         return "is out of range (0 to 1e12)";
-    if (strstr(key, "_sigma") && value > 3)
-        return "is out of range (a log-normal shape from 0 to 3)";
+    if (strstr(key, "_sigma") && value > PROFILE_SIGMA_MAX)
+        return "is out of range (a log-normal shape from 0 to " PROFILE_SIGMA_MAX_TEXT ")";
     if (strstr(key, "_p99") && value != 0 && (value < 1 || value > PROFILE_TAIL_MAX))
         return "is out of range (0, or a multiple of the median from 1 to "
                PROFILE_TAIL_MAX_TEXT ")";

@@ -32,6 +32,8 @@
 #define PROFILE_TAIL_MAX 1000          /* a *_p99 or *_p999 knot: at most this many
                                           times the median */
 #define PROFILE_TAIL_MAX_TEXT "1000"
+#define PROFILE_SIGMA_MAX 3            /* a *_sigma, a log-normal's shape: at most this */
+#define PROFILE_SIGMA_MAX_TEXT "3"
 
 struct profile {
     char measured[160];          /* when and where it was measured */
