@@ -1295,6 +1295,9 @@ static void vt_handler_standin(void *arg)
                 sv.out[0] = (struct iovec){ (void *)reply.data, reply.len };
         }
         snprintf(sv.who, sizeof(sv.who), "vt-%d@carrier-%d", 1, 0);
+        /* Its buffers are the heap's: freed before the park, which never
+         * returns (LeakSanitizer counted 7500 of them at exit). */
+        echo_session_free(&sv.session);
     }
     for (;;)
         vt_switch(&vt_other_ctx, back);       /* parked for good */
